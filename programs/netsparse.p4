@@ -1,0 +1,1 @@
+// Bundled <netsparse.p4>: written in this project (see compiler docs).

@@ -1,0 +1,1 @@
+// Bundled <v1model.p4>: written in this project (see compiler docs).

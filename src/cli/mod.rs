@@ -1,0 +1,5 @@
+//! One module per sub-command: argument structs (clap derive) and `run`.
+//! The work itself lives in the library crates and `netsparse::*`.
+
+pub mod compile;
+pub mod explain;

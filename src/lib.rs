@@ -1,0 +1,3 @@
+//! Library side of the `netsparse` CLI: drivers and tools shared by the
+//! sub-commands and the integration tests.
+#![warn(missing_docs)]

@@ -1,0 +1,42 @@
+//! `netsparse`: compile, run and simulate NetSparse switch and NIC programs.
+//!
+//! Exit status: 0 success; 1 the input was processed and found wanting (a
+//! program error, a failed STF test, a verification mismatch); 2 usage or I/O
+//! errors.
+
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+mod cli;
+
+/// Open toolchain for in-network acceleration of distributed sparse kernels.
+#[derive(Parser, Debug)]
+#[command(name = "netsparse", version, about, long_about = None, propagate_version = true)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+enum Command {
+    /// Compile a P4 program to a pipeline artifact (or dump a compiler stage).
+    Compile(cli::compile::Args),
+    /// Explain a compiler error code, e.g. `netsparse explain E0101`.
+    Explain(cli::explain::Args),
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Compile(a) => cli::compile::run(a),
+        Command::Explain(a) => cli::explain::run(a),
+    };
+    match result {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            ExitCode::from(2)
+        }
+    }
+}
