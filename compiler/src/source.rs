@@ -63,10 +63,18 @@ impl SourceMap {
         SourceMap::default()
     }
 
-    /// Register a file and return its index (re-registering a name returns the existing index).
+    /// Register a file and return its index. Registering the same name with
+    /// the same text again returns the existing index (bundled includes are
+    /// stored once); the same name with different text is a new file, so a
+    /// diagnostic never shows stale text.
     pub fn add(&mut self, name: impl Into<String>, text: impl Into<String>) -> u32 {
         let name = name.into();
-        if let Some(i) = self.files.iter().position(|f| f.name == name) {
+        let text = text.into();
+        if let Some(i) = self
+            .files
+            .iter()
+            .position(|f| f.name == name && f.text == text)
+        {
             return i as u32;
         }
         self.files.push(SourceFile::new(name, text));
@@ -114,7 +122,10 @@ impl<'a> Files<'a> for SourceMap {
     }
 
     fn line_index(&'a self, id: u32, byte_index: usize) -> Result<usize, files::Error> {
-        Ok(self.file(id).ok_or(files::Error::FileMissing)?.line_index(byte_index))
+        Ok(self
+            .file(id)
+            .ok_or(files::Error::FileMissing)?
+            .line_index(byte_index))
     }
 
     fn line_range(&'a self, id: u32, line_index: usize) -> Result<Range<usize>, files::Error> {
@@ -146,5 +157,15 @@ mod tests {
         assert_eq!(f.line_col(4), (2, 2));
         assert_eq!(f.line_col(7), (4, 1));
         assert_eq!(f.line_col(100), (4, 2));
+    }
+
+    #[test]
+    fn re_adding_a_name_with_new_text_is_a_new_file() {
+        let mut m = SourceMap::new();
+        let a = m.add("x.p4", "one");
+        assert_eq!(m.add("x.p4", "one"), a);
+        let b = m.add("x.p4", "two");
+        assert_ne!(a, b);
+        assert_eq!(m.file(b).map(|f| f.text.as_str()), Some("two"));
     }
 }

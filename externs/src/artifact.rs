@@ -1296,7 +1296,8 @@ mod wide {
             let digits = v
                 .strip_prefix("0x")
                 .ok_or_else(|| E::custom(format!("wide value {v:?} must start with 0x")))?;
-            u128::from_str_radix(digits, 16).map_err(|e| E::custom(format!("wide value {v:?}: {e}")))
+            u128::from_str_radix(digits, 16)
+                .map_err(|e| E::custom(format!("wide value {v:?}: {e}")))
         }
     }
 
@@ -1394,7 +1395,9 @@ pub enum ArtifactError {
     #[error("artifact is not valid JSON of the expected shape: {0}")]
     Json(serde_json::Error),
     /// Missing or wrong `format` tag.
-    #[error("not a NetSparse pipeline artifact (format is {0:?}, expected \"netsparse-pipeline\")")]
+    #[error(
+        "not a NetSparse pipeline artifact (format is {0:?}, expected \"netsparse-pipeline\")"
+    )]
     Format(Option<String>),
     /// Unsupported version.
     #[error("artifact version {0:?} is not supported (this build reads version 1); recompile the program")]

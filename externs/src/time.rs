@@ -10,7 +10,9 @@ use std::ops::{Add, AddAssign, Sub};
 use serde::{Deserialize, Serialize};
 
 /// A point in time (or a duration) in picoseconds since the driver's epoch.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize,
+)]
 #[serde(transparent)]
 pub struct Time(pub u64);
 
@@ -98,27 +100,44 @@ impl fmt::Display for Time {
 }
 
 /// A clock frequency, used to turn cycle counts (e.g. `DelayCycles`) into [`Time`].
+///
+/// Conversions are exact to the picosecond: 500 cycles at 2.2 GHz are
+/// 227,273 ps (rounded to nearest), not 500 × a rounded period.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Clock {
-    /// Period of one cycle in picoseconds (2 GHz = 500 ps).
-    pub period_ps: u64,
+    /// Frequency in kilohertz (2.2 GHz = 2,200,000 kHz).
+    pub khz: u64,
 }
 
 impl Clock {
-    /// A clock of `mhz` megahertz. `mhz` must be non-zero; 0 is treated as 1 MHz.
+    /// A clock of `mhz` megahertz (0 is treated as 1 MHz).
     pub const fn from_mhz(mhz: u64) -> Clock {
-        let mhz = if mhz == 0 { 1 } else { mhz };
+        Clock::from_khz(mhz.saturating_mul(1_000))
+    }
+    /// A clock of `khz` kilohertz (0 is treated as 1 kHz).
+    pub const fn from_khz(khz: u64) -> Clock {
         Clock {
-            period_ps: 1_000_000 / mhz,
+            khz: if khz == 0 { 1 } else { khz },
         }
     }
-    /// The duration of `n` cycles.
+    /// The duration of `n` cycles, rounded to the nearest picosecond.
     pub const fn cycles(self, n: u64) -> Time {
-        Time(n.saturating_mul(self.period_ps))
+        // n cycles = n / (khz * 1e3) s = n * 1e9 / khz ps.
+        let ps = (n as u128 * 1_000_000_000 + self.khz as u128 / 2) / self.khz as u128;
+        Time(if ps > u64::MAX as u128 { u64::MAX } else { ps as u64 })
     }
     /// Whole cycles elapsed in `t`.
     pub const fn to_cycles(self, t: Time) -> u64 {
-        t.0 / self.period_ps
+        let c = t.0 as u128 * self.khz as u128 / 1_000_000_000;
+        if c > u64::MAX as u128 {
+            u64::MAX
+        } else {
+            c as u64
+        }
+    }
+    /// The period of one cycle, rounded to the nearest picosecond (for display).
+    pub const fn period(self) -> Time {
+        self.cycles(1)
     }
 }
 
@@ -138,7 +157,10 @@ mod tests {
     #[test]
     fn clock_cycles() {
         let c = Clock::from_mhz(2_000);
-        assert_eq!(c.period_ps, 500);
+        assert_eq!(c.period(), Time(500));
+        // 500 NIC delay cycles at Table 5's 2.2 GHz: exact, not 500 x 454 ps.
+        assert_eq!(Clock::from_mhz(2_200).cycles(500), Time(227_273));
+        assert_eq!(Clock::from_mhz(2_200).to_cycles(Time::from_ns(1)), 2);
         assert_eq!(c.cycles(125), Time::from_ns(62) + Time::from_ps(500));
         assert_eq!(c.to_cycles(Time::from_ns(1)), 2);
     }

@@ -1,0 +1,4 @@
+extern Checker {
+    Checker();
+    abstract bool check(in bit<8> x);
+}

@@ -1,0 +1,3 @@
+#if VERSION >= (2 +
+const bit<8> X = 1;
+#endif

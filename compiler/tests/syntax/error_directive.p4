@@ -1,0 +1,3 @@
+#ifndef TARGET
+#error TARGET must be defined (use -D TARGET=...)
+#endif

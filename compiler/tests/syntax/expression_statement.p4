@@ -1,0 +1,5 @@
+control C(inout bit<8> x) {
+    apply {
+        x + 1;
+    }
+}

@@ -1,0 +1,2 @@
+// no include guard on purpose
+#include "cycle_c.p4"

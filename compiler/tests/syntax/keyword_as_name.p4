@@ -1,0 +1,3 @@
+struct s_t {
+    bit<8> table;
+}

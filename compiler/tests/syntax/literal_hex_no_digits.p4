@@ -1,0 +1,1 @@
+const bit<16> ETH = 0x;

@@ -1,0 +1,1 @@
+const bit<8> Z = 0w5;

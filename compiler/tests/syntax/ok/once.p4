@@ -1,0 +1,2 @@
+#pragma once
+const bit<8> ONCE = 1;

@@ -1,0 +1,1 @@
+const bit<8> UNGUARDED = 1;

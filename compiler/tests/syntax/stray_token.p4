@@ -1,0 +1,2 @@
+header h_t { bit<8> a; }
+}

@@ -1,0 +1,1 @@
+#inclde <core.p4>

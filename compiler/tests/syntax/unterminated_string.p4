@@ -1,0 +1,2 @@
+@name("ingress.t)
+action a() {}

@@ -1,0 +1,367 @@
+//! The RIG Unit's redundant-PR structures (§5.2, §5.3).
+//!
+//! * [`IdxFilter`]: one bit per sparse-matrix column, shared by all client
+//!   RIG Units of a NIC; a set bit means "this property has already arrived"
+//!   (*filtering*).
+//! * [`PendingTable`]: a RIG Unit's bounded CAM of outstanding PRs keyed by
+//!   idx (*coalescing*), which also allocates request ids so a response finds
+//!   its entry in O(1).
+//!
+//! Every operation is O(1) and allocation-free after construction.
+
+use thiserror::Error;
+
+use crate::fxhash::{map_with_capacity, FxHashMap};
+use crate::time::Time;
+
+/// Errors of the RIG structures.
+#[derive(Clone, Debug, PartialEq, Eq, Error)]
+pub enum RigError {
+    /// An idx beyond the filter's columns.
+    #[error("idx {idx} out of range ({columns} columns)")]
+    IdxOutOfRange {
+        /// The idx.
+        idx: u64,
+        /// Columns of the filter.
+        columns: u64,
+    },
+    /// The filter's bitvector cannot be allocated.
+    #[error("cannot allocate an Idx Filter of {columns} columns")]
+    FilterTooLarge {
+        /// Requested columns.
+        columns: u64,
+    },
+    /// The Pending PR Table is full (the unit must stall, never drop).
+    #[error("Pending PR Table full ({capacity} entries)")]
+    Full {
+        /// The table's capacity.
+        capacity: usize,
+    },
+    /// The idx already has an outstanding PR (the caller should coalesce).
+    #[error("idx {idx} already pending")]
+    Duplicate {
+        /// The idx.
+        idx: u64,
+    },
+    /// A table capacity outside 1..=65,536.
+    #[error("Pending PR Table capacity {capacity} must be 1..=65536")]
+    BadCapacity {
+        /// The requested capacity.
+        capacity: usize,
+    },
+}
+
+/// A bitvector with one bit per column (§5.2).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct IdxFilter {
+    words: Vec<u64>,
+    columns: u64,
+    set: u64,
+}
+
+impl IdxFilter {
+    /// A cleared filter for `columns` columns.
+    pub fn new(columns: u64) -> Result<IdxFilter, RigError> {
+        let n = usize::try_from(columns.div_ceil(64))
+            .map_err(|_| RigError::FilterTooLarge { columns })?;
+        let mut words = Vec::new();
+        words
+            .try_reserve_exact(n)
+            .map_err(|_| RigError::FilterTooLarge { columns })?;
+        words.resize(n, 0);
+        Ok(IdxFilter {
+            words,
+            columns,
+            set: 0,
+        })
+    }
+
+    /// Number of columns.
+    pub fn columns(&self) -> u64 {
+        self.columns
+    }
+
+    /// Bits set.
+    pub fn count_set(&self) -> u64 {
+        self.set
+    }
+
+    #[inline]
+    fn locate(&self, idx: u64) -> Result<(usize, u64), RigError> {
+        if idx >= self.columns {
+            return Err(RigError::IdxOutOfRange {
+                idx,
+                columns: self.columns,
+            });
+        }
+        Ok(((idx / 64) as usize, 1u64 << (idx % 64)))
+    }
+
+    /// Whether `idx`'s property has arrived.
+    #[inline]
+    pub fn test(&self, idx: u64) -> Result<bool, RigError> {
+        let (w, b) = self.locate(idx)?;
+        Ok(self.words[w] & b != 0)
+    }
+
+    /// Mark `idx`'s property as arrived; returns whether it already was.
+    #[inline]
+    pub fn set(&mut self, idx: u64) -> Result<bool, RigError> {
+        let (w, b) = self.locate(idx)?;
+        let was = self.words[w] & b != 0;
+        if !was {
+            self.words[w] |= b;
+            self.set += 1;
+        }
+        Ok(was)
+    }
+
+    /// Clear every bit (before a new gather).
+    pub fn clear_all(&mut self) {
+        self.words.fill(0);
+        self.set = 0;
+    }
+}
+
+/// What a client RIG Unit keeps per outstanding PR (the default entry type).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct PendingInfo {
+    /// The RIG command the PR belongs to.
+    pub command: u32,
+    /// When the PR was issued.
+    pub issued_at: Time,
+}
+
+/// A request id handed out by a [`PendingTable`]: the entry's slot in the
+/// low 16 bits and the slot's generation in the high 16 bits, so a stale or
+/// duplicate response never matches a newer entry in the same slot.
+pub type ReqId = u32;
+
+#[derive(Clone, Debug)]
+struct Entry<V> {
+    idx: u64,
+    value: V,
+}
+
+/// A bounded CAM of outstanding PRs keyed by idx (default 256 entries,
+/// Table 5). Lookup by idx and by request id, insert and remove are O(1).
+#[derive(Clone, Debug)]
+pub struct PendingTable<V = PendingInfo> {
+    entries: Vec<Option<Entry<V>>>,
+    generations: Vec<u16>,
+    free: Vec<u16>,
+    by_idx: FxHashMap<u64, u16>,
+}
+
+impl<V> PendingTable<V> {
+    /// Table 5's Pending PR Table size.
+    pub const DEFAULT_CAPACITY: usize = 256;
+
+    /// An empty table of `capacity` entries (1..=65,536).
+    pub fn new(capacity: usize) -> Result<PendingTable<V>, RigError> {
+        if capacity == 0 || capacity > 1 << 16 {
+            return Err(RigError::BadCapacity { capacity });
+        }
+        Ok(PendingTable {
+            entries: (0..capacity).map(|_| None).collect(),
+            generations: vec![0; capacity],
+            free: (0..capacity).rev().map(|s| s as u16).collect(),
+            by_idx: map_with_capacity(capacity),
+        })
+    }
+
+    /// Entries the table can hold.
+    pub fn capacity(&self) -> usize {
+        self.entries.len()
+    }
+
+    /// Outstanding entries.
+    pub fn len(&self) -> usize {
+        self.by_idx.len()
+    }
+
+    /// Whether no PR is outstanding.
+    pub fn is_empty(&self) -> bool {
+        self.by_idx.is_empty()
+    }
+
+    /// Whether an insert would fail with [`RigError::Full`].
+    pub fn is_full(&self) -> bool {
+        self.free.is_empty()
+    }
+
+    fn req_id(&self, slot: u16) -> ReqId {
+        (u32::from(self.generations[slot as usize]) << 16) | u32::from(slot)
+    }
+
+    /// Record an outstanding PR for `idx`; returns its request id.
+    pub fn insert(&mut self, idx: u64, value: V) -> Result<ReqId, RigError> {
+        if self.by_idx.contains_key(&idx) {
+            return Err(RigError::Duplicate { idx });
+        }
+        let slot = self.free.pop().ok_or(RigError::Full {
+            capacity: self.entries.len(),
+        })?;
+        self.entries[slot as usize] = Some(Entry { idx, value });
+        self.by_idx.insert(idx, slot);
+        Ok(self.req_id(slot))
+    }
+
+    /// The outstanding PR for `idx`, if any: its request id and entry.
+    #[inline]
+    pub fn lookup(&self, idx: u64) -> Option<(ReqId, &V)> {
+        let slot = *self.by_idx.get(&idx)?;
+        let e = self.entries[slot as usize].as_ref()?;
+        Some((self.req_id(slot), &e.value))
+    }
+
+    /// Whether `idx` has an outstanding PR.
+    #[inline]
+    pub fn contains(&self, idx: u64) -> bool {
+        self.by_idx.contains_key(&idx)
+    }
+
+    /// The entry of request `req_id`, if it is outstanding: its idx and value.
+    pub fn get_by_req_id(&self, req_id: ReqId) -> Option<(u64, &V)> {
+        let slot = self.slot_of(req_id)?;
+        self.entries[slot].as_ref().map(|e| (e.idx, &e.value))
+    }
+
+    fn slot_of(&self, req_id: ReqId) -> Option<usize> {
+        let slot = (req_id & 0xFFFF) as usize;
+        let generation = (req_id >> 16) as u16;
+        (slot < self.entries.len()
+            && self.generations[slot] == generation
+            && self.entries[slot].is_some())
+        .then_some(slot)
+    }
+
+    fn release(&mut self, slot: usize) -> Option<(u64, V)> {
+        let e = self.entries[slot].take()?;
+        self.by_idx.remove(&e.idx);
+        self.generations[slot] = self.generations[slot].wrapping_add(1);
+        self.free.push(slot as u16);
+        Some((e.idx, e.value))
+    }
+
+    /// Complete request `req_id`: remove and return its idx and value. A
+    /// stale, duplicate or unknown id returns `None` and changes nothing.
+    pub fn remove_by_req_id(&mut self, req_id: ReqId) -> Option<(u64, V)> {
+        let slot = self.slot_of(req_id)?;
+        self.release(slot)
+    }
+
+    /// Remove the outstanding PR of `idx`: its request id and value.
+    pub fn remove_by_idx(&mut self, idx: u64) -> Option<(ReqId, V)> {
+        let slot = *self.by_idx.get(&idx)?;
+        let id = self.req_id(slot);
+        self.release(slot as usize).map(|(_, v)| (id, v))
+    }
+
+    /// Forget every entry (e.g. after a watchdog failure). Request ids
+    /// handed out before stay invalid.
+    pub fn clear(&mut self) {
+        for slot in 0..self.entries.len() {
+            if self.entries[slot].is_some() {
+                self.release(slot);
+            }
+        }
+    }
+
+    /// Outstanding entries in slot order (deterministic): request id, idx, value.
+    pub fn iter(&self) -> impl Iterator<Item = (ReqId, u64, &V)> + '_ {
+        self.entries
+            .iter()
+            .enumerate()
+            .filter_map(move |(s, e)| e.as_ref().map(|e| (self.req_id(s as u16), e.idx, &e.value)))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn filter_bits() {
+        let mut f = IdxFilter::new(130).unwrap();
+        assert_eq!(f.test(129), Ok(false));
+        assert_eq!(f.set(129), Ok(false));
+        assert_eq!(f.set(129), Ok(true));
+        assert_eq!(f.set(0), Ok(false));
+        assert_eq!(
+            (f.test(129), f.test(128), f.test(0)),
+            (Ok(true), Ok(false), Ok(true))
+        );
+        assert_eq!(f.count_set(), 2);
+        assert_eq!(
+            f.test(130),
+            Err(RigError::IdxOutOfRange {
+                idx: 130,
+                columns: 130
+            })
+        );
+        assert!(f.set(u64::MAX).is_err());
+        f.clear_all();
+        assert_eq!(
+            (f.test(129), f.count_set(), f.columns()),
+            (Ok(false), 0, 130)
+        );
+        assert_eq!(
+            IdxFilter::new(0).unwrap().test(0),
+            Err(RigError::IdxOutOfRange { idx: 0, columns: 0 })
+        );
+        assert!(matches!(
+            IdxFilter::new(u64::MAX),
+            Err(RigError::FilterTooLarge { .. })
+        ));
+    }
+
+    #[test]
+    fn pending_table_insert_lookup_remove() {
+        let mut t: PendingTable = PendingTable::new(2).unwrap();
+        let info = |c| PendingInfo {
+            command: c,
+            issued_at: Time::from_ns(5),
+        };
+        let a = t.insert(100, info(1)).unwrap();
+        assert_eq!(
+            t.insert(100, info(2)),
+            Err(RigError::Duplicate { idx: 100 })
+        );
+        let b = t.insert(200, info(1)).unwrap();
+        assert_ne!(a, b);
+        assert!(t.is_full());
+        assert_eq!(t.insert(300, info(1)), Err(RigError::Full { capacity: 2 }));
+        assert_eq!(t.lookup(100), Some((a, &info(1))));
+        assert_eq!(t.get_by_req_id(b), Some((200, &info(1))));
+        assert_eq!(t.remove_by_req_id(a), Some((100, info(1))));
+        // A duplicate response (same id) finds nothing.
+        assert_eq!(t.remove_by_req_id(a), None);
+        // The freed slot is reused with a new generation: the old id stays dead.
+        let c = t.insert(300, info(3)).unwrap();
+        assert_eq!(c & 0xFFFF, a & 0xFFFF);
+        assert_ne!(c, a);
+        assert_eq!(t.remove_by_req_id(a), None);
+        assert_eq!(t.remove_by_req_id(0xFFFF_FFFF), None);
+        assert_eq!(t.remove_by_idx(200), Some((b, info(1))));
+        assert_eq!(t.len(), 1);
+        assert!(!t.contains(200) && t.contains(300));
+        let all: Vec<_> = t.iter().map(|(id, idx, v)| (id, idx, v.command)).collect();
+        assert_eq!(all, [(c, 300, 3)]);
+        t.clear();
+        assert!(t.is_empty());
+        assert_eq!(t.remove_by_req_id(c), None);
+    }
+
+    #[test]
+    fn pending_table_capacity_bounds() {
+        assert!(PendingTable::<()>::new(0).is_err());
+        assert!(PendingTable::<()>::new((1 << 16) + 1).is_err());
+        let mut t = PendingTable::<u8>::new(1 << 16).unwrap();
+        for i in 0..(1u64 << 16) {
+            t.insert(i * 3, 0).unwrap();
+        }
+        assert!(t.insert(1, 0).is_err());
+        assert_eq!(PendingTable::<()>::DEFAULT_CAPACITY, 256);
+    }
+}
