@@ -129,4 +129,75 @@ package NetSparseSwitch<IH, IM, EH, EM>(
     NsEgress<EH, EM> egress,
     NsEgressDeparser<EH> egress_deparser);
 
+/* ------------------------------------------------------------------------
+ * The RIG extension: the NetSparse SmartNIC (Sections 4 and 5, Figures 3-5).
+ *
+ * A host posts RIG commands {idx address, destination address, count,
+ * property size}; client RIG units DMA the idxs into their Idx Buffers and
+ * run the NIC program's host-to-net control once per idx; server RIG units
+ * and the receive path run its net-to-host control once per received PR.
+ * The program decides filtering, coalescing, the destination node and what
+ * is sent; the firmware provides the units (Idx Filter, Pending PR Table,
+ * host memory through DMA, Concatenator, Deconcatenator), the verbs-like host
+ * API, completions and the watchdog.
+ *
+ *   host_to_net  (once per idx read by a client RIG unit)
+ *     apply {
+ *         ...                        // per idx: pr = {src = this node,
+ *                                    //   tid = unit, idx, req_id = 0},
+ *                                    //   md = {NS_READ, dst 0, prop_len}
+ *         Concatenate(pr, md);       // queue the read PR unless md.drop
+ *     }
+ *   net_to_host  (once per received NetSparse packet)
+ *     apply {
+ *         ...                        // per packet
+ *         Deconcatenate(pr, md);     // per PR:
+ *         ...                        //   reads: HostRead + turn into a response
+ *                                    //   responses: PendingComplete, HostWrite
+ *         Concatenate(pr, md);       //   queue unless md.drop (consumed)
+ *     }
+ * ------------------------------------------------------------------------ */
+
+/* rig.outcome values: what the host-to-net control decided for an idx. */
+const bit<8> NS_ISSUED = 0;     /* a read PR was issued */
+const bit<8> NS_FILTERED = 1;   /* dropped: the Idx Filter says it was fetched */
+const bit<8> NS_COALESCED = 2;  /* dropped: a PR for it is outstanding in this unit */
+const bit<8> NS_LOCAL = 3;      /* dropped: the property is local */
+
+/* Per-PR metadata of the RIG extension. */
+struct ns_rig_md_t {
+    bit<32> node;      /* this NIC's node id (read-only) */
+    bit<16> unit;      /* the RIG unit running the control (read-only) */
+    bit<32> command;   /* host-to-net: the RIG command being served (read-only) */
+    bit<8>  outcome;   /* host-to-net: NS_ISSUED, NS_FILTERED, ... (statistics) */
+}
+
+/* Idx Filter (shared by the client units, in NIC DRAM): has the property of
+ * `idx` already been fetched and written to host memory? */
+extern bool IdxFilterTest(in bit<64> idx);
+/* Mark the property of `idx` as fetched. */
+extern void IdxFilterSet(in bit<64> idx);
+/* This RIG unit's Pending PR Table: is a PR for `idx` outstanding? */
+extern bool PendingContains(in bit<64> idx);
+/* Host-to-net only: register the PR in this unit's Pending PR Table; writes
+ * the request id into pr.req_id. The unit stalls (never drops) while its
+ * table is full. */
+extern void PendingInsert(inout ns_pr_h pr);
+/* Net-to-host, responses: retire the pending entry of (pr.tid, pr.req_id).
+ * False for unknown or duplicate responses (counted by the firmware). */
+extern bool PendingComplete(in ns_pr_h pr, in ns_pr_md_t md);
+/* Net-to-host, reads: the PR's payload becomes the local property pr.idx
+ * (md.prop_len bytes) read from host memory by DMA. False if idx is not in
+ * this node's slice (counted; the caller should drop the PR). */
+extern bool HostRead(in ns_pr_h pr, in ns_pr_md_t md);
+/* Net-to-host, responses: DMA the payload into the destination buffer of
+ * the command that issued the PR, at the slot of pr.idx. */
+extern void HostWrite(in ns_pr_h pr, in ns_pr_md_t md);
+
+control NsNicHostToNet(inout ns_pr_h pr, inout ns_pr_md_t md, inout ns_rig_md_t rig);
+control NsNicNetToHost(inout ns_pr_h pr, inout ns_pr_md_t md, inout ns_rig_md_t rig);
+
+/* The NetSparse SmartNIC. */
+package NetSparseNic(NsNicHostToNet host_to_net, NsNicNetToHost net_to_host);
+
 #endif /* _NETSPARSE_P4_ */
