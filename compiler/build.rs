@@ -10,7 +10,9 @@ fn main() {
         for e in entries.flatten() {
             let path = e.path();
             println!("cargo:rerun-if-changed={}", path.display());
-            let Some(stem) = path.file_stem().and_then(|s| s.to_str()) else { continue };
+            let Some(stem) = path.file_stem().and_then(|s| s.to_str()) else {
+                continue;
+            };
             let is_code = stem.len() == 5
                 && stem.starts_with('E')
                 && stem[1..].bytes().all(|b| b.is_ascii_digit());
@@ -28,6 +30,7 @@ fn main() {
         let _ = writeln!(out, "    ({code:?}, include_str!({path:?})),");
     }
     out.push_str("];\n");
-    let dest = Path::new(&std::env::var("OUT_DIR").expect("OUT_DIR set by cargo")).join("explanations.rs");
+    let dest =
+        Path::new(&std::env::var("OUT_DIR").expect("OUT_DIR set by cargo")).join("explanations.rs");
     std::fs::write(dest, out).expect("write explanations.rs");
 }

@@ -1,16 +1,166 @@
-//! `netsparse compile` (being built: issue 2).
+//! `netsparse compile`: P4 source → pipeline artifact (or a dump of a stage).
 
-use std::path::PathBuf;
+use std::io::IsTerminal as _;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+
+use anyhow::{bail, Context as _};
+use netsparse_compiler::diag::Diagnostic;
+use netsparse_compiler::source::SourceMap;
+use netsparse_compiler::{compile_file, emit_dot, emit_ir, front, CompileOptions, TargetLimits};
+
+/// What `--emit` writes.
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Emit {
+    /// The pipeline artifact (JSON) that `netsparse switch` and `netsparse nic` load.
+    Artifact,
+    /// The parsed program, printed back as P4.
+    Ast,
+    /// The typed intermediate representation.
+    Ir,
+    /// Graphviz: each control's flow graph and its table-dependency graph.
+    Dot,
+}
+
+const AFTER_HELP: &str =
+    "Output: with --emit artifact (the default) the artifact is written to -o FILE,
+or without -o to <stem>.json in the current directory, and its path is printed.
+(p4c's -o names a directory; here -o names the output file.) The other --emit
+kinds print to standard output, or to -o FILE.
+
+Exit status: 0 compiled (warnings on stderr), 1 the program has errors
+(diagnostics on stderr), 2 usage or I/O error.
+
+Examples:
+  netsparse compile programs/ipv4_forward.p4 -o ipv4.json
+  netsparse compile prog.p4 --emit dot | dot -Tsvg > prog.svg
+  netsparse compile prog.p4 --emit ir --max-stages 12";
 
 /// Arguments of `netsparse compile`.
 #[derive(clap::Args, Debug)]
+#[command(after_help = AFTER_HELP)]
 pub struct Args {
     /// The P4 source file.
     pub file: PathBuf,
+    /// Output file (default for artifacts: `<stem>.json` in the current directory).
+    #[arg(short = 'o', long = "output", value_name = "FILE")]
+    pub output: Option<PathBuf>,
+    /// What to produce.
+    #[arg(long, value_enum, default_value_t = Emit::Artifact)]
+    pub emit: Emit,
+    /// Add a directory to the `#include` search path (repeatable).
+    #[arg(short = 'I', value_name = "DIR")]
+    pub include: Vec<PathBuf>,
+    /// Define a macro, `NAME` or `NAME=VALUE` (repeatable).
+    #[arg(short = 'D', value_name = "NAME[=VALUE]")]
+    pub define: Vec<String>,
+    /// Stages available to each control's tables.
+    #[arg(long, value_name = "N")]
+    pub max_stages: Option<u32>,
+    /// Tables that fit in one stage.
+    #[arg(long, value_name = "N")]
+    pub max_tables_per_stage: Option<u32>,
+    /// Tables in the whole program.
+    #[arg(long, value_name = "N")]
+    pub max_tables: Option<u32>,
+}
+
+fn parse_define(d: &str) -> anyhow::Result<(String, String)> {
+    let (name, value) = match d.split_once('=') {
+        Some((n, v)) => (n.to_string(), v.to_string()),
+        None => (d.to_string(), "1".to_string()),
+    };
+    let valid = name
+        .chars()
+        .next()
+        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+        && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+    if !valid {
+        bail!("-D {d:?}: {name:?} is not a valid macro name");
+    }
+    Ok((name, value))
+}
+
+fn report(diags: &[Diagnostic], sources: &SourceMap) {
+    let color = std::io::stderr().is_terminal();
+    for d in diags {
+        d.emit(sources, color);
+    }
+}
+
+fn write_out(path: &Path, text: &str) -> anyhow::Result<()> {
+    std::fs::write(path, text).with_context(|| format!("cannot write {}", path.display()))
 }
 
 /// Compile a program.
-pub fn run(_args: Args) -> anyhow::Result<ExitCode> {
-    anyhow::bail!("`netsparse compile` is under construction")
+pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+    std::fs::File::open(&args.file)
+        .with_context(|| format!("cannot read {}", args.file.display()))?;
+    let opts = CompileOptions {
+        include_dirs: args.include.clone(),
+        defines: args
+            .define
+            .iter()
+            .map(|d| parse_define(d))
+            .collect::<anyhow::Result<_>>()?,
+        limits: TargetLimits {
+            max_stages: args.max_stages,
+            max_tables_per_stage: args.max_tables_per_stage,
+            max_tables: args.max_tables,
+        },
+    };
+    let mut sources = SourceMap::new();
+    let compiled = match compile_file(&mut sources, &args.file, &opts) {
+        Ok(c) => c,
+        Err(diags) => {
+            report(&diags, &sources);
+            let n = diags
+                .iter()
+                .filter(|d| d.severity == netsparse_compiler::diag::Severity::Error)
+                .count();
+            eprintln!("error: {} not compiled: {n} error(s)", args.file.display());
+            return Ok(ExitCode::from(1));
+        }
+    };
+    report(&compiled.warnings, &sources);
+    let text = match args.emit {
+        Emit::Artifact => compiled.artifact.to_json() + "\n",
+        Emit::Ast => front::print_program(&compiled.ast),
+        Emit::Ir => emit_ir(&compiled.ir),
+        Emit::Dot => emit_dot(&compiled.ir),
+    };
+    match (args.emit, &args.output) {
+        (_, Some(out)) => {
+            write_out(out, &text)?;
+            if args.emit == Emit::Artifact {
+                println!("{}", out.display());
+            }
+        }
+        (Emit::Artifact, None) => {
+            let stem = args
+                .file
+                .file_stem()
+                .and_then(|s| s.to_str())
+                .unwrap_or("program");
+            let out = PathBuf::from(format!("{stem}.json"));
+            write_out(&out, &text)?;
+            println!("{}", out.display());
+        }
+        (_, None) => print!("{text}"),
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn defines() {
+        assert_eq!(parse_define("X").unwrap(), ("X".into(), "1".into()));
+        assert_eq!(parse_define("N=4").unwrap(), ("N".into(), "4".into()));
+        assert_eq!(parse_define("A=b=c").unwrap(), ("A".into(), "b=c".into()));
+        assert!(parse_define("1X").is_err());
+        assert!(parse_define("").is_err());
+    }
 }

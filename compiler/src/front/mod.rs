@@ -1,7 +1,7 @@
 //! The front end: preprocessor + pest grammar → [`ast::Program`].
 //!
 //! [`parse_file`] / [`parse_source`] run the whole front end: the
-//! preprocessor ([`preprocess`]: `#include`, `#define`, conditionals) builds
+//! preprocessor (`preprocess`: `#include`, `#define`, conditionals) builds
 //! one text plus a map back to the original files; a pre-scan rejects
 //! pathological nesting; the pest grammar (`grammar.pest`) parses; the AST
 //! builder (`parse.rs`) turns pest pairs into [`ast`] nodes whose spans point

@@ -1,0 +1,31 @@
+// expect: E0411
+// Deconcatenate must be at the top level of the apply block
+#include <core.p4>
+#include <netsparse.p4>
+
+header h_t { bit<8> a; bit<16> b; }
+struct headers { h_t h; }
+struct meta_t { bit<8> x; }
+
+parser IP(packet_in pkt, out headers hdr, inout meta_t meta, inout ns_switch_md_t md) {
+    state start { pkt.extract(hdr.h); transition accept; }
+}
+control Ig(inout headers hdr, inout meta_t meta, inout ns_switch_md_t md) {
+    apply {
+
+    }
+}
+control Dep(packet_out pkt, in headers hdr) { apply { pkt.emit(hdr); } }
+
+control Middle(inout ns_pr_h pr, inout ns_pr_md_t md) {
+
+    apply {
+        if (md.prop_len != 0) {
+            Deconcatenate(pr, md);
+        }
+        Concatenate(pr, md);
+    }
+}
+control Eg(inout headers hdr, inout meta_t meta, inout ns_switch_md_t md) { apply { } }
+
+NetSparseSwitch(IP(), Ig(), Dep(), Middle(), IP(), Eg(), Dep()) main;

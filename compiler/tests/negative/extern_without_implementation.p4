@@ -1,0 +1,25 @@
+// expect: E0401
+// a user-declared extern has no implementation
+#include <core.p4>
+#include <v1model.p4>
+
+header h_t { bit<8> a; bit<16> b; bit<32> c; bit<8> d; }
+struct headers { h_t h; }
+struct metadata { bit<8> x; bit<16> y; bit<32> z; }
+extern void fancy_hash(out bit<32> r, in bit<32> v);
+parser P(packet_in pkt, out headers hdr, inout metadata meta, inout standard_metadata_t sm) {
+    state start { pkt.extract(hdr.h); transition accept; }
+}
+
+control Ing(inout headers hdr, inout metadata meta, inout standard_metadata_t sm) {
+
+    apply {
+        fancy_hash(meta.z, hdr.h.c);
+    }
+}
+
+control Nop(inout headers hdr, inout metadata meta) { apply { } }
+control Eg(inout headers hdr, inout metadata meta, inout standard_metadata_t sm) { apply { } }
+control D(packet_out pkt, in headers hdr) { apply { pkt.emit(hdr); } }
+
+V1Switch(P(), Nop(), Ing(), Eg(), Nop(), D()) main;
