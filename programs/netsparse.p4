@@ -158,19 +158,34 @@ package NetSparseSwitch<IH, IM, EH, EM>(
  *     }
  * ------------------------------------------------------------------------ */
 
+/* The destination solver of a NIC program is an ordinary table with a
+ * `range` key on pr.idx (<v1model.p4> declares the same match kind). */
+match_kind {
+    range      /* lo <= key <= hi */
+}
+
 /* rig.outcome values: what the host-to-net control decided for an idx. */
 const bit<8> NS_ISSUED = 0;     /* a read PR was issued */
 const bit<8> NS_FILTERED = 1;   /* dropped: the Idx Filter says it was fetched */
 const bit<8> NS_COALESCED = 2;  /* dropped: a PR for it is outstanding in this unit */
 const bit<8> NS_LOCAL = 3;      /* dropped: the property is local */
+const bit<8> NS_UNROUTABLE = 4; /* dropped: no node owns the idx (destination
+                                   solver miss); the command fails */
 
-/* Per-PR metadata of the RIG extension. */
+/* Per-PR metadata of the RIG extension. The firmware sets node, unit and
+ * command before every run (writes to them are ignored) and reads outcome
+ * after a host-to-net run (per-command statistics). In net-to-host, unit is
+ * the server unit serving a read, or pr.tid for a response. */
 struct ns_rig_md_t {
     bit<32> node;      /* this NIC's node id (read-only) */
     bit<16> unit;      /* the RIG unit running the control (read-only) */
     bit<32> command;   /* host-to-net: the RIG command being served (read-only) */
     bit<8>  outcome;   /* host-to-net: NS_ISSUED, NS_FILTERED, ... (statistics) */
 }
+
+/* The RIG externs take their operands from their arguments (so a per-PR
+ * sub-control working on copies of pr/md is correct); a PR's payload is
+ * firmware state of the PR being processed. */
 
 /* Idx Filter (shared by the client units, in NIC DRAM): has the property of
  * `idx` already been fetched and written to host memory? */
@@ -179,19 +194,26 @@ extern bool IdxFilterTest(in bit<64> idx);
 extern void IdxFilterSet(in bit<64> idx);
 /* This RIG unit's Pending PR Table: is a PR for `idx` outstanding? */
 extern bool PendingContains(in bit<64> idx);
-/* Host-to-net only: register the PR in this unit's Pending PR Table; writes
- * the request id into pr.req_id. The unit stalls (never drops) while its
- * table is full. */
+/* Host-to-net only: register a PR for pr.idx in this unit's Pending PR Table
+ * on behalf of the command being served; writes the request id into
+ * pr.req_id. The unit stalls (never drops) while its table is full: the
+ * firmware abandons the run and runs the control again for the same idx
+ * once an entry is free, so everything before PendingInsert must be free of
+ * side effects that matter (tests, table lookups). */
 extern void PendingInsert(inout ns_pr_h pr);
-/* Net-to-host, responses: retire the pending entry of (pr.tid, pr.req_id).
- * False for unknown or duplicate responses (counted by the firmware). */
+/* Net-to-host, responses: retire the pending entry of (pr.tid, pr.req_id) if
+ * it is outstanding, is for pr.idx, and its command's property size is
+ * md.prop_len. False for unknown, stale or duplicate responses and for
+ * mismatches (counted by the firmware; nothing changes). */
 extern bool PendingComplete(in ns_pr_h pr, in ns_pr_md_t md);
 /* Net-to-host, reads: the PR's payload becomes the local property pr.idx
  * (md.prop_len bytes) read from host memory by DMA. False if idx is not in
  * this node's slice (counted; the caller should drop the PR). */
 extern bool HostRead(in ns_pr_h pr, in ns_pr_md_t md);
 /* Net-to-host, responses: DMA the payload into the destination buffer of
- * the command that issued the PR, at the slot of pr.idx. */
+ * the command that issued request (pr.tid, pr.req_id) — retired by
+ * PendingComplete on this PR, or still pending — at the slot of pr.idx
+ * (dest_addr + pr.idx * property size). Refused and counted otherwise. */
 extern void HostWrite(in ns_pr_h pr, in ns_pr_md_t md);
 
 control NsNicHostToNet(inout ns_pr_h pr, inout ns_pr_md_t md, inout ns_rig_md_t rig);

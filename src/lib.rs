@@ -1,3 +1,5 @@
 //! Library side of the `netsparse` CLI: drivers and tools shared by the
 //! sub-commands and the integration tests.
 #![warn(missing_docs)]
+
+pub mod sim;

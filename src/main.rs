@@ -24,6 +24,14 @@ enum Command {
     Compile(cli::compile::Args),
     /// Explain a compiler error code, e.g. `netsparse explain E0101`.
     Explain(cli::explain::Args),
+    /// Generate Matrix Market files, or show a matrix's per-node remote needs.
+    Matrix(cli::matrix::Args),
+    /// Simulate the gather of one SpMM iteration on a leaf-spine cluster.
+    Sim(Box<cli::sim::Args>),
+    /// Run a v1model program on pcap files or live interfaces (BMv2 simple_switch style).
+    Switch(cli::switch::Args),
+    /// In-process throughput benchmarks.
+    Bench(cli::bench::Args),
 }
 
 fn main() -> ExitCode {
@@ -31,6 +39,10 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Compile(a) => cli::compile::run(a),
         Command::Explain(a) => cli::explain::run(a),
+        Command::Matrix(a) => cli::matrix::run(a),
+        Command::Sim(a) => cli::sim::run(*a),
+        Command::Switch(a) => cli::switch::run(a),
+        Command::Bench(a) => cli::bench::run(a),
     };
     match result {
         Ok(code) => code,

@@ -123,6 +123,14 @@ pub const NS_PER_PR_CONTROL: &str = "E0413";
 pub const NS_IN_V1MODEL: &str = "E0414";
 /// A v1model-only extern in a NetSparse program.
 pub const V1MODEL_IN_NS: &str = "E0415";
+/// A NetSparse switch construct (`Lookup`/`Insert`) in a NIC program.
+pub const SWITCH_IN_NIC: &str = "E0416";
+/// A RIG extern (NetSparse SmartNIC) in a switch or v1model program.
+pub const RIG_OUTSIDE_NIC: &str = "E0417";
+/// A RIG extern outside the per-PR part of a NIC path.
+pub const RIG_REGION: &str = "E0418";
+/// A RIG extern in the wrong NIC path (e.g. `PendingInsert` in net_to_host).
+pub const RIG_PATH: &str = "E0419";
 /// More pipeline stages than the target has.
 pub const MAX_STAGES: &str = "E0420";
 /// More tables in one stage than the target allows.
@@ -131,3 +139,5 @@ pub const MAX_TABLES_PER_STAGE: &str = "E0421";
 pub const MAX_TABLES: &str = "E0422";
 /// Something the pipeline artifact cannot express.
 pub const NOT_EXPRESSIBLE: &str = "E0430";
+/// `Deconcatenate`/`Concatenate` misplaced in a NetSparse NIC program.
+pub const NIC_STRUCTURE: &str = "E0440";

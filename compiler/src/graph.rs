@@ -159,6 +159,17 @@ fn control_bodies(art: &Artifact) -> Vec<(String, Vec<&[a::Stmt]>)> {
                 }
             }
         }
+        a::Package::NetSparseNic(nic) => {
+            // host_to_net is one per-idx part (ending in Concatenate);
+            // net_to_host is split at Deconcatenate like a middle pipe.
+            let h = &nic.host_to_net;
+            out.push((h.name.clone(), vec![h.per_pr.as_slice()]));
+            let n = &nic.net_to_host;
+            out.push((
+                n.name.clone(),
+                vec![n.per_packet.as_slice(), n.per_pr.as_slice()],
+            ));
+        }
     }
     out
 }
@@ -625,6 +636,37 @@ impl<'a> Effects<'a> {
             Resubmit { .. } | Recirculate { .. } => {}
             Truncate { length } => self.expr(length, r),
             Assert { cond } | Assume { cond } => self.expr(cond, r),
+            IdxFilterSet { idx } => self.expr(idx, r),
+            IdxFilterTest { idx, dst } | PendingContains { idx, dst } => {
+                self.expr(idx, r);
+                self.lvalue(dst, r, w);
+            }
+            PendingInsert { idx, req_id } => {
+                self.expr(idx, r);
+                self.lvalue(req_id, r, w);
+            }
+            PendingComplete {
+                tid,
+                req_id,
+                idx,
+                prop_len,
+                dst,
+            } => {
+                for e in [tid, req_id, idx, prop_len] {
+                    self.expr(e, r);
+                }
+                self.lvalue(dst, r, w);
+            }
+            HostRead { idx, prop_len, dst } => {
+                self.expr(idx, r);
+                self.expr(prop_len, r);
+                self.lvalue(dst, r, w);
+            }
+            HostWrite { tid, req_id, idx } => {
+                for e in [tid, req_id, idx] {
+                    self.expr(e, r);
+                }
+            }
         }
     }
 
@@ -1024,6 +1066,13 @@ pub fn prim_name(p: &a::Prim) -> &'static str {
         Assume { .. } => "assume",
         CacheLookup { .. } => "Lookup",
         CacheInsert { .. } => "Insert",
+        IdxFilterTest { .. } => "IdxFilterTest",
+        IdxFilterSet { .. } => "IdxFilterSet",
+        PendingContains { .. } => "PendingContains",
+        PendingInsert { .. } => "PendingInsert",
+        PendingComplete { .. } => "PendingComplete",
+        HostRead { .. } => "HostRead",
+        HostWrite { .. } => "HostWrite",
     }
 }
 

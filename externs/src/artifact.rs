@@ -132,6 +132,8 @@ pub enum Arch {
     V1Model,
     /// The NetSparse ToR/spine switch: ingress pipes, crossbar, middle pipes, crossbar, egress pipes.
     NetSparseSwitch,
+    /// The NetSparse SmartNIC (the RIG extension): host-to-net and net-to-host per-PR paths.
+    NetSparseNic,
 }
 
 /// One value slot.
@@ -718,6 +720,84 @@ pub enum Prim {
         /// The pipe's property cache instance.
         cache: ExternId,
     },
+    /// RIG `IdxFilterTest(idx)` (NIC only): 1 if the NIC's Idx Filter bit of
+    /// `idx` is set (its property was already fetched), else 0. An idx beyond
+    /// the filter's columns tests 0 (counted by the firmware).
+    IdxFilterTest {
+        /// The idx (64 bits).
+        idx: Expr,
+        /// Receives the bit (width 1).
+        dst: LValue,
+    },
+    /// RIG `IdxFilterSet(idx)` (NIC only): mark the property of `idx` as fetched.
+    IdxFilterSet {
+        /// The idx (64 bits).
+        idx: Expr,
+    },
+    /// RIG `PendingContains(idx)` (NIC only): 1 if the running RIG unit's
+    /// Pending PR Table has an outstanding PR for `idx`.
+    PendingContains {
+        /// The idx (64 bits).
+        idx: Expr,
+        /// Receives the result (width 1).
+        dst: LValue,
+    },
+    /// RIG `PendingInsert(pr)` (NIC host-to-net only): register a PR for
+    /// `idx` in the running unit's Pending PR Table, on behalf of the RIG
+    /// command being served, and write its request id to `req_id`. When the
+    /// table is full the unit stalls: the firmware abandons this run of the
+    /// control and runs it again for the same idx once an entry is free.
+    /// Operands come from the argument (`pr.idx`, `pr.req_id`), so per-PR
+    /// sub-controls with copy-in/copy-out see the request id.
+    PendingInsert {
+        /// The idx (the argument's `idx` field).
+        idx: Expr,
+        /// Receives the request id (the argument's `req_id` field, 32 bits).
+        req_id: LValue,
+    },
+    /// RIG `PendingComplete(pr, md)` (NIC net-to-host only): retire the
+    /// pending entry `req_id` of client unit `tid` if it is outstanding, is
+    /// for `idx`, and its command's property size is `prop_len`. Writes 1 on
+    /// success; 0 for unknown, stale or duplicate responses and for
+    /// mismatches (counted by the firmware, nothing changes).
+    PendingComplete {
+        /// The client unit (the argument's `tid`, 16 bits).
+        tid: Expr,
+        /// The request id (the argument's `req_id`, 32 bits).
+        req_id: Expr,
+        /// The idx (the argument's `idx`, 64 bits).
+        idx: Expr,
+        /// The packet's property length (the metadata's `prop_len`, 32 bits).
+        prop_len: Expr,
+        /// Receives the result (width 1).
+        dst: LValue,
+    },
+    /// RIG `HostRead(pr, md)` (NIC net-to-host only): the current PR's
+    /// payload becomes the local property `idx` (`prop_len` bytes) read from
+    /// host memory by DMA; its response leaves after the DMA read latency.
+    /// Writes 1 on success, 0 if `idx` is not in this node's slice or the
+    /// length is not the slice's property size (counted).
+    HostRead {
+        /// The idx (the argument's `idx`, 64 bits).
+        idx: Expr,
+        /// The property length (the metadata's `prop_len`, 32 bits).
+        prop_len: Expr,
+        /// Receives the result (width 1).
+        dst: LValue,
+    },
+    /// RIG `HostWrite(pr, md)` (NIC net-to-host only): DMA the current PR's
+    /// payload into the destination buffer of the command that issued
+    /// request `req_id` of unit `tid` (retired by `PendingComplete` on this
+    /// PR, or still pending), at the slot of `idx`. Refused and counted when
+    /// no such command is known or the slot is outside its buffer.
+    HostWrite {
+        /// The client unit (the argument's `tid`, 16 bits).
+        tid: Expr,
+        /// The request id (the argument's `req_id`, 32 bits).
+        req_id: Expr,
+        /// The idx (the argument's `idx`, 64 bits).
+        idx: Expr,
+    },
 }
 
 /// Hash / checksum algorithms (v1model `HashAlgorithm`).
@@ -1096,6 +1176,8 @@ pub enum Package {
     V1Switch(V1Switch),
     /// `NetSparseSwitch(...) main;` (see `netsparse.p4`).
     NetSparseSwitch(NetSparseSwitch),
+    /// `NetSparseNic(host_to_net, net_to_host) main;` (see `netsparse.p4`).
+    NetSparseNic(NetSparseNic),
 }
 
 /// The v1model package.
@@ -1259,6 +1341,60 @@ pub struct PrMetaSlots {
     pub egress_port: FieldId,
     /// Set to drop this PR.
     pub drop: FieldId,
+}
+
+/// The NetSparse SmartNIC package (§4–5, Figures 3–5): the two per-PR paths
+/// the firmware runs around its RIG units, Idx Filter, Pending PR Tables,
+/// host-memory DMA, Concatenator and Deconcatenator.
+///
+/// ```text
+/// host_to_net(pr, md, rig) {        // per idx read by a client RIG unit:
+///     ...per_pr...                  //   everything before Concatenate
+///     Concatenate(pr, md);          //   queue the read PR unless md.drop
+/// }
+/// net_to_host(pr, md, rig) {
+///     ...per_packet...              // once per received NetSparse packet
+///     Deconcatenate(pr, md);        // for each PR:
+///     ...per_pr...                  //   once per PR
+///     Concatenate(pr, md);          //   queue it unless md.drop
+/// }
+/// ```
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct NetSparseNic {
+    /// Host to network (client RIG units). `per_packet` is always empty.
+    pub host_to_net: NicPath,
+    /// Network to host (receive path and server RIG units).
+    pub net_to_host: NicPath,
+}
+
+/// One path of the NetSparse SmartNIC.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct NicPath {
+    /// Control name, for logs.
+    pub name: String,
+    /// Statements before `Deconcatenate` (empty for host-to-net).
+    pub per_packet: Vec<Stmt>,
+    /// Per-idx (host-to-net) or per-PR (net-to-host) statements, up to `Concatenate`.
+    pub per_pr: Vec<Stmt>,
+    /// The current PR's `ns_pr_h` fields.
+    pub pr: PrSlots,
+    /// The current PR's `ns_pr_md_t` fields.
+    pub pr_meta: PrMetaSlots,
+    /// The `ns_rig_md_t` fields.
+    pub rig: RigSlots,
+}
+
+/// Slots of the RIG metadata (`ns_rig_md_t`).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RigSlots {
+    /// This NIC's node id (32 bits), set by the firmware.
+    pub node: FieldId,
+    /// The RIG unit running the control (16 bits), set by the firmware.
+    pub unit: FieldId,
+    /// Host-to-net: the RIG command being served (32 bits), set by the firmware.
+    pub command: FieldId,
+    /// Host-to-net: what the control decided for the idx (8 bits, `NS_ISSUED`...).
+    pub outcome: FieldId,
 }
 
 /// Serde for `u128` values: a JSON number when the value fits in 64 bits, a

@@ -1,5 +1,9 @@
 //! One module per sub-command: argument structs (clap derive) and `run`.
 //! The work itself lives in the library crates and `netsparse::*`.
 
+pub mod bench;
 pub mod compile;
 pub mod explain;
+pub mod matrix;
+pub mod sim;
+pub mod switch;

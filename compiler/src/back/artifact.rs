@@ -104,6 +104,13 @@ enum CallResult {
     Expr(a::Expr),
 }
 
+/// The NIC path being lowered (RIG externs are path-specific).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum NicSide {
+    HostToNet,
+    NetToHost,
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Region {
     Outside,
@@ -162,6 +169,7 @@ struct Lower<'m> {
     middle_name: String,
     user_metadata: Option<(Type, Place)>,
     ret_place: Option<Place>,
+    nic_side: Option<NicSide>,
 }
 
 fn u32_of(n: usize) -> u32 {
@@ -200,6 +208,7 @@ impl<'m> Lower<'m> {
             middle_name: String::new(),
             user_metadata: None,
             ret_place: None,
+            nic_side: None,
         }
     }
 
@@ -357,6 +366,7 @@ impl<'m> Lower<'m> {
         let user_key = match self.arch {
             Arch::V1Model => shared_of("M", 0),
             Arch::NetSparseSwitch => shared_of("IM", 0),
+            Arch::NetSparseNic => None,
         };
         if let Some(k) = user_key {
             self.user_metadata = Some((main.shared[k].ty.clone(), self.shared[k].clone()));
@@ -364,13 +374,31 @@ impl<'m> Lower<'m> {
         let mut parser_ids: HashMap<String, ParserId> = HashMap::new();
         let mut control_ids: HashMap<String, ControlId> = HashMap::new();
         let mut middle: Option<a::MiddlePipe> = None;
+        let mut nic_paths: (Option<a::NicPath>, Option<a::NicPath>) = (None, None);
         for arg in &main.args {
-            let region = if arg.param == "middle" {
-                Region::PerPacket
-            } else {
-                Region::Outside
+            let side = match (self.arch, arg.param.as_str()) {
+                (Arch::NetSparseNic, "host_to_net") => Some(NicSide::HostToNet),
+                (Arch::NetSparseNic, "net_to_host") => Some(NicSide::NetToHost),
+                _ => None,
             };
+            let region = match side {
+                Some(NicSide::HostToNet) => Region::PerPr,
+                Some(NicSide::NetToHost) => Region::PerPacket,
+                None if arg.param == "middle" => Region::PerPacket,
+                None => Region::Outside,
+            };
+            self.nic_side = side;
             let inst = self.top_inst(arg, region);
+            if let (Some(side), BlockRef::Control(c)) = (side, arg.block) {
+                let path = self.nic_path(inst, c, arg.span, side);
+                match side {
+                    NicSide::HostToNet => nic_paths.0 = path,
+                    NicSide::NetToHost => nic_paths.1 = path,
+                }
+                self.nic_side = None;
+                continue;
+            }
+            self.nic_side = None;
             match arg.block {
                 BlockRef::Parser(p) => {
                     if let Some(parser) = self.parser(inst, p) {
@@ -456,6 +484,20 @@ impl<'m> Lower<'m> {
                     egress_metadata,
                     ingress_user_metadata,
                     egress_user_metadata,
+                }))
+            }
+            Arch::NetSparseNic => {
+                let (Some(host_to_net), Some(net_to_host)) = nic_paths else {
+                    self.err(
+                        codes::NIC_STRUCTURE,
+                        "the NIC package needs host_to_net and net_to_host controls",
+                        main.span,
+                    );
+                    return None;
+                };
+                Some(a::Package::NetSparseNic(a::NetSparseNic {
+                    host_to_net,
+                    net_to_host,
                 }))
             }
         }
@@ -955,6 +997,117 @@ impl<'m> Lower<'m> {
             pr_meta,
             cache: self.cache,
         })
+    }
+
+    /// Lower one path control of the NIC package: host_to_net is per-idx up
+    /// to its final Concatenate; net_to_host is split like a middle pipe.
+    fn nic_path(
+        &mut self,
+        idx: usize,
+        c: Handle<ir::Control>,
+        span: Span,
+        side: NicSide,
+    ) -> Option<a::NicPath> {
+        let ctl = &self.m.controls[c];
+        let stmts = &ctl.apply.stmts;
+        let pos = |op: Builtin| {
+            stmts.iter().position(|s| {
+                matches!(&s.kind, StmtKind::Call(call) if matches!(&call.callee, Callee::Builtin { op: o, .. } if *o == op))
+            })
+        };
+        let Some(ci) = pos(Builtin::Concatenate) else {
+            self.err(
+                codes::NIC_STRUCTURE,
+                "a NIC path control needs a final Concatenate",
+                span,
+            );
+            return None;
+        };
+        let StmtKind::Call(ccall) = &stmts[ci].kind else {
+            return None;
+        };
+        let (per_packet, per_pr, pr, pr_meta) = match side {
+            NicSide::HostToNet => {
+                self.region = Region::PerPr;
+                let mut per_pr = self.block(idx, &ctl.local_inits);
+                per_pr.extend(self.block(idx, &stmts[..ci]));
+                let (pr, pr_meta) = self.pr_slots(idx, ccall)?;
+                (Vec::new(), per_pr, pr, pr_meta)
+            }
+            NicSide::NetToHost => {
+                let Some(di) = pos(Builtin::Deconcatenate).filter(|d| *d < ci) else {
+                    self.err(
+                        codes::NIC_STRUCTURE,
+                        "net_to_host needs Deconcatenate before Concatenate",
+                        span,
+                    );
+                    return None;
+                };
+                self.region = Region::PerPacket;
+                let mut per_packet = self.block(idx, &ctl.local_inits);
+                per_packet.extend(self.block(idx, &stmts[..di]));
+                let StmtKind::Call(dcall) = &stmts[di].kind else {
+                    return None;
+                };
+                let (pr, pr_meta) = self.pr_slots(idx, dcall)?;
+                let again = self.pr_slots(idx, ccall)?;
+                if again.0 != pr || again.1 != pr_meta {
+                    let d = Diagnostic::error(
+                        codes::NIC_STRUCTURE,
+                        "Concatenate must be given the PR and metadata that Deconcatenate filled",
+                        ccall.span,
+                    )
+                    .with_secondary(dcall.span, "Deconcatenate is given these");
+                    self.diags.push(d);
+                    return None;
+                }
+                self.region = Region::PerPr;
+                let per_pr = self.block(idx, &stmts[di + 1..ci]);
+                (per_packet, per_pr, pr, pr_meta)
+            }
+        };
+        self.region = Region::Outside;
+        let rig = self.rig_slots(idx, c, span)?;
+        Some(a::NicPath {
+            name: self.insts[idx].path.clone(),
+            per_packet,
+            per_pr,
+            pr,
+            pr_meta,
+            rig,
+        })
+    }
+
+    /// The slots of a NIC path control's `ns_rig_md_t` parameter.
+    fn rig_slots(&mut self, idx: usize, c: Handle<ir::Control>, span: Span) -> Option<a::RigSlots> {
+        let params = self.m.controls[c].params.clone();
+        let found = params.iter().find_map(|v| {
+            let ty = &self.m.vars[*v].ty;
+            match ty {
+                Type::Struct(s) if self.m.structs[*s].name == "ns_rig_md_t" => {
+                    Some((*v, ty.clone()))
+                }
+                _ => None,
+            }
+        });
+        let slots = found.and_then(|(v, ty)| {
+            let p = self.var_place(idx, v);
+            let f = |n: &str| self.struct_field(&ty, &p, n);
+            Some(a::RigSlots {
+                node: f("node")?,
+                unit: f("unit")?,
+                command: f("command")?,
+                outcome: f("outcome")?,
+            })
+        });
+        if slots.is_none() {
+            self.err(
+                codes::NOT_EXPRESSIBLE,
+                "the NIC path control has no `ns_rig_md_t` parameter with the fields of <netsparse.p4>",
+                span,
+            );
+        }
+        slots
     }
 
     /// The slots of the `ns_pr_h` and `ns_pr_md_t` arguments of Deconcatenate/Concatenate.
@@ -2125,6 +2278,99 @@ impl<'m> Lower<'m> {
         Some(id)
     }
 
+    /// RIG externs: only in the per-PR part of a NIC path, some only on one path.
+    fn rig_context(&mut self, op: Builtin, span: Span) -> Option<()> {
+        let name = crate::check::builtin_label(op);
+        if self.region != Region::PerPr || self.nic_side.is_none() {
+            let d = Diagnostic::error(
+                codes::RIG_REGION,
+                format!("`{name}` can only be used where there is a current idx or PR"),
+                span,
+            )
+            .with_note("in host_to_net anywhere before Concatenate; in net_to_host between Deconcatenate and Concatenate, or in a per-PR control applied there")
+            .with_hint("move this call into the per-PR part of the path control");
+            self.diags.push(d);
+            return None;
+        }
+        let need = match op {
+            Builtin::PendingInsert => Some(NicSide::HostToNet),
+            Builtin::PendingComplete | Builtin::HostRead | Builtin::HostWrite => {
+                Some(NicSide::NetToHost)
+            }
+            _ => None,
+        };
+        if let Some(need) = need.filter(|n| Some(*n) != self.nic_side) {
+            let (here, there, why) = match need {
+                NicSide::HostToNet => (
+                    "net_to_host",
+                    "host_to_net",
+                    "it registers a read PR issued by a client RIG unit",
+                ),
+                NicSide::NetToHost => (
+                    "host_to_net",
+                    "net_to_host",
+                    "it acts on a PR that arrived from the network",
+                ),
+            };
+            let d = Diagnostic::error(
+                codes::RIG_PATH,
+                format!("`{name}` cannot be used in {here}: {why}"),
+                span,
+            )
+            .with_hint(format!("use it in the {there} control"));
+            self.diags.push(d);
+            return None;
+        }
+        Some(())
+    }
+
+    /// The place of a PR or metadata argument of a RIG extern.
+    fn arg_place(
+        &mut self,
+        idx: usize,
+        a: Option<&Arg>,
+        out: &mut Vec<a::Stmt>,
+        span: Span,
+    ) -> Option<(LPlace, Type)> {
+        let Some(e) = self.arg_ir(a).cloned() else {
+            self.inexpressible("this RIG extern argument", span);
+            return None;
+        };
+        let lp = self.place(idx, &e, out)?;
+        Some((lp, e.ty))
+    }
+
+    /// The place of field `name` of a header/struct place.
+    fn field_of(&self, p: &(LPlace, Type), name: &str) -> Option<LPlace> {
+        let (lp, ty) = p;
+        let (Type::Header(s) | Type::Struct(s)) = ty else {
+            return None;
+        };
+        let i = self.m.structs[*s]
+            .fields
+            .iter()
+            .position(|f| f.name == name)?;
+        match lp {
+            LPlace::Static(Place::Header(h)) => Some(LPlace::Static(Place::Scalar(
+                self.headers[h.index()].fields.get(i)?.field,
+            ))),
+            LPlace::Static(Place::Struct(ps)) => ps.get(i).cloned().map(LPlace::Static),
+            LPlace::DynHeader(r) => Some(LPlace::DynField(r.clone(), u32_of(i))),
+            _ => None,
+        }
+    }
+
+    /// The value of field `name` of a PR or metadata argument.
+    fn operand(&mut self, p: &(LPlace, Type), name: &str, span: Span) -> Option<a::Expr> {
+        match self.field_of(p, name) {
+            Some(lp) => self.read(lp, span),
+            None => {
+                self.inexpressible(&format!("a RIG extern argument without `{name}`"), span);
+                None
+            }
+        }
+    }
+
     #[allow(clippy::too_many_arguments)]
     fn builtin(
         &mut self,
@@ -2414,6 +2660,74 @@ impl<'m> Lower<'m> {
             Builtin::Insert => {
                 let cache = self.cache(span)?;
                 out.push(prim(a::Prim::CacheInsert { cache }));
+            }
+            Builtin::IdxFilterTest | Builtin::PendingContains => {
+                self.rig_context(op, span)?;
+                let idx_e = self.arg_expr(idx, args.first(), out)?;
+                let t = self.temp(&Type::Bool);
+                let dst = self.lvalue(LPlace::Static(t.clone()), span)?;
+                out.push(prim(if op == Builtin::IdxFilterTest {
+                    a::Prim::IdxFilterTest { idx: idx_e, dst }
+                } else {
+                    a::Prim::PendingContains { idx: idx_e, dst }
+                }));
+                return Some(CallResult::Place(t));
+            }
+            Builtin::IdxFilterSet => {
+                self.rig_context(op, span)?;
+                let idx_e = self.arg_expr(idx, args.first(), out)?;
+                out.push(prim(a::Prim::IdxFilterSet { idx: idx_e }));
+            }
+            Builtin::PendingInsert => {
+                self.rig_context(op, span)?;
+                let pr = self.arg_place(idx, args.first(), out, span)?;
+                let idx_e = self.operand(&pr, "idx", span)?;
+                let req_id = match self.field_of(&pr, "req_id") {
+                    Some(lp) => self.lvalue(lp, span)?,
+                    None => {
+                        self.inexpressible("PendingInsert on a value without `req_id`", span);
+                        return None;
+                    }
+                };
+                out.push(prim(a::Prim::PendingInsert { idx: idx_e, req_id }));
+            }
+            Builtin::PendingComplete | Builtin::HostRead | Builtin::HostWrite => {
+                self.rig_context(op, span)?;
+                let pr = self.arg_place(idx, args.first(), out, span)?;
+                let md = self.arg_place(idx, args.get(1), out, span)?;
+                let idx_e = self.operand(&pr, "idx", span)?;
+                if op == Builtin::HostRead {
+                    let prop_len = self.operand(&md, "prop_len", span)?;
+                    let t = self.temp(&Type::Bool);
+                    let dst = self.lvalue(LPlace::Static(t.clone()), span)?;
+                    out.push(prim(a::Prim::HostRead {
+                        idx: idx_e,
+                        prop_len,
+                        dst,
+                    }));
+                    return Some(CallResult::Place(t));
+                }
+                let tid = self.operand(&pr, "tid", span)?;
+                let req_id = self.operand(&pr, "req_id", span)?;
+                if op == Builtin::HostWrite {
+                    out.push(prim(a::Prim::HostWrite {
+                        tid,
+                        req_id,
+                        idx: idx_e,
+                    }));
+                } else {
+                    let prop_len = self.operand(&md, "prop_len", span)?;
+                    let t = self.temp(&Type::Bool);
+                    let dst = self.lvalue(LPlace::Static(t.clone()), span)?;
+                    out.push(prim(a::Prim::PendingComplete {
+                        tid,
+                        req_id,
+                        idx: idx_e,
+                        prop_len,
+                        dst,
+                    }));
+                    return Some(CallResult::Place(t));
+                }
             }
             Builtin::Deconcatenate | Builtin::Concatenate => {
                 // Handled by `middle`; anywhere else the checker has already complained.

@@ -74,6 +74,15 @@ pub static ARCHES: &[ArchSpec] = &[
         ],
         pipes: &["ingress.", "", "egress."],
     },
+    ArchSpec {
+        package: "NetSparseNic",
+        arch: Arch::NetSparseNic,
+        params: &[
+            p("host_to_net", BlockKind::Control, 0),
+            p("net_to_host", BlockKind::Control, 1),
+        ],
+        pipes: &["h2n.", "n2h."],
+    },
 ];
 
 /// The architecture whose package is named `package`.
@@ -440,14 +449,28 @@ impl Checker<'_> {
         };
         let uses = std::mem::take(&mut self.builtin_uses);
         for u in &uses {
-            let Some(only) = u.op.arch_only() else {
-                continue;
-            };
-            if only == main.arch {
+            if u.op.available_in(main.arch) {
                 continue;
             }
             let name = builtin_label(u.op);
-            let d = if u.op.is_netsparse() {
+            let d = if u.op.is_rig() {
+                Diagnostic::error(
+                    codes::RIG_OUTSIDE_NIC,
+                    format!(
+                        "`{name}` is a RIG extern of the NetSparse SmartNIC, but this program targets `{}`",
+                        main.package
+                    ),
+                    u.span,
+                )
+                .with_hint("RIG externs need `NetSparseNic(host_to_net, net_to_host) main;` from <netsparse.p4>")
+            } else if u.op.is_netsparse() && main.arch == Arch::NetSparseNic {
+                Diagnostic::error(
+                    codes::SWITCH_IN_NIC,
+                    format!("`{name}` uses the Property Cache of a NetSparse switch; a SmartNIC has none"),
+                    u.span,
+                )
+                .with_hint("filter and coalesce at the NIC with IdxFilterTest / PendingContains, or cache in the ToR program")
+            } else if u.op.is_netsparse() {
                 Diagnostic::error(
                     codes::NS_IN_V1MODEL,
                     format!(
@@ -468,14 +491,22 @@ impl Checker<'_> {
                     ),
                     u.span,
                 )
-                .with_hint(match u.op {
-                    Builtin::MarkToDrop => {
+                .with_hint(match (u.op, main.arch) {
+                    (Builtin::MarkToDrop, Arch::NetSparseNic) => {
+                        "set `md.drop = true;` to drop a PR on the NetSparse SmartNIC"
+                    }
+                    (Builtin::MarkToDrop, _) => {
                         "set `md.drop = true;` to drop a packet on the NetSparse switch"
                     }
+                    (_, Arch::NetSparseNic) => "the NetSparse SmartNIC does not provide it",
                     _ => "the NetSparse switch does not provide it",
                 })
             };
             self.emit(d);
+        }
+        if main.arch == Arch::NetSparseNic {
+            self.nic_checks(&main, &uses);
+            return;
         }
         if main.arch != Arch::NetSparseSwitch {
             return;
@@ -578,6 +609,148 @@ impl Checker<'_> {
     }
 }
 
+impl Checker<'_> {
+    /// The shape of the two NIC path controls: host_to_net has no
+    /// Deconcatenate and ends with Concatenate; net_to_host calls
+    /// Deconcatenate once at the top level and ends with Concatenate.
+    fn nic_checks(&mut self, main: &crate::ir::MainPackage, uses: &[super::BuiltinUse]) {
+        let path = |param: &str| {
+            main.args
+                .iter()
+                .find(|a| a.param == param)
+                .and_then(|a| match a.block {
+                    BlockRef::Control(c) => Some((c, a.span)),
+                    BlockRef::Parser(_) => None,
+                })
+        };
+        let (Some((h2n, h2n_span)), Some((n2h, n2h_span))) =
+            (path("host_to_net"), path("net_to_host"))
+        else {
+            return;
+        };
+        if h2n == n2h {
+            let d = Diagnostic::error(
+                codes::NIC_STRUCTURE,
+                "the same control is passed as host_to_net and as net_to_host",
+                n2h_span,
+            )
+            .with_secondary(h2n_span, "also passed here")
+            .with_hint("host_to_net runs once per idx (no Deconcatenate); net_to_host once per received packet: write two controls");
+            self.emit(d);
+            return;
+        }
+        for u in uses {
+            if !matches!(u.op, Builtin::Deconcatenate | Builtin::Concatenate) {
+                continue;
+            }
+            let name = builtin_label(u.op);
+            let in_path = u.control == Some(h2n) || u.control == Some(n2h);
+            if !in_path || u.in_action {
+                let d = Diagnostic::error(
+                    codes::NIC_STRUCTURE,
+                    format!("`{name}` may only be used in the NIC's host_to_net and net_to_host controls"),
+                    u.span,
+                )
+                .with_note(format!(
+                    "the path controls are `{}` (host_to_net) and `{}` (net_to_host)",
+                    self.m.controls[h2n].name, self.m.controls[n2h].name
+                ))
+                .with_hint("move it to the top level of a path control's apply block");
+                self.emit(d);
+            } else if !u.top_level {
+                let d = Diagnostic::error(
+                    codes::NIC_STRUCTURE,
+                    format!("`{name}` must be at the top level of the path control's apply block"),
+                    u.span,
+                )
+                .with_hint("it cannot be inside an `if`, `switch` or nested block");
+                self.emit(d);
+            } else if u.op == Builtin::Deconcatenate && u.control == Some(h2n) {
+                let d = Diagnostic::error(
+                    codes::NIC_STRUCTURE,
+                    "host_to_net has no `Deconcatenate`: it already runs once per idx",
+                    u.span,
+                )
+                .with_note("client RIG units run host_to_net for every idx they read; `pr` and `md` describe that idx's read PR")
+                .with_hint("remove this call; end the control with `Concatenate(pr, md);`");
+                self.emit(d);
+            }
+        }
+        for (c, arg_span, want_dec) in [(h2n, h2n_span, false), (n2h, n2h_span, true)] {
+            let stmts = self.m.controls[c].apply.stmts.clone();
+            let find = |op: Builtin| -> Vec<(usize, Span)> {
+                stmts
+                    .iter()
+                    .enumerate()
+                    .filter_map(|(i, s)| match &s.kind {
+                        StmtKind::Call(call) => match &call.callee {
+                            Callee::Builtin { op: o, .. } if *o == op => Some((i, s.span)),
+                            _ => None,
+                        },
+                        _ => None,
+                    })
+                    .collect()
+            };
+            let dec = find(Builtin::Deconcatenate);
+            let con = find(Builtin::Concatenate);
+            let cname = self.m.controls[c].name.clone();
+            let mut wanted = vec![(&con, "Concatenate")];
+            if want_dec {
+                wanted.push((&dec, "Deconcatenate"));
+            }
+            for (list, name) in wanted {
+                if list.is_empty() {
+                    let d = Diagnostic::error(
+                        codes::NIC_STRUCTURE,
+                        format!("the NIC path control `{cname}` never calls `{name}`"),
+                        arg_span,
+                    )
+                    .with_hint(if want_dec {
+                        "write `Deconcatenate(pr, md);` ... `Concatenate(pr, md);` in net_to_host's apply block"
+                    } else {
+                        "end host_to_net's apply block with `Concatenate(pr, md);`"
+                    });
+                    self.emit(d);
+                }
+                for (_, span) in list.iter().skip(1) {
+                    let d = Diagnostic::error(
+                        codes::NIC_STRUCTURE,
+                        format!("`{name}` may appear only once in `{cname}`"),
+                        *span,
+                    )
+                    .with_secondary(list[0].1, "first call");
+                    self.emit(d);
+                }
+            }
+            let Some(&(ci, cspan)) = con.first() else {
+                continue;
+            };
+            if let Some(&(di, dspan)) = dec.first().filter(|_| want_dec) {
+                if ci < di {
+                    let d = Diagnostic::error(
+                        codes::NIC_STRUCTURE,
+                        "`Concatenate` comes before `Deconcatenate`",
+                        cspan,
+                    )
+                    .with_secondary(dspan, "Deconcatenate is here");
+                    self.emit(d);
+                    continue;
+                }
+            }
+            if ci + 1 != stmts.len() {
+                let d = Diagnostic::error(
+                    codes::NIC_STRUCTURE,
+                    format!("`Concatenate` must be the last statement of `{cname}`"),
+                    stmts[ci + 1].span,
+                )
+                .with_secondary(cspan, "Concatenate is here")
+                .with_hint("per-PR work goes before Concatenate");
+                self.emit(d);
+            }
+        }
+    }
+}
+
 fn dir_str(d: Option<ast::Direction>) -> &'static str {
     match d {
         Some(ast::Direction::In) => "in ",
@@ -625,6 +798,13 @@ pub fn builtin_label(op: Builtin) -> &'static str {
         Concatenate => "Concatenate",
         Lookup => "Lookup",
         Insert => "Insert",
+        IdxFilterTest => "IdxFilterTest",
+        IdxFilterSet => "IdxFilterSet",
+        PendingContains => "PendingContains",
+        PendingInsert => "PendingInsert",
+        PendingComplete => "PendingComplete",
+        HostRead => "HostRead",
+        HostWrite => "HostWrite",
     }
 }
 
@@ -638,6 +818,10 @@ mod tests {
         assert_eq!(
             arch_spec("NetSparseSwitch").map(|a| a.params.len()),
             Some(7)
+        );
+        assert_eq!(
+            arch_spec("NetSparseNic").map(|a| (a.arch, a.params.len())),
+            Some((Arch::NetSparseNic, 2))
         );
         assert!(arch_spec("PSA").is_none());
         for a in ARCHES {

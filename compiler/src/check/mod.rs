@@ -318,6 +318,10 @@ impl<'a> Checker<'a> {
             Decl::MatchKind(list) => {
                 for m in &list.members {
                     if self.m.match_kinds.contains(&m.name) {
+                        if self.is_bundled(m.span) {
+                            // <netsparse.p4> and <v1model.p4> both declare `range`.
+                            continue;
+                        }
                         self.err(
                             codes::DUPLICATE,
                             format!("match kind `{}` is declared twice", m.name),

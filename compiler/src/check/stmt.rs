@@ -37,6 +37,13 @@ pub(crate) fn builtin_fn(name: &str, arity: usize) -> Option<Builtin> {
         ("Concatenate", 2) => Concatenate,
         ("Lookup", 2) => Lookup,
         ("Insert", 2) => Insert,
+        ("IdxFilterTest", 1) => IdxFilterTest,
+        ("IdxFilterSet", 1) => IdxFilterSet,
+        ("PendingContains", 1) => PendingContains,
+        ("PendingInsert", 1) => PendingInsert,
+        ("PendingComplete", 2) => PendingComplete,
+        ("HostRead", 2) => HostRead,
+        ("HostWrite", 2) => HostWrite,
         _ => return None,
     })
 }

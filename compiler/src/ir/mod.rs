@@ -400,25 +400,64 @@ pub enum Builtin {
     Lookup,
     /// NetSparse `Insert(pr, md)`.
     Insert,
+    /// RIG `IdxFilterTest(idx)` (NIC).
+    IdxFilterTest,
+    /// RIG `IdxFilterSet(idx)` (NIC).
+    IdxFilterSet,
+    /// RIG `PendingContains(idx)` (NIC).
+    PendingContains,
+    /// RIG `PendingInsert(pr)` (NIC host-to-net).
+    PendingInsert,
+    /// RIG `PendingComplete(pr, md)` (NIC net-to-host).
+    PendingComplete,
+    /// RIG `HostRead(pr, md)` (NIC net-to-host).
+    HostRead,
+    /// RIG `HostWrite(pr, md)` (NIC net-to-host).
+    HostWrite,
 }
 
 impl Builtin {
-    /// The only architecture where this builtin is available, if restricted.
+    /// The only architecture where this builtin is available, if restricted
+    /// to one. `Deconcatenate`/`Concatenate` exist on both NetSparse targets
+    /// (see [`Builtin::available_in`]).
     pub fn arch_only(self) -> Option<Arch> {
         use Builtin::*;
         match self {
             MarkToDrop | VerifyChecksum(_) | Digest | Clone | ClonePreserving | Resubmit
             | Recirculate | Truncate => Some(Arch::V1Model),
-            Deconcatenate | Concatenate | Lookup | Insert => Some(Arch::NetSparseSwitch),
+            Lookup | Insert => Some(Arch::NetSparseSwitch),
+            _ if self.is_rig() => Some(Arch::NetSparseNic),
             _ => None,
         }
     }
 
-    /// A NetSparse construct.
+    /// Whether a program for `arch` may use this builtin.
+    pub fn available_in(self, arch: Arch) -> bool {
+        match self {
+            Builtin::Deconcatenate | Builtin::Concatenate => arch != Arch::V1Model,
+            _ => self.arch_only().is_none_or(|a| a == arch),
+        }
+    }
+
+    /// A NetSparse switch construct (the split points and the Property Cache).
     pub fn is_netsparse(self) -> bool {
         matches!(
             self,
             Builtin::Deconcatenate | Builtin::Concatenate | Builtin::Lookup | Builtin::Insert
+        )
+    }
+
+    /// A RIG extern of the NetSparse SmartNIC.
+    pub fn is_rig(self) -> bool {
+        matches!(
+            self,
+            Builtin::IdxFilterTest
+                | Builtin::IdxFilterSet
+                | Builtin::PendingContains
+                | Builtin::PendingInsert
+                | Builtin::PendingComplete
+                | Builtin::HostRead
+                | Builtin::HostWrite
         )
     }
 }

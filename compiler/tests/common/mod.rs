@@ -406,6 +406,34 @@ impl V<'_> {
                     }
                 }
             }
+            a::Package::NetSparseNic(p) => {
+                for path in [&p.host_to_net, &p.net_to_host] {
+                    self.where_ = format!("NIC path {}", path.name);
+                    self.stmts(&path.per_packet);
+                    self.stmts(&path.per_pr);
+                    for (f, w) in [
+                        (path.pr.src, 32),
+                        (path.pr.tid, 16),
+                        (path.pr.idx, 64),
+                        (path.pr.req_id, 32),
+                        (path.pr_meta.pr_type, 16),
+                        (path.pr_meta.dst, 32),
+                        (path.pr_meta.prop_len, 32),
+                        (path.pr_meta.drop, 1),
+                        (path.rig.node, 32),
+                        (path.rig.unit, 16),
+                        (path.rig.command, 32),
+                        (path.rig.outcome, 8),
+                    ] {
+                        if self.field(f) != w {
+                            self.bad(format!("NIC slot {} should be {w} bits", f.0));
+                        }
+                    }
+                }
+                if !p.host_to_net.per_packet.is_empty() {
+                    self.bad("host_to_net has a per-packet part".into());
+                }
+            }
         }
     }
 
@@ -787,6 +815,53 @@ impl V<'_> {
             CacheInsert { cache } => {
                 self.extern_kind(*cache, |k| matches!(k, a::ExternKind::PropertyCache))
             }
+            IdxFilterSet { idx } => self.want(idx, 64, "RIG idx"),
+            IdxFilterTest { idx, dst } | PendingContains { idx, dst } => {
+                self.want(idx, 64, "RIG idx");
+                if self.lvalue(dst) != 1 {
+                    self.bad("RIG test result is not 1 bit".into());
+                }
+            }
+            PendingInsert { idx, req_id } => {
+                self.want(idx, 64, "RIG idx");
+                if self.lvalue(req_id) != 32 {
+                    self.bad("request id destination is not 32 bits".into());
+                }
+            }
+            PendingComplete {
+                tid,
+                req_id,
+                idx,
+                prop_len,
+                dst,
+            } => {
+                self.want(tid, 16, "tid");
+                self.want(req_id, 32, "req_id");
+                self.want(idx, 64, "RIG idx");
+                self.want(prop_len, 32, "prop_len");
+                if self.lvalue(dst) != 1 {
+                    self.bad("PendingComplete result is not 1 bit".into());
+                }
+            }
+            HostRead { idx, prop_len, dst } => {
+                self.want(idx, 64, "RIG idx");
+                self.want(prop_len, 32, "prop_len");
+                if self.lvalue(dst) != 1 {
+                    self.bad("HostRead result is not 1 bit".into());
+                }
+            }
+            HostWrite { tid, req_id, idx } => {
+                self.want(tid, 16, "tid");
+                self.want(req_id, 32, "req_id");
+                self.want(idx, 64, "RIG idx");
+            }
+        }
+    }
+
+    /// An operand of a fixed width.
+    fn want(&mut self, e: &a::Expr, width: u16, what: &str) {
+        if self.expr(e) != width {
+            self.bad(format!("{what} operand is not {width} bits"));
         }
     }
 }

@@ -1,0 +1,705 @@
+//! Live Linux interfaces.
+//!
+//! One receiver thread per interface pushes frames into a channel; the core
+//! stays on the calling thread and single-threaded. Time is the monotonic
+//! clock since [`run`] started; timers are serviced at their deadlines (the
+//! loop wakes at the next deadline or every [`LiveOptions::poll`]). The loop
+//! runs until the stop flag is raised (the CLI raises it on SIGINT/SIGTERM),
+//! then joins the receivers and returns the counters.
+//!
+//! The socket layer is the [`PortIo`] trait so it can be swapped (a later
+//! issue replaces it with TPACKET rings). [`AfPacket`] is the default: a raw
+//! `AF_PACKET` socket bound to the interface, promiscuous, ignoring the
+//! frames it sees because this host sent them (`PACKET_IGNORE_OUTGOING`,
+//! and `sll_pkttype == PACKET_OUTGOING` is checked as well for older
+//! kernels). Receive buffers are recycled: no allocation per frame in the
+//! steady state.
+
+use std::collections::BTreeMap;
+use std::ffi::CString;
+use std::fs::File;
+use std::io::{self, BufWriter};
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::mpsc::{self, RecvTimeoutError};
+use std::sync::{Arc, Mutex};
+use std::thread;
+use std::time::{Duration, Instant, SystemTime};
+
+use netsparse_externs::{Datapath, Outputs, Time};
+use pcap_file::pcap::{PcapHeader, PcapPacket, PcapWriter};
+use pcap_file::{Endianness, TsResolution};
+
+use super::PortSpec;
+
+/// A frame socket bound to one interface. Both methods take `&self`: the
+/// receiver thread and the core's thread use the socket concurrently.
+pub trait PortIo: Send + Sync {
+    /// Receive one frame into `buf`, waiting at most `timeout`. `Ok(None)`
+    /// on timeout. The returned length may exceed `buf.len()`: the frame was
+    /// longer than the buffer and is truncated.
+    fn recv(&self, buf: &mut [u8], timeout: Duration) -> io::Result<Option<usize>>;
+    /// Send one frame.
+    fn send(&self, frame: &[u8]) -> io::Result<()>;
+}
+
+/// A raw `AF_PACKET` socket on one interface.
+#[derive(Debug)]
+pub struct AfPacket {
+    fd: OwnedFd,
+    name: String,
+}
+
+fn last_err(what: &str, name: &str) -> io::Error {
+    let e = io::Error::last_os_error();
+    io::Error::new(e.kind(), format!("{what} on {name}: {e}"))
+}
+
+impl AfPacket {
+    /// Open a promiscuous raw socket on interface `name`.
+    pub fn open(name: &str) -> io::Result<AfPacket> {
+        let cname = CString::new(name)
+            .map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "interface name with NUL"))?;
+        // SAFETY: `cname` is a valid NUL-terminated string.
+        let ifindex = unsafe { libc::if_nametoindex(cname.as_ptr()) };
+        if ifindex == 0 {
+            return Err(io::Error::new(
+                io::ErrorKind::NotFound,
+                format!("no interface named {name}"),
+            ));
+        }
+        let proto = (libc::ETH_P_ALL as u16).to_be();
+        // SAFETY: plain socket(2) call; the result is checked.
+        let raw = unsafe {
+            libc::socket(
+                libc::AF_PACKET,
+                libc::SOCK_RAW | libc::SOCK_CLOEXEC,
+                i32::from(proto),
+            )
+        };
+        if raw < 0 {
+            return Err(last_err("socket(AF_PACKET)", name));
+        }
+        // SAFETY: `raw` is a freshly created, owned descriptor.
+        let fd = unsafe { OwnedFd::from_raw_fd(raw) };
+        // SAFETY: sockaddr_ll is plain data; zero is a valid initial value.
+        let mut sll: libc::sockaddr_ll = unsafe { std::mem::zeroed() };
+        sll.sll_family = libc::AF_PACKET as u16;
+        sll.sll_protocol = proto;
+        sll.sll_ifindex = ifindex as i32;
+        // SAFETY: `sll` is a valid sockaddr_ll and its size is passed.
+        let rc = unsafe {
+            libc::bind(
+                fd.as_raw_fd(),
+                (&sll as *const libc::sockaddr_ll).cast(),
+                std::mem::size_of::<libc::sockaddr_ll>() as libc::socklen_t,
+            )
+        };
+        if rc < 0 {
+            return Err(last_err("bind", name));
+        }
+        // SAFETY: packet_mreq is plain data.
+        let mut mreq: libc::packet_mreq = unsafe { std::mem::zeroed() };
+        mreq.mr_ifindex = ifindex as i32;
+        mreq.mr_type = libc::PACKET_MR_PROMISC as u16;
+        // SAFETY: valid option struct and size.
+        let rc = unsafe {
+            libc::setsockopt(
+                fd.as_raw_fd(),
+                libc::SOL_PACKET,
+                libc::PACKET_ADD_MEMBERSHIP,
+                (&mreq as *const libc::packet_mreq).cast(),
+                std::mem::size_of::<libc::packet_mreq>() as libc::socklen_t,
+            )
+        };
+        if rc < 0 {
+            return Err(last_err("PACKET_ADD_MEMBERSHIP", name));
+        }
+        let one: libc::c_int = 1;
+        // Best effort (Linux ≥ 4.20); the receive path also checks the type.
+        // SAFETY: valid int option.
+        unsafe {
+            libc::setsockopt(
+                fd.as_raw_fd(),
+                libc::SOL_PACKET,
+                libc::PACKET_IGNORE_OUTGOING,
+                (&one as *const libc::c_int).cast(),
+                std::mem::size_of::<libc::c_int>() as libc::socklen_t,
+            );
+        }
+        Ok(AfPacket {
+            fd,
+            name: name.to_owned(),
+        })
+    }
+}
+
+impl AfPacket {
+    /// Open a socket on interface `name` inside the network namespace at
+    /// `netns` (e.g. `/var/run/netns/blue`, as created by `ip netns add`).
+    /// The socket stays in that namespace; the calling thread does not move.
+    pub fn open_in_netns(name: &str, netns: &Path) -> io::Result<AfPacket> {
+        let name = name.to_owned();
+        let netns = netns.to_owned();
+        thread::Builder::new()
+            .name("netns-open".into())
+            .spawn(move || -> io::Result<AfPacket> {
+                let f = File::open(&netns)?;
+                // SAFETY: setns on a valid namespace descriptor; it only
+                // affects this short-lived thread.
+                let rc = unsafe { libc::setns(f.as_raw_fd(), libc::CLONE_NEWNET) };
+                if rc < 0 {
+                    return Err(last_err("setns", &netns.display().to_string()));
+                }
+                AfPacket::open(&name)
+            })?
+            .join()
+            .map_err(|_| io::Error::other("the namespace thread panicked"))?
+    }
+}
+
+impl PortIo for AfPacket {
+    fn recv(&self, buf: &mut [u8], timeout: Duration) -> io::Result<Option<usize>> {
+        let deadline = Instant::now() + timeout;
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            let mut pfd = libc::pollfd {
+                fd: self.fd.as_raw_fd(),
+                events: libc::POLLIN,
+                revents: 0,
+            };
+            let ms = left.as_millis().min(i32::MAX as u128) as i32;
+            // SAFETY: one valid pollfd.
+            let rc = unsafe { libc::poll(&mut pfd, 1, ms) };
+            if rc < 0 {
+                let e = io::Error::last_os_error();
+                if e.kind() == io::ErrorKind::Interrupted {
+                    continue;
+                }
+                return Err(e);
+            }
+            if rc == 0 {
+                return Ok(None);
+            }
+            // SAFETY: sockaddr_ll is plain data.
+            let mut from: libc::sockaddr_ll = unsafe { std::mem::zeroed() };
+            let mut len = std::mem::size_of::<libc::sockaddr_ll>() as libc::socklen_t;
+            // SAFETY: `buf` is valid for `buf.len()` bytes; `from`/`len`
+            // describe a valid address buffer.
+            let n = unsafe {
+                libc::recvfrom(
+                    self.fd.as_raw_fd(),
+                    buf.as_mut_ptr().cast(),
+                    buf.len(),
+                    libc::MSG_TRUNC | libc::MSG_DONTWAIT,
+                    (&mut from as *mut libc::sockaddr_ll).cast(),
+                    &mut len,
+                )
+            };
+            if n < 0 {
+                let e = io::Error::last_os_error();
+                match e.kind() {
+                    io::ErrorKind::Interrupted | io::ErrorKind::WouldBlock => continue,
+                    _ => {
+                        return Err(io::Error::new(
+                            e.kind(),
+                            format!("recv on {}: {e}", self.name),
+                        ))
+                    }
+                }
+            }
+            if from.sll_pkttype == libc::PACKET_OUTGOING {
+                if Instant::now() >= deadline {
+                    return Ok(None);
+                }
+                continue;
+            }
+            return Ok(Some(n as usize));
+        }
+    }
+
+    fn send(&self, frame: &[u8]) -> io::Result<()> {
+        // SAFETY: `frame` is valid for its length; the socket is bound.
+        let n = unsafe { libc::send(self.fd.as_raw_fd(), frame.as_ptr().cast(), frame.len(), 0) };
+        if n < 0 {
+            return Err(last_err("send", &self.name));
+        }
+        Ok(())
+    }
+}
+
+/// Live options.
+#[derive(Clone, Debug)]
+pub struct LiveOptions {
+    /// Receive buffer per frame (longer frames are counted as truncated and dropped).
+    pub snaplen: usize,
+    /// Longest wait between checks of the stop flag.
+    pub poll: Duration,
+    /// Record every port's input and output to `DIR/<name>_in.pcap` /
+    /// `DIR/<name>_out.pcap` (wall-clock timestamps).
+    pub record_dir: Option<PathBuf>,
+}
+
+impl Default for LiveOptions {
+    fn default() -> Self {
+        LiveOptions {
+            snaplen: 65536,
+            poll: Duration::from_millis(50),
+            record_dir: None,
+        }
+    }
+}
+
+/// Driver counters of one port.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct LivePortStats {
+    /// The binding.
+    pub spec: Option<PortSpec>,
+    /// Frames received and delivered to the core.
+    pub rx_frames: u64,
+    /// Bytes received.
+    pub rx_bytes: u64,
+    /// Frames sent.
+    pub tx_frames: u64,
+    /// Bytes sent.
+    pub tx_bytes: u64,
+    /// Sends that failed.
+    pub tx_errors: u64,
+    /// Frames longer than the receive buffer (dropped).
+    pub rx_truncated: u64,
+}
+
+/// The outcome of a live run.
+#[derive(Clone, Debug, Default)]
+pub struct LiveReport {
+    /// Per port, in port order.
+    pub ports: Vec<LivePortStats>,
+    /// Frames the core sent to unbound ports.
+    pub unbound_port_frames: u64,
+    /// How long the loop ran.
+    pub duration: Duration,
+    /// A receiver that failed (the run stopped because of it).
+    pub receiver_error: Option<String>,
+}
+
+/// Why a live run could not start or continue.
+#[derive(Debug, thiserror::Error)]
+pub enum LiveError {
+    /// An interface could not be opened.
+    #[error("cannot open {port}: {err}")]
+    Open {
+        /// The binding.
+        port: PortSpec,
+        /// The error.
+        err: io::Error,
+    },
+    /// A recording file could not be written.
+    #[error("{file}: {detail}")]
+    Record {
+        /// The file.
+        file: PathBuf,
+        /// What failed.
+        detail: String,
+    },
+    /// A receiver thread could not be started.
+    #[error("cannot start a receiver thread: {0}")]
+    Thread(io::Error),
+}
+
+/// Open an [`AfPacket`] socket for each binding.
+pub fn open_af_packet(specs: &[PortSpec]) -> Result<Vec<(PortSpec, Arc<AfPacket>)>, LiveError> {
+    specs
+        .iter()
+        .map(|s| {
+            AfPacket::open(&s.name)
+                .map(|p| (s.clone(), Arc::new(p)))
+                .map_err(|err| LiveError::Open {
+                    port: s.clone(),
+                    err,
+                })
+        })
+        .collect()
+}
+
+enum Msg {
+    Frame {
+        idx: usize,
+        buf: Vec<u8>,
+        len: usize,
+        at: Instant,
+    },
+    Failed(String),
+}
+
+struct Recorder {
+    file: PathBuf,
+    w: PcapWriter<BufWriter<File>>,
+}
+
+impl Recorder {
+    fn create(dir: &Path, name: &str, snaplen: usize) -> Result<Recorder, LiveError> {
+        let file = dir.join(name);
+        let err = |detail: String| LiveError::Record {
+            file: file.clone(),
+            detail,
+        };
+        let f = File::create(&file).map_err(|e| err(e.to_string()))?;
+        let header = PcapHeader {
+            snaplen: snaplen as u32,
+            ts_resolution: TsResolution::NanoSecond,
+            endianness: Endianness::Little,
+            ..PcapHeader::default()
+        };
+        let w =
+            PcapWriter::with_header(BufWriter::new(f), header).map_err(|e| err(e.to_string()))?;
+        Ok(Recorder { file, w })
+    }
+
+    fn write(&mut self, data: &[u8]) -> Result<(), LiveError> {
+        let ts = SystemTime::now()
+            .duration_since(SystemTime::UNIX_EPOCH)
+            .unwrap_or_default();
+        self.w
+            .write_packet(&PcapPacket::new(ts, data.len() as u32, data))
+            .map(|_| ())
+            .map_err(|e| LiveError::Record {
+                file: self.file.clone(),
+                detail: e.to_string(),
+            })
+    }
+}
+
+/// Run `dp` on live ports until `stop` is raised.
+pub fn run<D: Datapath, P: PortIo + 'static>(
+    dp: &mut D,
+    ports: Vec<(PortSpec, Arc<P>)>,
+    stop: Arc<AtomicBool>,
+    opts: &LiveOptions,
+) -> Result<LiveReport, LiveError> {
+    let mut ports = ports;
+    ports.sort_by(|a, b| a.0.cmp(&b.0));
+    let mut recorders: Vec<(Option<Recorder>, Option<Recorder>)> = Vec::new();
+    for (s, _) in &ports {
+        recorders.push(match &opts.record_dir {
+            Some(d) => (
+                Some(Recorder::create(
+                    d,
+                    &format!("{}_in.pcap", s.name),
+                    opts.snaplen,
+                )?),
+                Some(Recorder::create(
+                    d,
+                    &format!("{}_out.pcap", s.name),
+                    opts.snaplen,
+                )?),
+            ),
+            None => (None, None),
+        });
+    }
+    let by_port: BTreeMap<u32, usize> = ports
+        .iter()
+        .enumerate()
+        .map(|(i, (s, _))| (s.port, i))
+        .collect();
+    let mut stats: Vec<LivePortStats> = ports
+        .iter()
+        .map(|(s, _)| LivePortStats {
+            spec: Some(s.clone()),
+            ..LivePortStats::default()
+        })
+        .collect();
+    let truncated: Vec<Arc<AtomicU64>> =
+        ports.iter().map(|_| Arc::new(AtomicU64::new(0))).collect();
+    let pool: Arc<Mutex<Vec<Vec<u8>>>> = Arc::new(Mutex::new(Vec::new()));
+    let (tx, rx) = mpsc::channel::<Msg>();
+    let quit = Arc::new(AtomicBool::new(false));
+    let mut handles = Vec::new();
+    for (idx, (spec, io)) in ports.iter().enumerate() {
+        let (io, tx, pool, quit, stop, trunc) = (
+            Arc::clone(io),
+            tx.clone(),
+            Arc::clone(&pool),
+            Arc::clone(&quit),
+            Arc::clone(&stop),
+            Arc::clone(&truncated[idx]),
+        );
+        let (snaplen, poll) = (opts.snaplen, opts.poll);
+        let name = format!("rx-{}", spec.name);
+        let h = thread::Builder::new()
+            .name(name)
+            .spawn(move || {
+                let mut buf = Vec::new();
+                while !quit.load(Ordering::Relaxed) && !stop.load(Ordering::Relaxed) {
+                    if buf.len() != snaplen {
+                        buf = pool
+                            .lock()
+                            .ok()
+                            .and_then(|mut p| p.pop())
+                            .unwrap_or_else(|| vec![0u8; snaplen]);
+                        buf.resize(snaplen, 0);
+                    }
+                    match io.recv(&mut buf, poll) {
+                        Ok(None) => {}
+                        Ok(Some(n)) if n > buf.len() => {
+                            trunc.fetch_add(1, Ordering::Relaxed);
+                        }
+                        Ok(Some(n)) => {
+                            let msg = Msg::Frame {
+                                idx,
+                                buf: std::mem::take(&mut buf),
+                                len: n,
+                                at: Instant::now(),
+                            };
+                            if tx.send(msg).is_err() {
+                                break;
+                            }
+                        }
+                        Err(e) => {
+                            let _ = tx.send(Msg::Failed(e.to_string()));
+                            break;
+                        }
+                    }
+                }
+            })
+            .map_err(LiveError::Thread)?;
+        handles.push(h);
+    }
+    drop(tx);
+    let start = Instant::now();
+    let mut report = LiveReport::default();
+    let mut out = Outputs::new();
+    let mut last = Time::ZERO;
+    let mut result = Ok(());
+    let time_of = |at: Instant| {
+        Time::from_ns(u64::try_from(at.duration_since(start).as_nanos()).unwrap_or(u64::MAX))
+    };
+    'main: while !stop.load(Ordering::Relaxed) {
+        // Timers due now.
+        let now = time_of(Instant::now()).max(last);
+        let mut steps = 0;
+        while let Some(d) = dp.next_deadline() {
+            if d > now || steps >= 1_000_000 {
+                break;
+            }
+            steps += 1;
+            last = now;
+            dp.on_timer(now, &mut out);
+            if let Err(e) = send_all(
+                &mut out,
+                &ports,
+                &by_port,
+                &mut stats,
+                &mut recorders,
+                &mut report,
+            ) {
+                result = Err(e);
+                break 'main;
+            }
+        }
+        let wait = match dp.next_deadline() {
+            Some(d) => Duration::from_nanos(d.saturating_sub(now).as_ns()).min(opts.poll),
+            None => opts.poll,
+        };
+        match rx.recv_timeout(wait) {
+            Ok(Msg::Frame { idx, buf, len, at }) => {
+                let t = time_of(at).max(last);
+                last = t;
+                let frame = &buf[..len.min(buf.len())];
+                stats[idx].rx_frames += 1;
+                stats[idx].rx_bytes += frame.len() as u64;
+                if let Some(r) = recorders[idx].0.as_mut() {
+                    if let Err(e) = r.write(frame) {
+                        result = Err(e);
+                        break 'main;
+                    }
+                }
+                dp.on_packet(t, ports[idx].0.port, frame, &mut out);
+                if let Ok(mut p) = pool.lock() {
+                    p.push(buf);
+                }
+                if let Err(e) = send_all(
+                    &mut out,
+                    &ports,
+                    &by_port,
+                    &mut stats,
+                    &mut recorders,
+                    &mut report,
+                ) {
+                    result = Err(e);
+                    break 'main;
+                }
+            }
+            Ok(Msg::Failed(e)) => {
+                report.receiver_error = Some(e);
+                break;
+            }
+            Err(RecvTimeoutError::Timeout) => {}
+            Err(RecvTimeoutError::Disconnected) => break,
+        }
+    }
+    quit.store(true, Ordering::Relaxed);
+    for h in handles {
+        let _ = h.join();
+    }
+    for (s, t) in stats.iter_mut().zip(&truncated) {
+        s.rx_truncated = t.load(Ordering::Relaxed);
+    }
+    for (i, o) in recorders {
+        for r in [i, o].into_iter().flatten() {
+            let file = r.file.clone();
+            let mut inner = r.w.into_writer();
+            if let Err(e) = io::Write::flush(&mut inner) {
+                result = result.and(Err(LiveError::Record {
+                    file,
+                    detail: e.to_string(),
+                }));
+            }
+        }
+    }
+    result?;
+    report.ports = stats;
+    report.duration = start.elapsed();
+    Ok(report)
+}
+
+fn send_all<P: PortIo>(
+    out: &mut Outputs,
+    ports: &[(PortSpec, Arc<P>)],
+    by_port: &BTreeMap<u32, usize>,
+    stats: &mut [LivePortStats],
+    recorders: &mut [(Option<Recorder>, Option<Recorder>)],
+    report: &mut LiveReport,
+) -> Result<(), LiveError> {
+    for (port, bytes) in out.iter() {
+        match by_port.get(&port) {
+            Some(&i) => {
+                match ports[i].1.send(bytes) {
+                    Ok(()) => {
+                        stats[i].tx_frames += 1;
+                        stats[i].tx_bytes += bytes.len() as u64;
+                    }
+                    Err(_) => stats[i].tx_errors += 1,
+                }
+                if let Some(r) = recorders[i].1.as_mut() {
+                    r.write(bytes)?;
+                }
+            }
+            None => report.unbound_port_frames += 1,
+        }
+    }
+    out.clear();
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::mpsc::{Receiver, Sender};
+
+    /// A port fed from a channel, recording what is sent.
+    struct FakePort {
+        rx: Mutex<Receiver<Vec<u8>>>,
+        sent: Mutex<Vec<Vec<u8>>>,
+    }
+
+    impl PortIo for FakePort {
+        fn recv(&self, buf: &mut [u8], timeout: Duration) -> io::Result<Option<usize>> {
+            let rx = self.rx.lock().map_err(|_| io::Error::other("poisoned"))?;
+            match rx.recv_timeout(timeout) {
+                Ok(f) => {
+                    let n = f.len().min(buf.len());
+                    buf[..n].copy_from_slice(&f[..n]);
+                    Ok(Some(f.len()))
+                }
+                Err(_) => Ok(None),
+            }
+        }
+        fn send(&self, frame: &[u8]) -> io::Result<()> {
+            self.sent
+                .lock()
+                .map_err(|_| io::Error::other("poisoned"))?
+                .push(frame.to_vec());
+            Ok(())
+        }
+    }
+
+    /// Echo every frame to port `port ^ 1`, and count timer calls.
+    struct Echo {
+        seen: usize,
+        stop_after: usize,
+        stop: Arc<AtomicBool>,
+        timer_at: Option<Time>,
+        timers: usize,
+    }
+
+    impl Datapath for Echo {
+        fn on_packet(&mut self, now: Time, port: u32, frame: &[u8], out: &mut Outputs) {
+            out.push(port ^ 1, frame);
+            out.push(7, frame); // unbound
+            self.seen += 1;
+            self.timer_at = Some(now + Time::from_us(100));
+            if self.seen >= self.stop_after && self.timers > 0 {
+                self.stop.store(true, Ordering::Relaxed);
+            }
+        }
+        fn on_timer(&mut self, _now: Time, _out: &mut Outputs) {
+            self.timers += 1;
+            self.timer_at = None;
+            if self.seen >= self.stop_after {
+                self.stop.store(true, Ordering::Relaxed);
+            }
+        }
+        fn next_deadline(&self) -> Option<Time> {
+            self.timer_at
+        }
+    }
+
+    fn fake() -> (Sender<Vec<u8>>, Arc<FakePort>) {
+        let (tx, rx) = mpsc::channel();
+        (
+            tx,
+            Arc::new(FakePort {
+                rx: Mutex::new(rx),
+                sent: Mutex::new(Vec::new()),
+            }),
+        )
+    }
+
+    #[test]
+    fn delivers_routes_fires_timers_and_stops() {
+        let (tx0, p0) = fake();
+        let (_tx1, p1) = fake();
+        let stop = Arc::new(AtomicBool::new(false));
+        let mut dp = Echo {
+            seen: 0,
+            stop_after: 3,
+            stop: Arc::clone(&stop),
+            timer_at: None,
+            timers: 0,
+        };
+        tx0.send(vec![9; 100]).unwrap(); // longer than the buffer: dropped
+        for i in 0..3u8 {
+            tx0.send(vec![i; 60]).unwrap();
+        }
+        let ports = vec![
+            ("0@a".parse().unwrap(), Arc::clone(&p0)),
+            ("1@b".parse().unwrap(), Arc::clone(&p1)),
+        ];
+        let opts = LiveOptions {
+            snaplen: 64,
+            poll: Duration::from_millis(5),
+            record_dir: None,
+        };
+        let rep = run(&mut dp, ports, stop, &opts).unwrap();
+        assert_eq!(dp.seen, 3);
+        assert!(dp.timers >= 1);
+        let sent = p1.sent.lock().unwrap();
+        assert_eq!(sent.len(), 3);
+        assert_eq!(sent[1], vec![1u8; 60]);
+        assert_eq!(rep.ports[0].rx_frames, 3);
+        assert_eq!(rep.ports[1].tx_frames, 3);
+        assert_eq!(rep.unbound_port_frames, 3);
+        assert_eq!(rep.ports[0].rx_truncated, 1);
+    }
+}

@@ -1,0 +1,78 @@
+//! The execution engine: a loaded program ([`code::Code`], immutable) and its
+//! run-time state ([`runtime::Runtime`]: entries, externs), with the pipe
+//! operations every architecture is built from — parse, run a control,
+//! deparse — over one reusable [`PacketState`].
+//!
+//! The v1model switch ([`crate::Switch`]) strings these together the way
+//! BMv2's simple_switch does; the NetSparse multi-pipe switch will string the
+//! same operations together per pipe (ingress pipes → crossbar → middle pipes
+//! → crossbar → egress pipes).
+
+pub(crate) mod code;
+pub(crate) mod compile;
+pub(crate) mod eval;
+pub(crate) mod exec;
+pub(crate) mod layout;
+pub(crate) mod runtime;
+pub(crate) mod state;
+pub(crate) mod word;
+
+pub use runtime::{DigestMsg, EngineStats};
+pub use state::PacketState;
+
+use code::Code;
+use exec::{Exec, ParseEnd};
+use runtime::Runtime;
+
+/// A loaded program and its run-time state.
+#[derive(Debug)]
+pub(crate) struct Engine {
+    /// The executable program.
+    pub code: Code,
+    /// Entries, externs, generator, scratch.
+    pub rt: Runtime,
+}
+
+impl Engine {
+    /// A fresh packet state sized for this program.
+    pub(crate) fn new_state(&self) -> PacketState {
+        PacketState::new(&self.code)
+    }
+
+    /// Run parser `id` over `st.frame`; leaves the cursor and the payload
+    /// offset at the first unparsed byte.
+    pub(crate) fn parse(&mut self, st: &mut PacketState, id: u32) -> ParseEnd {
+        st.cursor = 0;
+        let end = Exec {
+            code: &self.code,
+            rt: &mut self.rt,
+            emit: None,
+        }
+        .parser(st, id);
+        st.payload_off = (st.cursor / 8).min(st.frame.len());
+        end
+    }
+
+    /// Run control `id`.
+    pub(crate) fn control(&mut self, st: &mut PacketState, id: u32) {
+        Exec {
+            code: &self.code,
+            rt: &mut self.rt,
+            emit: None,
+        }
+        .control(st, id);
+    }
+
+    /// Run deparser control `id`, appending the emitted headers and then the
+    /// unparsed payload to `out`.
+    pub(crate) fn deparse(&mut self, st: &mut PacketState, id: u32, out: &mut Vec<u8>) {
+        Exec {
+            code: &self.code,
+            rt: &mut self.rt,
+            emit: Some(out),
+        }
+        .control(st, id);
+        let off = st.payload_off.min(st.frame.len());
+        out.extend_from_slice(&st.frame[off..]);
+    }
+}

@@ -1,0 +1,1118 @@
+//! Match-action table storage and lookup.
+//!
+//! A table's shape is chosen the way BMv2 chooses it:
+//!
+//! * only `exact` keys → a hash map keyed on the packed key (FxHash-style
+//!   multiply–rotate hasher, not SipHash);
+//! * `exact` keys and one `lpm` key → per exact-part, a multibit trie with
+//!   8-bit strides over the prefix (at most `width / 8` node visits per
+//!   lookup, longest prefix wins);
+//! * any `ternary`, `range` or `optional` key (or more than one `lpm` key) →
+//!   a list kept sorted by priority, scanned in order. Priorities follow
+//!   P4Runtime: the **higher** numeric priority wins; ties go to the entry
+//!   added first. (BMv2's CLI uses the opposite convention; the CLI command
+//!   parser converts at its boundary.)
+//!
+//! Entries are addressed by stable [`EntryHandle`]s. Lookups never allocate.
+
+use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
+
+use netsparse_externs::artifact::{KeyMatch, MatchKind, MeterUnit};
+use netsparse_externs::meter::TrTcm;
+use netsparse_externs::stateful::CounterCell;
+
+use crate::engine::word::mask128;
+use crate::error::ControlPlaneError;
+
+/// A fast non-cryptographic hasher (multiply–rotate, with a final mix so
+/// keys that differ only in their high bits still spread over buckets).
+#[derive(Clone, Copy, Default)]
+pub(crate) struct FxHasher {
+    h: u64,
+}
+
+const K: u64 = 0x51_7c_c1_b7_27_22_0a_95;
+
+impl FxHasher {
+    #[inline(always)]
+    fn add(&mut self, w: u64) {
+        self.h = (self.h.rotate_left(5) ^ w).wrapping_mul(K);
+    }
+}
+
+impl Hasher for FxHasher {
+    #[inline]
+    fn write(&mut self, bytes: &[u8]) {
+        let mut chunks = bytes.chunks_exact(8);
+        for c in &mut chunks {
+            let mut b = [0u8; 8];
+            b.copy_from_slice(c);
+            self.add(u64::from_le_bytes(b));
+        }
+        let rest = chunks.remainder();
+        if !rest.is_empty() {
+            let mut b = [0u8; 8];
+            b[..rest.len()].copy_from_slice(rest);
+            self.add(u64::from_le_bytes(b));
+        }
+    }
+    #[inline]
+    fn write_u64(&mut self, i: u64) {
+        self.add(i);
+    }
+    #[inline]
+    fn write_u128(&mut self, i: u128) {
+        self.add(i as u64);
+        self.add((i >> 64) as u64);
+    }
+    #[inline]
+    fn write_usize(&mut self, i: usize) {
+        self.add(i as u64);
+    }
+    #[inline]
+    fn finish(&self) -> u64 {
+        let h = self.h;
+        (h ^ (h >> 32)).wrapping_mul(0x9e37_79b9_7f4a_7c15) ^ (h >> 29)
+    }
+}
+
+/// A `HashMap` with [`FxHasher`].
+pub(crate) type FxHashMap<Kk, V> = HashMap<Kk, V, BuildHasherDefault<FxHasher>>;
+
+/// A stable reference to a table entry (P4Runtime / BMv2 "entry handle").
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct EntryHandle(pub u32);
+
+impl std::fmt::Display for EntryHandle {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}", self.0)
+    }
+}
+
+/// A table key's control-plane description.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct KeySpec {
+    /// Control-plane name (`hdr.ipv4.dstAddr`).
+    pub name: String,
+    /// Width in bits.
+    pub width: u16,
+    /// Match kind.
+    pub kind: MatchKind,
+}
+
+/// An action a table may run.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct TableActionInfo {
+    /// Action id.
+    pub action: u32,
+    /// Control-plane name.
+    pub name: String,
+    /// `@defaultonly`.
+    pub default_only: bool,
+    /// `@tableonly`.
+    pub table_only: bool,
+}
+
+/// One installed entry.
+#[derive(Clone, Debug)]
+pub(crate) struct EntryRec {
+    /// Matches, normalised (values masked, one per key).
+    pub keys: Box<[KeyMatch]>,
+    /// Action id.
+    pub action: u32,
+    /// Action data.
+    pub args: Box<[u128]>,
+    /// Priority (higher wins; 0 for exact/LPM tables).
+    pub priority: u32,
+    /// From the program's `entries`.
+    pub is_const: bool,
+    /// Direct counter cell.
+    pub counter: CounterCell,
+    /// Direct meter.
+    pub meter: Option<TrTcm>,
+}
+
+/// How the table is indexed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Shape {
+    /// Only exact keys.
+    Exact,
+    /// Exact keys and one LPM key at this position.
+    Lpm(usize),
+    /// Priority-ordered.
+    Prio,
+}
+
+#[derive(Clone, Debug)]
+enum ExactMap {
+    K64(FxHashMap<u64, u32>),
+    K128(FxHashMap<u128, u32>),
+    KN(FxHashMap<Box<[u128]>, u32>),
+}
+
+const NONE: u32 = u32::MAX;
+
+#[derive(Clone, Copy, Debug)]
+struct Slot {
+    /// Handle of the longest prefix in this node covering the slot.
+    entry: u32,
+    /// Child node index.
+    child: u32,
+}
+
+const EMPTY_SLOT: Slot = Slot {
+    entry: NONE,
+    child: NONE,
+};
+
+/// A multibit trie (stride 8) over keys left-aligned in a `u128`. Nodes are
+/// 256 consecutive slots of one flat vector, so a lookup is one dependent
+/// load per byte of the key.
+#[derive(Clone, Debug)]
+pub(crate) struct Trie {
+    /// Node `i` is `slots[256 * i..256 * (i + 1)]`.
+    slots: Vec<Slot>,
+    /// Prefix length (within its node, 1..=8) of each slot's entry.
+    lens: Vec<u8>,
+    /// Prefixes stored in each node: (bits left-aligned in the byte, len 1..=8, handle).
+    prefixes: Vec<Vec<(u8, u8, u32)>>,
+    /// The /0 entry.
+    zero: u32,
+}
+
+impl Trie {
+    fn new() -> Trie {
+        let mut t = Trie {
+            slots: Vec::new(),
+            lens: Vec::new(),
+            prefixes: Vec::new(),
+            zero: NONE,
+        };
+        t.add_node();
+        t
+    }
+
+    fn add_node(&mut self) -> usize {
+        self.slots.extend(std::iter::repeat_n(EMPTY_SLOT, 256));
+        self.lens.extend(std::iter::repeat_n(0, 256));
+        self.prefixes.push(Vec::new());
+        self.prefixes.len() - 1
+    }
+
+    /// The node holding prefixes of `len` (≥ 1) bits of `value`, creating
+    /// the path when `create`.
+    fn node_for(&mut self, value: u128, len: u16, create: bool) -> Option<usize> {
+        let depth = usize::from((len - 1) / 8);
+        let mut node = 0usize;
+        for d in 0..depth {
+            let byte = usize::from((value >> (120 - 8 * d)) as u8);
+            let child = self.slots[node * 256 + byte].child;
+            node = if child != NONE {
+                child as usize
+            } else if create {
+                let n = self.add_node();
+                self.slots[node * 256 + byte].child = n as u32;
+                n
+            } else {
+                return None;
+            };
+        }
+        Some(node)
+    }
+
+    /// (bits left-aligned in the node's byte, length within the node).
+    fn local(value: u128, len: u16) -> (u8, u8) {
+        let depth = usize::from((len - 1) / 8);
+        let l = (len - 8 * depth as u16) as u8;
+        let byte = (value >> (120 - 8 * depth)) as u8;
+        (byte & (0xffu8 << (8 - l)), l)
+    }
+
+    /// Insert `value` (left-aligned) / `len`.
+    fn insert(&mut self, value: u128, len: u16, handle: u32) {
+        if len == 0 {
+            self.zero = handle;
+            return;
+        }
+        let Some(node) = self.node_for(value, len, true) else {
+            return;
+        };
+        let (bits, l) = Self::local(value, len);
+        self.prefixes[node].push((bits, l, handle));
+        let lo = node * 256 + usize::from(bits);
+        let hi = lo + (1usize << (8 - l));
+        for i in lo..hi {
+            if self.slots[i].entry == NONE || self.lens[i] <= l {
+                self.slots[i].entry = handle;
+                self.lens[i] = l;
+            }
+        }
+    }
+
+    /// The handle stored for exactly `value`/`len`, if any.
+    fn find(&mut self, value: u128, len: u16) -> Option<u32> {
+        if len == 0 {
+            return (self.zero != NONE).then_some(self.zero);
+        }
+        let node = self.node_for(value, len, false)?;
+        let (bits, l) = Self::local(value, len);
+        self.prefixes[node]
+            .iter()
+            .find(|p| p.0 == bits && p.1 == l)
+            .map(|p| p.2)
+    }
+
+    /// Remove `value`/`len` stored under `handle`.
+    fn remove(&mut self, value: u128, len: u16, handle: u32) {
+        if len == 0 {
+            if self.zero == handle {
+                self.zero = NONE;
+            }
+            return;
+        }
+        let Some(node) = self.node_for(value, len, false) else {
+            return;
+        };
+        self.prefixes[node].retain(|p| p.2 != handle);
+        let (bits, l) = Self::local(value, len);
+        let lo = usize::from(bits);
+        let hi = lo + (1usize << (8 - l));
+        for slot in lo..hi {
+            let best = self.prefixes[node]
+                .iter()
+                .filter(|(pb, pl, _)| (slot as u8) & (0xffu8 << (8 - pl)) == *pb)
+                .max_by_key(|(_, pl, _)| *pl)
+                .copied();
+            let i = node * 256 + slot;
+            match best {
+                Some((_, pl, h)) => {
+                    self.slots[i].entry = h;
+                    self.lens[i] = pl;
+                }
+                None => {
+                    self.slots[i].entry = NONE;
+                    self.lens[i] = 0;
+                }
+            }
+        }
+    }
+
+    /// Longest prefix match of `key` (left-aligned, `bytes` significant bytes).
+    #[inline]
+    fn lookup(&self, key: u128, bytes: usize) -> u32 {
+        let mut best = self.zero;
+        let mut base = 0usize;
+        for d in 0..bytes {
+            let byte = usize::from((key >> (120 - 8 * d)) as u8);
+            let s = self.slots[base + byte];
+            if s.entry != NONE {
+                best = s.entry;
+            }
+            if s.child == NONE {
+                break;
+            }
+            base = s.child as usize * 256;
+        }
+        best
+    }
+}
+
+#[derive(Clone, Debug)]
+struct LpmIndex {
+    /// Trie per exact part (index into `tries`); `None` when the table has
+    /// no exact keys (then `tries[0]` is the only trie).
+    by_exact: Option<FxHashMap<Box<[u128]>, u32>>,
+    tries: Vec<Trie>,
+    /// Width of the LPM key.
+    width: u16,
+}
+
+#[derive(Clone, Debug)]
+struct PrioEntry {
+    handle: u32,
+    priority: u32,
+    seq: u64,
+    /// Per key: (a, b, is_range): `k & b == a`, or `a <= k <= b`.
+    m: Box<[(u128, u128, bool)]>,
+}
+
+#[derive(Clone, Debug)]
+enum Index {
+    Exact(ExactMap),
+    Lpm(LpmIndex),
+    Prio(Vec<PrioEntry>),
+}
+
+/// The run-time part of a table: its entries, default action and index.
+#[derive(Clone, Debug)]
+pub(crate) struct TableRt {
+    /// Fully-qualified name.
+    pub name: String,
+    /// Keys.
+    pub keys: Box<[KeySpec]>,
+    /// Actions the table may run.
+    pub actions: Box<[TableActionInfo]>,
+    /// Shape.
+    pub shape: Shape,
+    /// Maximum number of entries.
+    pub size: u32,
+    /// Entries by handle (`None` = deleted).
+    pub entries: Vec<Option<EntryRec>>,
+    /// Live entries.
+    pub live: usize,
+    /// Default action id.
+    pub default_action: u32,
+    /// Default action data.
+    pub default_args: Box<[u128]>,
+    /// `const default_action`.
+    pub default_const: bool,
+    /// `const entries`.
+    pub entries_const: bool,
+    /// Direct counter extern id.
+    pub direct_counter: Option<u32>,
+    /// Direct meter extern id and unit.
+    pub direct_meter: Option<(u32, MeterUnit)>,
+    next_seq: u64,
+    index: Index,
+}
+
+/// Pack exact key values into a u64 (total width ≤ 64).
+#[inline]
+fn pack64(keys: &[KeySpec], vals: &[u128]) -> u64 {
+    let mut acc = 0u64;
+    for (k, v) in keys.iter().zip(vals) {
+        acc = if k.width >= 64 {
+            *v as u64
+        } else {
+            (acc << k.width) | (*v as u64)
+        };
+    }
+    acc
+}
+
+/// Pack exact key values into a u128 (total width ≤ 128).
+#[inline]
+fn pack128(keys: &[KeySpec], vals: &[u128]) -> u128 {
+    let mut acc = 0u128;
+    for (k, v) in keys.iter().zip(vals) {
+        acc = if k.width >= 128 {
+            *v
+        } else {
+            (acc << k.width) | *v
+        };
+    }
+    acc
+}
+
+fn match_value(m: &KeyMatch) -> u128 {
+    match m {
+        KeyMatch::Exact { value } | KeyMatch::Lpm { value, .. } => *value,
+        KeyMatch::Ternary { value, .. } => *value,
+        KeyMatch::Range { lo, .. } => *lo,
+        KeyMatch::Any => 0,
+    }
+}
+
+fn kind_name(m: &KeyMatch) -> &'static str {
+    match m {
+        KeyMatch::Exact { .. } => "exact",
+        KeyMatch::Lpm { .. } => "lpm",
+        KeyMatch::Ternary { .. } => "ternary",
+        KeyMatch::Range { .. } => "range",
+        KeyMatch::Any => "wildcard",
+    }
+}
+
+/// If `mask` is a prefix mask of `width` bits, its length.
+fn prefix_len_of(mask: u128, width: u16) -> Option<u16> {
+    let full = mask128(width);
+    let ones = mask.count_ones() as u16;
+    let expect = if ones == 0 {
+        0
+    } else {
+        full & !mask128(width - ones)
+    };
+    (mask == expect).then_some(ones)
+}
+
+/// Normalise one key's match (see [`TableRt::normalize`]).
+fn normalize_one(table: &str, k: &KeySpec, m: &KeyMatch) -> Result<KeyMatch, ControlPlaneError> {
+    let full = mask128(k.width);
+    let fits = |v: u128| -> Result<u128, ControlPlaneError> {
+        if v & !full != 0 {
+            Err(ControlPlaneError::KeyTooWide {
+                table: table.to_owned(),
+                key: k.name.clone(),
+                value: v,
+                width: k.width,
+            })
+        } else {
+            Ok(v)
+        }
+    };
+    let bad = || ControlPlaneError::KeyKind {
+        table: table.to_owned(),
+        key: k.name.clone(),
+        kind: k.kind,
+        got: kind_name(m),
+    };
+    let prefix_mask = |len: u16| -> Result<u128, ControlPlaneError> {
+        if len > k.width {
+            return Err(ControlPlaneError::PrefixTooLong {
+                table: table.to_owned(),
+                key: k.name.clone(),
+                len,
+                width: k.width,
+            });
+        }
+        Ok(if len == 0 {
+            0
+        } else {
+            full & !mask128(k.width - len)
+        })
+    };
+    Ok(match (k.kind, m.clone()) {
+        (MatchKind::Exact, KeyMatch::Exact { value }) => KeyMatch::Exact {
+            value: fits(value)?,
+        },
+        (MatchKind::Exact, _) => return Err(bad()),
+        (MatchKind::Lpm, KeyMatch::Lpm { value, prefix_len }) => {
+            let pm = prefix_mask(prefix_len)?;
+            KeyMatch::Lpm {
+                value: fits(value)? & pm,
+                prefix_len,
+            }
+        }
+        (MatchKind::Lpm, KeyMatch::Exact { value }) => KeyMatch::Lpm {
+            value: fits(value)?,
+            prefix_len: k.width,
+        },
+        (MatchKind::Lpm, KeyMatch::Any) => KeyMatch::Lpm {
+            value: 0,
+            prefix_len: 0,
+        },
+        (MatchKind::Lpm, KeyMatch::Ternary { value, mask }) => {
+            let len = prefix_len_of(fits(mask)?, k.width).ok_or_else(bad)?;
+            KeyMatch::Lpm {
+                value: fits(value)? & mask,
+                prefix_len: len,
+            }
+        }
+        (MatchKind::Lpm, KeyMatch::Range { .. }) => return Err(bad()),
+        (MatchKind::Ternary, KeyMatch::Ternary { value, mask }) => {
+            let mask = fits(mask)?;
+            KeyMatch::Ternary {
+                value: fits(value)? & mask,
+                mask,
+            }
+        }
+        (MatchKind::Ternary, KeyMatch::Exact { value }) => KeyMatch::Ternary {
+            value: fits(value)?,
+            mask: full,
+        },
+        (MatchKind::Ternary, KeyMatch::Any) => KeyMatch::Ternary { value: 0, mask: 0 },
+        (MatchKind::Ternary, KeyMatch::Lpm { value, prefix_len }) => {
+            let pm = prefix_mask(prefix_len)?;
+            KeyMatch::Ternary {
+                value: fits(value)? & pm,
+                mask: pm,
+            }
+        }
+        (MatchKind::Ternary, KeyMatch::Range { .. }) => return Err(bad()),
+        (MatchKind::Range, KeyMatch::Range { lo, hi }) => {
+            let (lo, hi) = (fits(lo)?, fits(hi)?);
+            if lo > hi {
+                return Err(ControlPlaneError::EmptyRange {
+                    table: table.to_owned(),
+                    key: k.name.clone(),
+                    lo,
+                    hi,
+                });
+            }
+            KeyMatch::Range { lo, hi }
+        }
+        (MatchKind::Range, KeyMatch::Exact { value }) => {
+            let v = fits(value)?;
+            KeyMatch::Range { lo: v, hi: v }
+        }
+        (MatchKind::Range, KeyMatch::Any) => KeyMatch::Range { lo: 0, hi: full },
+        (MatchKind::Range, _) => return Err(bad()),
+        (MatchKind::Optional, KeyMatch::Exact { value }) => KeyMatch::Exact {
+            value: fits(value)?,
+        },
+        (MatchKind::Optional, KeyMatch::Any) => KeyMatch::Any,
+        (MatchKind::Optional, KeyMatch::Ternary { value, mask }) if mask == full => {
+            KeyMatch::Exact {
+                value: fits(value)?,
+            }
+        }
+        (MatchKind::Optional, KeyMatch::Ternary { mask: 0, .. }) => KeyMatch::Any,
+        (MatchKind::Optional, _) => return Err(bad()),
+    })
+}
+
+/// (value, prefix length) of the LPM key's match.
+fn lpm_part(m: &KeyMatch, width: u16) -> (u128, u16) {
+    match *m {
+        KeyMatch::Lpm { value, prefix_len } => (value, prefix_len),
+        KeyMatch::Exact { value } => (value, width),
+        _ => (0, 0),
+    }
+}
+
+/// The exact-key values of an LPM entry (every key but `pos`).
+fn exact_part(keys: &[KeyMatch], pos: usize) -> Box<[u128]> {
+    keys.iter()
+        .enumerate()
+        .filter(|(i, _)| *i != pos)
+        .map(|(_, m)| match_value(m))
+        .collect()
+}
+
+/// Left-align a `width`-bit value in a `u128`.
+#[inline]
+fn align(v: u128, width: u16) -> u128 {
+    if width >= 128 {
+        v
+    } else {
+        v << (128 - width)
+    }
+}
+
+/// A priority-table match as (a, b, is_range).
+fn prio_match(m: &KeyMatch, width: u16) -> (u128, u128, bool) {
+    let full = mask128(width);
+    match *m {
+        KeyMatch::Exact { value } => (value, full, false),
+        KeyMatch::Lpm { value, prefix_len } => {
+            let pm = if prefix_len == 0 {
+                0
+            } else {
+                full & !mask128(width - prefix_len.min(width))
+            };
+            (value & pm, pm, false)
+        }
+        KeyMatch::Ternary { value, mask } => (value & mask, mask, false),
+        KeyMatch::Range { lo, hi } => (lo, hi, true),
+        KeyMatch::Any => (0, 0, false),
+    }
+}
+
+impl TableRt {
+    /// An empty table.
+    pub(crate) fn new(
+        name: String,
+        keys: Box<[KeySpec]>,
+        actions: Box<[TableActionInfo]>,
+        size: u32,
+        default_action: u32,
+        default_args: Box<[u128]>,
+    ) -> TableRt {
+        let lpm_keys = keys.iter().filter(|k| k.kind == MatchKind::Lpm).count();
+        let prio = keys.iter().any(|k| {
+            matches!(
+                k.kind,
+                MatchKind::Ternary | MatchKind::Range | MatchKind::Optional
+            )
+        }) || lpm_keys > 1;
+        let shape = if prio {
+            Shape::Prio
+        } else if let Some(pos) = keys.iter().position(|k| k.kind == MatchKind::Lpm) {
+            Shape::Lpm(pos)
+        } else {
+            Shape::Exact
+        };
+        let index = match shape {
+            Shape::Exact => {
+                let total: u32 = keys.iter().map(|k| u32::from(k.width)).sum();
+                Index::Exact(if total <= 64 {
+                    ExactMap::K64(FxHashMap::default())
+                } else if total <= 128 {
+                    ExactMap::K128(FxHashMap::default())
+                } else {
+                    ExactMap::KN(FxHashMap::default())
+                })
+            }
+            Shape::Lpm(pos) => Index::Lpm(LpmIndex {
+                by_exact: if keys.len() > 1 {
+                    Some(FxHashMap::default())
+                } else {
+                    None
+                },
+                tries: if keys.len() > 1 {
+                    Vec::new()
+                } else {
+                    vec![Trie::new()]
+                },
+                width: keys[pos].width,
+            }),
+            Shape::Prio => Index::Prio(Vec::new()),
+        };
+        TableRt {
+            name,
+            keys,
+            actions,
+            shape,
+            size,
+            entries: Vec::new(),
+            live: 0,
+            default_action,
+            default_args,
+            default_const: false,
+            entries_const: false,
+            direct_counter: None,
+            direct_meter: None,
+            next_seq: 0,
+            index,
+        }
+    }
+
+    /// Check `matches` against the keys and bring them to the table's
+    /// normal form (values masked; exact/any/prefix/mask conversions as
+    /// P4Runtime and BMv2 allow them: an exact value on an LPM key is a full
+    /// prefix, on a ternary key a full mask, on a range key a one-value
+    /// range; a wildcard is /0, mask 0 or the full range).
+    pub(crate) fn normalize(
+        &self,
+        matches: &[KeyMatch],
+    ) -> Result<Box<[KeyMatch]>, ControlPlaneError> {
+        if matches.len() != self.keys.len() {
+            return Err(ControlPlaneError::KeyCount {
+                table: self.name.clone(),
+                expected: self.keys.len(),
+                got: matches.len(),
+            });
+        }
+        self.keys
+            .iter()
+            .zip(matches)
+            .map(|(k, m)| normalize_one(&self.name, k, m))
+            .collect()
+    }
+
+    /// Whether entries need a priority.
+    pub(crate) fn needs_priority(&self) -> bool {
+        self.shape == Shape::Prio
+    }
+
+    /// Look a key up: the handle of the winning entry.
+    #[inline]
+    pub(crate) fn lookup(&self, vals: &[u128], scratch: &mut Vec<u128>) -> Option<u32> {
+        match &self.index {
+            Index::Exact(m) => match m {
+                ExactMap::K64(m) => m.get(&pack64(&self.keys, vals)).copied(),
+                ExactMap::K128(m) => m.get(&pack128(&self.keys, vals)).copied(),
+                ExactMap::KN(m) => m.get(vals).copied(),
+            },
+            Index::Lpm(l) => {
+                let Shape::Lpm(pos) = self.shape else {
+                    return None;
+                };
+                let trie = match &l.by_exact {
+                    None => l.tries.first()?,
+                    Some(map) => {
+                        scratch.clear();
+                        scratch.extend(
+                            vals.iter()
+                                .enumerate()
+                                .filter(|(i, _)| *i != pos)
+                                .map(|(_, v)| *v),
+                        );
+                        &l.tries[*map.get(scratch.as_slice())? as usize]
+                    }
+                };
+                let w = l.width;
+                let h = trie.lookup(align(vals[pos], w), usize::from(w).div_ceil(8));
+                (h != NONE).then_some(h)
+            }
+            Index::Prio(list) => list
+                .iter()
+                .find(|e| {
+                    e.m.iter().zip(vals).all(
+                        |(&(a, b, range), &k)| {
+                            if range {
+                                a <= k && k <= b
+                            } else {
+                                k & b == a
+                            }
+                        },
+                    )
+                })
+                .map(|e| e.handle),
+        }
+    }
+
+    /// The entry behind a handle.
+    #[inline]
+    pub(crate) fn entry(&self, h: u32) -> Option<&EntryRec> {
+        self.entries.get(h as usize).and_then(Option::as_ref)
+    }
+
+    /// Mutable entry behind a handle.
+    #[inline]
+    pub(crate) fn entry_mut(&mut self, h: u32) -> Option<&mut EntryRec> {
+        self.entries.get_mut(h as usize).and_then(Option::as_mut)
+    }
+
+    /// Insert a validated, normalised entry.
+    pub(crate) fn insert(
+        &mut self,
+        keys: Box<[KeyMatch]>,
+        action: u32,
+        args: Box<[u128]>,
+        priority: u32,
+        is_const: bool,
+    ) -> Result<EntryHandle, ControlPlaneError> {
+        if self.live >= self.size as usize {
+            return Err(ControlPlaneError::TableFull {
+                table: self.name.clone(),
+                size: self.size,
+            });
+        }
+        let handle = self.entries.len() as u32;
+        let shape = self.shape;
+        let seq = self.next_seq;
+        let dup = |h: u32| ControlPlaneError::Duplicate {
+            table: self.name.clone(),
+            handle: Some(h),
+        };
+        // Duplicate detection and indexing.
+        match &mut self.index {
+            Index::Exact(m) => {
+                let vals: Vec<u128> = keys.iter().map(match_value).collect();
+                match m {
+                    ExactMap::K64(m) => {
+                        let k = pack64(&self.keys, &vals);
+                        if let Some(h) = m.get(&k) {
+                            return Err(dup(*h));
+                        }
+                        m.insert(k, handle);
+                    }
+                    ExactMap::K128(m) => {
+                        let k = pack128(&self.keys, &vals);
+                        if let Some(h) = m.get(&k) {
+                            return Err(dup(*h));
+                        }
+                        m.insert(k, handle);
+                    }
+                    ExactMap::KN(m) => {
+                        if let Some(h) = m.get(vals.as_slice()) {
+                            return Err(dup(*h));
+                        }
+                        m.insert(vals.into_boxed_slice(), handle);
+                    }
+                }
+            }
+            Index::Lpm(l) => {
+                let pos = match shape {
+                    Shape::Lpm(pos) => pos,
+                    _ => 0,
+                };
+                let (value, len) = lpm_part(&keys[pos], l.width);
+                let trie = match &mut l.by_exact {
+                    None => &mut l.tries[0],
+                    Some(map) => {
+                        let exact = exact_part(&keys, pos);
+                        let next = l.tries.len() as u32;
+                        let idx = *map.entry(exact).or_insert(next);
+                        if idx == next {
+                            l.tries.push(Trie::new());
+                        }
+                        &mut l.tries[idx as usize]
+                    }
+                };
+                let aligned = align(value, l.width);
+                if let Some(h) = trie.find(aligned, len) {
+                    return Err(dup(h));
+                }
+                trie.insert(aligned, len, handle);
+            }
+            Index::Prio(list) => {
+                if let Some(e) = list.iter().find(|e| {
+                    e.priority == priority
+                        && self.entries[e.handle as usize]
+                            .as_ref()
+                            .is_some_and(|r| *r.keys == *keys)
+                }) {
+                    return Err(dup(e.handle));
+                }
+                let m: Box<[(u128, u128, bool)]> = keys
+                    .iter()
+                    .zip(self.keys.iter())
+                    .map(|(m, k)| prio_match(m, k.width))
+                    .collect();
+                let pos = list
+                    .iter()
+                    .position(|e| e.priority < priority || (e.priority == priority && e.seq > seq))
+                    .unwrap_or(list.len());
+                list.insert(
+                    pos,
+                    PrioEntry {
+                        handle,
+                        priority,
+                        seq,
+                        m,
+                    },
+                );
+            }
+        }
+        let meter = self.direct_meter.map(|(_, unit)| TrTcm::new(unit));
+        self.entries.push(Some(EntryRec {
+            keys,
+            action,
+            args,
+            priority,
+            is_const,
+            counter: CounterCell::default(),
+            meter,
+        }));
+        self.next_seq += 1;
+        self.live += 1;
+        Ok(EntryHandle(handle))
+    }
+
+    /// Remove an entry.
+    pub(crate) fn remove(&mut self, h: u32) -> Result<EntryRec, ControlPlaneError> {
+        let Some(rec) = self.entries.get_mut(h as usize).and_then(Option::take) else {
+            return Err(ControlPlaneError::NoSuchEntry {
+                table: self.name.clone(),
+                handle: h,
+            });
+        };
+        self.live -= 1;
+        match &mut self.index {
+            Index::Exact(m) => {
+                let vals: Vec<u128> = rec.keys.iter().map(match_value).collect();
+                match m {
+                    ExactMap::K64(m) => {
+                        m.remove(&pack64(&self.keys, &vals));
+                    }
+                    ExactMap::K128(m) => {
+                        m.remove(&pack128(&self.keys, &vals));
+                    }
+                    ExactMap::KN(m) => {
+                        m.remove(vals.as_slice());
+                    }
+                }
+            }
+            Index::Lpm(l) => {
+                let pos = match self.shape {
+                    Shape::Lpm(pos) => pos,
+                    _ => 0,
+                };
+                let (value, len) = lpm_part(&rec.keys[pos], l.width);
+                let idx = match &l.by_exact {
+                    None => Some(0u32),
+                    Some(map) => map.get(&exact_part(&rec.keys, pos)).copied(),
+                };
+                if let Some(t) = idx.and_then(|i| l.tries.get_mut(i as usize)) {
+                    t.remove(align(value, l.width), len, h);
+                }
+            }
+            Index::Prio(list) => list.retain(|e| e.handle != h),
+        }
+        Ok(rec)
+    }
+
+    /// Live entries in handle order.
+    pub(crate) fn iter(&self) -> impl Iterator<Item = (EntryHandle, &EntryRec)> {
+        self.entries
+            .iter()
+            .enumerate()
+            .filter_map(|(i, e)| e.as_ref().map(|e| (EntryHandle(i as u32), e)))
+    }
+
+    /// Remove every non-const entry.
+    pub(crate) fn clear(&mut self) {
+        let handles: Vec<u32> = self
+            .iter()
+            .filter(|(_, e)| !e.is_const)
+            .map(|(h, _)| h.0)
+            .collect();
+        for h in handles {
+            let _ = self.remove(h);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn table(keys: Vec<KeySpec>, size: u32) -> TableRt {
+        TableRt::new(
+            "t".into(),
+            keys.into_boxed_slice(),
+            Box::new([]),
+            size,
+            0,
+            Box::new([]),
+        )
+    }
+
+    fn key(kind: MatchKind, width: u16) -> KeySpec {
+        KeySpec {
+            name: "k".into(),
+            width,
+            kind,
+        }
+    }
+
+    #[test]
+    fn exact_lookup_and_delete() {
+        let mut t = table(
+            vec![key(MatchKind::Exact, 32), key(MatchKind::Exact, 16)],
+            10,
+        );
+        let mut s = Vec::new();
+        let h = t
+            .insert(
+                Box::new([KeyMatch::Exact { value: 7 }, KeyMatch::Exact { value: 9 }]),
+                1,
+                Box::new([]),
+                0,
+                false,
+            )
+            .unwrap();
+        assert_eq!(t.lookup(&[7, 9], &mut s), Some(h.0));
+        assert_eq!(t.lookup(&[7, 8], &mut s), None);
+        let dup = t.insert(
+            Box::new([KeyMatch::Exact { value: 7 }, KeyMatch::Exact { value: 9 }]),
+            1,
+            Box::new([]),
+            0,
+            false,
+        );
+        assert!(matches!(dup, Err(ControlPlaneError::Duplicate { .. })));
+        t.remove(h.0).unwrap();
+        assert_eq!(t.lookup(&[7, 9], &mut s), None);
+        assert!(t.remove(h.0).is_err());
+    }
+
+    #[test]
+    fn wide_exact_keys() {
+        let mut t = table(
+            vec![key(MatchKind::Exact, 128), key(MatchKind::Exact, 48)],
+            10,
+        );
+        let mut s = Vec::new();
+        let big = u128::MAX - 3;
+        let h = t
+            .insert(
+                Box::new([KeyMatch::Exact { value: big }, KeyMatch::Exact { value: 5 }]),
+                0,
+                Box::new([]),
+                0,
+                false,
+            )
+            .unwrap();
+        assert_eq!(t.lookup(&[big, 5], &mut s), Some(h.0));
+        assert_eq!(t.lookup(&[big, 6], &mut s), None);
+    }
+
+    #[test]
+    fn lpm_longest_wins_and_delete_restores() {
+        let mut t = table(vec![key(MatchKind::Lpm, 32)], 10);
+        let mut s = Vec::new();
+        let ins = |t: &mut TableRt, v: u32, len: u16| {
+            t.insert(
+                Box::new([KeyMatch::Lpm {
+                    value: u128::from(v),
+                    prefix_len: len,
+                }]),
+                0,
+                Box::new([]),
+                0,
+                false,
+            )
+            .unwrap()
+            .0
+        };
+        let d = ins(&mut t, 0, 0);
+        let a = ins(&mut t, 0x0a00_0000, 8);
+        let b = ins(&mut t, 0x0a01_0000, 16);
+        let c = ins(&mut t, 0x0a01_0100, 24);
+        let e = ins(&mut t, 0x0a01_0105, 32);
+        let f = ins(&mut t, 0x0a01_0200, 23); // 10.1.2.0/23 covers 10.1.2.x and 10.1.3.x
+        assert_eq!(t.lookup(&[0x0a01_0105], &mut s), Some(e));
+        assert_eq!(t.lookup(&[0x0a01_0106], &mut s), Some(c));
+        assert_eq!(t.lookup(&[0x0a01_0306], &mut s), Some(f));
+        assert_eq!(t.lookup(&[0x0a01_0406], &mut s), Some(b));
+        assert_eq!(t.lookup(&[0x0a02_0406], &mut s), Some(a));
+        assert_eq!(t.lookup(&[0x0b02_0406], &mut s), Some(d));
+        t.remove(c).unwrap();
+        assert_eq!(t.lookup(&[0x0a01_0106], &mut s), Some(b));
+        t.remove(d).unwrap();
+        assert_eq!(t.lookup(&[0x0b02_0406], &mut s), None);
+    }
+
+    #[test]
+    fn lpm_with_exact_part() {
+        let mut t = table(vec![key(MatchKind::Exact, 16), key(MatchKind::Lpm, 32)], 10);
+        let mut s = Vec::new();
+        let h1 = t
+            .insert(
+                Box::new([
+                    KeyMatch::Exact { value: 1 },
+                    KeyMatch::Lpm {
+                        value: 0x0a00_0000,
+                        prefix_len: 8,
+                    },
+                ]),
+                0,
+                Box::new([]),
+                0,
+                false,
+            )
+            .unwrap();
+        assert_eq!(t.lookup(&[1, 0x0a01_0101], &mut s), Some(h1.0));
+        assert_eq!(t.lookup(&[2, 0x0a01_0101], &mut s), None);
+    }
+
+    #[test]
+    fn prio_higher_wins_ties_first_added() {
+        let mut t = table(vec![key(MatchKind::Ternary, 8)], 10);
+        let mut s = Vec::new();
+        let tern = |v, m| KeyMatch::Ternary { value: v, mask: m };
+        let lo = t
+            .insert(Box::new([tern(0, 0)]), 0, Box::new([]), 1, false)
+            .unwrap();
+        let hi = t
+            .insert(Box::new([tern(0x10, 0xf0)]), 0, Box::new([]), 5, false)
+            .unwrap();
+        let tie = t
+            .insert(Box::new([tern(0x01, 0x0f)]), 0, Box::new([]), 5, false)
+            .unwrap();
+        assert_eq!(t.lookup(&[0x11], &mut s), Some(hi.0));
+        assert_eq!(t.lookup(&[0x21], &mut s), Some(tie.0));
+        assert_eq!(t.lookup(&[0x22], &mut s), Some(lo.0));
+        t.remove(hi.0).unwrap();
+        assert_eq!(t.lookup(&[0x11], &mut s), Some(tie.0));
+    }
+
+    #[test]
+    fn size_limit() {
+        let mut t = table(vec![key(MatchKind::Exact, 8)], 2);
+        for v in 0..2 {
+            t.insert(
+                Box::new([KeyMatch::Exact { value: v }]),
+                0,
+                Box::new([]),
+                0,
+                false,
+            )
+            .unwrap();
+        }
+        let e = t
+            .insert(
+                Box::new([KeyMatch::Exact { value: 9 }]),
+                0,
+                Box::new([]),
+                0,
+                false,
+            )
+            .unwrap_err();
+        assert_eq!(e.to_string(), "table `t` is full (2 entries)");
+    }
+}

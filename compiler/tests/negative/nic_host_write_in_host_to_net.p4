@@ -1,0 +1,25 @@
+// expect: E0419
+// HostWrite acts on responses from the network: net_to_host only
+#include <core.p4>
+#include <netsparse.p4>
+
+control H2N(inout ns_pr_h pr, inout ns_pr_md_t md, inout ns_rig_md_t rig) {
+    apply {
+        HostWrite(pr, md);
+        md.drop = true;
+        Concatenate(pr, md);
+    }
+}
+
+control N2H(inout ns_pr_h pr, inout ns_pr_md_t md, inout ns_rig_md_t rig) {
+    apply {
+        Deconcatenate(pr, md);
+        if (PendingComplete(pr, md)) {
+            HostWrite(pr, md);
+        }
+        md.drop = true;
+        Concatenate(pr, md);
+    }
+}
+
+NetSparseNic(H2N(), N2H()) main;

@@ -1,0 +1,24 @@
+// expect: E0440
+// net_to_host must split the packet into PRs
+#include <core.p4>
+#include <netsparse.p4>
+
+control H2N(inout ns_pr_h pr, inout ns_pr_md_t md, inout ns_rig_md_t rig) {
+    apply {
+        if (IdxFilterTest(pr.idx)) {
+            md.drop = true;
+        } else {
+            PendingInsert(pr);
+        }
+        Concatenate(pr, md);
+    }
+}
+
+control N2H(inout ns_pr_h pr, inout ns_pr_md_t md, inout ns_rig_md_t rig) {
+    apply {
+        md.drop = true;
+        Concatenate(pr, md);
+    }
+}
+
+NetSparseNic(H2N(), N2H()) main;

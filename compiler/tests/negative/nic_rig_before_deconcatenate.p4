@@ -1,0 +1,27 @@
+// expect: E0418
+// HostRead before Deconcatenate: there is no PR yet
+#include <core.p4>
+#include <netsparse.p4>
+
+control H2N(inout ns_pr_h pr, inout ns_pr_md_t md, inout ns_rig_md_t rig) {
+    apply {
+        if (IdxFilterTest(pr.idx)) {
+            md.drop = true;
+        } else {
+            PendingInsert(pr);
+        }
+        Concatenate(pr, md);
+    }
+}
+
+control N2H(inout ns_pr_h pr, inout ns_pr_md_t md, inout ns_rig_md_t rig) {
+    apply {
+        if (HostRead(pr, md)) {
+            md.pr_type = NS_RESPONSE;
+        }
+        Deconcatenate(pr, md);
+        Concatenate(pr, md);
+    }
+}
+
+NetSparseNic(H2N(), N2H()) main;

@@ -1,0 +1,364 @@
+//! `netsparse matrix gen ...` and `netsparse matrix info FILE`.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Instant;
+
+use anyhow::Context as _;
+
+use netsparse::sim::matrix::gen::RmatParams;
+use netsparse::sim::matrix::{self, GenSpec, ReadOptions};
+use netsparse::sim::partition::{analyze, Partition};
+use netsparse::sim::report::fmt_bytes;
+
+use super::sim::DelayedBar;
+
+/// Arguments of `netsparse matrix`.
+#[derive(clap::Args, Debug)]
+pub struct Args {
+    #[command(subcommand)]
+    cmd: Cmd,
+}
+
+#[derive(clap::Subcommand, Debug)]
+enum Cmd {
+    /// Generate a matrix (seeded, deterministic) and write it as .mtx.
+    Gen {
+        #[command(subcommand)]
+        kind: GenKind,
+    },
+    /// Print a matrix's size, duplicates and per-node remote idx statistics.
+    #[command(after_help = "Example: netsparse matrix info queen.mtx --nodes 128")]
+    Info(InfoArgs),
+}
+
+/// Output options shared by every generator.
+#[derive(clap::Args, Debug)]
+struct GenOut {
+    /// The output file.
+    #[arg(short = 'o', long = "output", value_name = "FILE.mtx")]
+    output: PathBuf,
+    /// Seed.
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+}
+
+#[derive(clap::Subcommand, Debug)]
+enum GenKind {
+    /// R-MAT: 2^scale vertices, edge-factor x 2^scale sampled edges (duplicates merged).
+    Rmat {
+        /// log2 of rows (= columns).
+        #[arg(long, default_value_t = 16)]
+        scale: u32,
+        /// Edges sampled per row.
+        #[arg(long, default_value_t = 16)]
+        edge_factor: u32,
+        /// Quadrant probabilities a,b,c,d (must sum to 1).
+        #[arg(long, value_delimiter = ',', default_values_t = [0.57, 0.19, 0.19, 0.05])]
+        abcd: Vec<f64>,
+        /// Per-level multiplicative noise (0 <= noise < 1).
+        #[arg(long, default_value_t = 0.0)]
+        noise: f64,
+        #[command(flatten)]
+        out: GenOut,
+    },
+    /// 5-point stencil on an nx x ny grid.
+    Grid2d {
+        /// Grid width.
+        #[arg(long)]
+        nx: u32,
+        /// Grid height.
+        #[arg(long)]
+        ny: u32,
+        #[command(flatten)]
+        out: GenOut,
+    },
+    /// 7-point stencil on an nx x ny x nz grid.
+    Grid3d {
+        /// Grid width.
+        #[arg(long)]
+        nx: u32,
+        /// Grid height.
+        #[arg(long)]
+        ny: u32,
+        /// Grid depth.
+        #[arg(long)]
+        nz: u32,
+        #[command(flatten)]
+        out: GenOut,
+    },
+    /// Diagonal-heavy, queen-like: the diagonal plus each entry within `width` of it with probability `density`.
+    Banded {
+        /// Rows (= columns).
+        #[arg(long)]
+        n: u32,
+        /// Half bandwidth.
+        #[arg(long)]
+        width: u32,
+        /// Probability of each off-diagonal entry in the band.
+        #[arg(long, default_value_t = 0.25)]
+        density: f64,
+        #[command(flatten)]
+        out: GenOut,
+    },
+    /// Exactly nnz distinct uniformly random positions.
+    Uniform {
+        /// Rows.
+        #[arg(long)]
+        rows: u32,
+        /// Columns.
+        #[arg(long)]
+        cols: u32,
+        /// Nonzeros.
+        #[arg(long)]
+        nnz: u64,
+        #[command(flatten)]
+        out: GenOut,
+    },
+}
+
+#[derive(clap::Args, Debug)]
+struct InfoArgs {
+    /// The Matrix Market file.
+    #[arg(required_unless_present = "gen", conflicts_with = "gen")]
+    file: Option<PathBuf>,
+    /// A generator spec instead of a file (as `netsparse sim --gen`).
+    #[arg(long, value_name = "SPEC")]
+    gen: Option<String>,
+    /// Seed for --gen.
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// Partition over N nodes and print remote idx statistics.
+    #[arg(long)]
+    nodes: Option<u32>,
+    /// A partition file instead of equal rows (needs --nodes).
+    #[arg(long, requires = "nodes")]
+    partition: Option<PathBuf>,
+    /// Property elements (4 bytes each) for the SU volume line.
+    #[arg(long, default_value_t = 16)]
+    k: u32,
+    /// Print one line per node.
+    #[arg(long)]
+    per_node: bool,
+    /// No progress bar.
+    #[arg(long, short = 'q')]
+    quiet: bool,
+}
+
+fn gen(kind: GenKind) -> anyhow::Result<ExitCode> {
+    let (spec, out) = match kind {
+        GenKind::Rmat {
+            scale,
+            edge_factor,
+            abcd,
+            noise,
+            out,
+        } => {
+            let [a, b, c, d] = <[f64; 4]>::try_from(abcd.as_slice())
+                .map_err(|_| anyhow::anyhow!("--abcd needs exactly 4 values"))?;
+            (
+                GenSpec::Rmat(RmatParams {
+                    scale,
+                    edge_factor,
+                    a,
+                    b,
+                    c,
+                    d,
+                    noise,
+                }),
+                out,
+            )
+        }
+        GenKind::Grid2d { nx, ny, out } => (GenSpec::Grid2d { nx, ny }, out),
+        GenKind::Grid3d { nx, ny, nz, out } => (GenSpec::Grid3d { nx, ny, nz }, out),
+        GenKind::Banded {
+            n,
+            width,
+            density,
+            out,
+        } => (GenSpec::Banded { n, width, density }, out),
+        GenKind::Uniform {
+            rows,
+            cols,
+            nnz,
+            out,
+        } => (GenSpec::Uniform { rows, cols, nnz }, out),
+    };
+    let t0 = Instant::now();
+    let (m, info) = spec.generate(out.seed)?;
+    let comment = format!(
+        " generated by netsparse {}: {spec}, seed {}",
+        env!("CARGO_PKG_VERSION"),
+        out.seed
+    );
+    matrix::write_mtx_file(&m, &out.output, &comment)
+        .with_context(|| format!("cannot write {}", out.output.display()))?;
+    println!(
+        "wrote {}: {} x {}, {} nonzeros ({} duplicate edges merged) in {:.2} s",
+        out.output.display(),
+        m.rows(),
+        m.cols(),
+        m.nnz(),
+        info.duplicates,
+        t0.elapsed().as_secs_f64()
+    );
+    Ok(ExitCode::SUCCESS)
+}
+
+fn stats(v: &[u64]) -> (u64, f64, u64) {
+    let min = v.iter().copied().min().unwrap_or(0);
+    let max = v.iter().copied().max().unwrap_or(0);
+    let mean = if v.is_empty() {
+        0.0
+    } else {
+        v.iter().sum::<u64>() as f64 / v.len() as f64
+    };
+    (min, mean, max)
+}
+
+fn info(a: InfoArgs) -> anyhow::Result<ExitCode> {
+    let mut bar = DelayedBar::new(!a.quiet);
+    let t0 = Instant::now();
+    let m = match (&a.file, &a.gen) {
+        (Some(path), _) => {
+            let f = std::fs::File::open(path)
+                .with_context(|| format!("cannot open {}", path.display()))?;
+            let (m, info) = matrix::mtx::read_mtx_with_progress(
+                std::io::BufReader::with_capacity(1 << 20, f),
+                ReadOptions { values: false },
+                &mut |done, total| bar.update("reading matrix", done, total),
+            )
+            .with_context(|| format!("{}", path.display()))?;
+            bar.finish();
+            println!("file:        {}", path.display());
+            println!(
+                "format:      coordinate {:?} {:?}",
+                info.field, info.symmetry
+            );
+            println!(
+                "entries:     {} declared, {} after mirroring, {} duplicates merged{}",
+                info.declared_entries,
+                info.build.entries,
+                info.build.duplicates,
+                if info.skew_zero_diagonal > 0 {
+                    format!(
+                        ", {} zero skew diagonal entries dropped",
+                        info.skew_zero_diagonal
+                    )
+                } else {
+                    String::new()
+                }
+            );
+            m
+        }
+        (None, Some(spec)) => {
+            let spec: GenSpec = spec.parse().with_context(|| format!("--gen {spec}"))?;
+            let (m, info) = spec.generate(a.seed)?;
+            println!("generator:   {spec} (seed {})", a.seed);
+            println!(
+                "entries:     {} generated, {} duplicates merged",
+                info.entries, info.duplicates
+            );
+            m
+        }
+        (None, None) => anyhow::bail!("give a FILE or --gen SPEC"),
+    };
+    println!(
+        "size:        {} x {}, {} nonzeros",
+        m.rows(),
+        m.cols(),
+        m.nnz()
+    );
+    println!("loaded in    {:.3} s", t0.elapsed().as_secs_f64());
+    let Some(nodes) = a.nodes else {
+        return Ok(ExitCode::SUCCESS);
+    };
+    let part = match &a.partition {
+        Some(p) => Partition::read_file(p, &m, Some(nodes))?,
+        None => Partition::equal(&m, nodes)?,
+    };
+    let an = analyze(&m, &part, 1, &mut |done| {
+        bar.update("remote idxs per node", u64::from(done), u64::from(nodes));
+        true
+    });
+    bar.finish();
+    let col = |f: &dyn Fn(&netsparse::sim::partition::NodeProfile) -> u64| -> Vec<u64> {
+        an.nodes.iter().map(f).collect()
+    };
+    let rows = col(&|p| u64::from(p.rows.end - p.rows.start));
+    let nnz = col(&|p| p.nnz);
+    let remote = col(&|p| p.remote_nnz);
+    let distinct = col(&|p| p.distinct_remote);
+    let owners = col(&|p| p.distinct_per_owner.iter().filter(|&&c| c > 0).count() as u64);
+    println!(
+        "partition:   {nodes} nodes ({})",
+        if a.partition.is_some() {
+            "from file"
+        } else {
+            "equal contiguous rows"
+        }
+    );
+    println!(
+        "{:<24}{:>14}{:>16}{:>14}{:>16}",
+        "per node", "min", "mean", "max", "total"
+    );
+    for (name, v) in [
+        ("rows", &rows),
+        ("nonzeros", &nnz),
+        ("remote nonzeros", &remote),
+        ("distinct remote idxs", &distinct),
+        ("owners contacted", &owners),
+    ] {
+        let (lo, mean, hi) = stats(v);
+        println!(
+            "{name:<24}{lo:>14}{mean:>16.1}{hi:>14}{:>16}",
+            v.iter().sum::<u64>()
+        );
+    }
+    let total_remote: u64 = remote.iter().sum();
+    let total_distinct: u64 = distinct.iter().sum();
+    if total_remote > 0 {
+        println!(
+            "per-node filtering removes {:.1}% of remote nonzeros",
+            100.0 * (1.0 - total_distinct as f64 / total_remote as f64)
+        );
+    }
+    let prop = u64::from(a.k) * 4;
+    let su_tail = (0..nodes)
+        .map(|n| u64::from(m.cols() - part.cols.len(n)) * prop)
+        .max()
+        .unwrap_or(0);
+    let (_, _, max_distinct) = stats(&distinct);
+    println!(
+        "K = {}: SU tail node receives {}, the neediest node needs {} ({:.1}x less)",
+        a.k,
+        fmt_bytes(su_tail),
+        fmt_bytes(max_distinct * prop),
+        if max_distinct > 0 {
+            su_tail as f64 / (max_distinct * prop) as f64
+        } else {
+            f64::INFINITY
+        }
+    );
+    if a.per_node {
+        println!(
+            "{:>6}{:>14}{:>14}{:>14}{:>14}{:>10}",
+            "node", "rows", "nnz", "remote nnz", "distinct", "owners"
+        );
+        for (i, p) in an.nodes.iter().enumerate() {
+            println!(
+                "{:>6}{:>14}{:>14}{:>14}{:>14}{:>10}",
+                p.node, rows[i], p.nnz, p.remote_nnz, p.distinct_remote, owners[i]
+            );
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Run `netsparse matrix`.
+pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+    match args.cmd {
+        Cmd::Gen { kind } => gen(kind),
+        Cmd::Info(a) => info(a),
+    }
+}

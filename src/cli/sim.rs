@@ -1,0 +1,419 @@
+//! `netsparse sim`: simulate the gather of one SpMM iteration on a
+//! partitioned matrix in a leaf-spine cluster, and report Table 7's columns.
+
+use std::io::IsTerminal as _;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use anyhow::{bail, Context as _};
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+
+use netsparse::sim::config::SimConfig;
+use netsparse::sim::matrix::{self, CsrMatrix, GenSpec, ReadOptions};
+use netsparse::sim::partition::Partition;
+use netsparse::sim::plot::{self, Line};
+use netsparse::sim::report::{MatrixSummary, Report};
+use netsparse::sim::topology::TableTemplates;
+use netsparse::sim::{simulate, Mode, Progress};
+
+/// Arguments of `netsparse sim`.
+#[derive(clap::Args, Debug)]
+#[command(after_help = "\
+Modes: su (SUOpt) and sa (SAOpt) of the paper's section 8.1.\n\
+Parameters: Table 5's values are the defaults; --config FILE.toml sets any\n\
+of them (kebab-case keys: nodes, racks, spines, k, mtu, link-gbps,\n\
+link-latency-ns, switch-latency-ns, rig-batch, rig-units, pending-entries,\n\
+nic-delay-cycles, switch-delay-cycles, nic-clock-mhz, switch-clock-mhz,\n\
+cache-bytes, cache-ways, cache-latency-cycles, sa-cores, sa-pr-overhead-ns,\n\
+seed, max-events, max-sim-time-ms); command-line flags override the file.\n\
+\n\
+Exit status: 0 done, 2 usage or input error, 130 stopped by Ctrl-C (the\n\
+partial statistics are still printed and written).\n\
+\n\
+Example: netsparse sim --gen rmat:scale=16,ef=16 --nodes 32 --racks 4 --k 16\n\
+         netsparse sim --matrix queen.mtx --mode su,sa --json out.json --plot-dir plots")]
+pub struct Args {
+    /// A Matrix Market file.
+    #[arg(
+        long,
+        value_name = "FILE.mtx",
+        conflicts_with = "gen",
+        required_unless_present = "gen"
+    )]
+    pub matrix: Option<PathBuf>,
+    /// A generated matrix, e.g. `rmat:scale=16,ef=16`, `grid2d:nx=512,ny=512`,
+    /// `grid3d:nx=64,ny=64,nz=64`, `banded:n=65536,width=64,density=0.25`,
+    /// `uniform:rows=65536,cols=65536,nnz=1000000`.
+    #[arg(long, value_name = "SPEC")]
+    pub gen: Option<String>,
+    /// A partition file (N lines `start end`); default: equal contiguous rows.
+    #[arg(long, value_name = "FILE")]
+    pub partition: Option<PathBuf>,
+    /// Modes to run, comma-separated.
+    #[arg(long, value_delimiter = ',', default_value = "su,sa")]
+    pub mode: Vec<Mode>,
+    /// TOML file with parameters.
+    #[arg(long, value_name = "FILE.toml")]
+    pub config: Option<PathBuf>,
+    /// Compute nodes.
+    #[arg(long)]
+    pub nodes: Option<u32>,
+    /// Racks (nodes must divide by racks).
+    #[arg(long)]
+    pub racks: Option<u32>,
+    /// Spine switches (default: nodes per rack).
+    #[arg(long)]
+    pub spines: Option<u32>,
+    /// Property elements (4 bytes each).
+    #[arg(long)]
+    pub k: Option<u32>,
+    /// IP MTU, bytes.
+    #[arg(long)]
+    pub mtu: Option<u32>,
+    /// Link bandwidth, Gb/s.
+    #[arg(long)]
+    pub link_gbps: Option<u64>,
+    /// One-way link latency, ns.
+    #[arg(long)]
+    pub link_latency_ns: Option<u64>,
+    /// Switch pipeline latency, ns.
+    #[arg(long)]
+    pub switch_latency_ns: Option<u64>,
+    /// Nonzeros per RIG command.
+    #[arg(long)]
+    pub rig_batch: Option<u32>,
+    /// RIG Units per SNIC.
+    #[arg(long)]
+    pub rig_units: Option<u32>,
+    /// Pending PR Table entries per RIG Unit.
+    #[arg(long)]
+    pub pending_entries: Option<u32>,
+    /// NIC concatenation delay cycles.
+    #[arg(long)]
+    pub nic_delay_cycles: Option<u64>,
+    /// Switch concatenation delay cycles.
+    #[arg(long)]
+    pub switch_delay_cycles: Option<u64>,
+    /// Property Cache bytes per switch.
+    #[arg(long)]
+    pub cache_bytes: Option<u64>,
+    /// Property Cache ways.
+    #[arg(long)]
+    pub cache_ways: Option<u32>,
+    /// SAOpt cores per node.
+    #[arg(long)]
+    pub sa_cores: Option<u32>,
+    /// SAOpt software overhead per PR per core, ns.
+    #[arg(long)]
+    pub sa_pr_overhead_ns: Option<f64>,
+    /// Seed of the generators.
+    #[arg(long)]
+    pub seed: Option<u64>,
+    /// Repeat the run for each value of one parameter, e.g. `k=1,16,128`.
+    #[arg(long, value_name = "KEY=V1,V2,...")]
+    pub sweep: Option<String>,
+    /// Write the report (or the list of sweep reports) as JSON.
+    #[arg(long, value_name = "FILE")]
+    pub json: Option<PathBuf>,
+    /// Write per-node results as CSV.
+    #[arg(long, value_name = "FILE")]
+    pub csv: Option<PathBuf>,
+    /// Write SVG plots into this directory.
+    #[arg(long, value_name = "DIR")]
+    pub plot_dir: Option<PathBuf>,
+    /// Write the topology (tutorials' topology.json) and each switch's
+    /// control-plane commands into this directory.
+    #[arg(long, value_name = "DIR")]
+    pub topology_out: Option<PathBuf>,
+    /// No progress bar.
+    #[arg(long, short = 'q')]
+    pub quiet: bool,
+}
+
+/// A progress bar that appears only after a second, and only on a terminal.
+pub struct DelayedBar {
+    pb: ProgressBar,
+    start: Instant,
+    enabled: bool,
+    shown: bool,
+}
+
+impl DelayedBar {
+    /// A hidden bar; `enabled` is false for `--quiet`.
+    pub fn new(enabled: bool) -> DelayedBar {
+        let pb = ProgressBar::with_draw_target(Some(0), ProgressDrawTarget::hidden());
+        if let Ok(style) = ProgressStyle::with_template("{msg} [{wide_bar}] {pos}/{len} ({eta})") {
+            pb.set_style(style.progress_chars("=> "));
+        }
+        DelayedBar {
+            pb,
+            start: Instant::now(),
+            enabled: enabled && std::io::stderr().is_terminal(),
+            shown: false,
+        }
+    }
+
+    /// Report progress.
+    pub fn update(&mut self, msg: &'static str, done: u64, total: u64) {
+        if !self.shown && self.enabled && self.start.elapsed() > Duration::from_secs(1) {
+            self.pb.set_draw_target(ProgressDrawTarget::stderr());
+            self.shown = true;
+        }
+        self.pb.set_length(total);
+        self.pb.set_position(done);
+        self.pb.set_message(msg);
+    }
+
+    /// Remove the bar.
+    pub fn finish(&self) {
+        self.pb.finish_and_clear();
+    }
+}
+
+fn config(args: &Args) -> anyhow::Result<SimConfig> {
+    let mut c = match &args.config {
+        Some(p) => SimConfig::from_toml_file(p)?,
+        None => SimConfig::default(),
+    };
+    macro_rules! set {
+        ($($f:ident),*) => { $( if let Some(v) = args.$f { c.$f = v; } )* };
+    }
+    set!(
+        nodes,
+        racks,
+        k,
+        mtu,
+        link_gbps,
+        link_latency_ns,
+        switch_latency_ns,
+        rig_batch,
+        rig_units,
+        pending_entries,
+        nic_delay_cycles,
+        switch_delay_cycles,
+        cache_bytes,
+        cache_ways,
+        sa_cores,
+        sa_pr_overhead_ns,
+        seed
+    );
+    if args.spines.is_some() {
+        c.spines = args.spines;
+    }
+    c.validate()?;
+    Ok(c)
+}
+
+/// Load `--matrix` or generate `--gen` (pattern only: the simulator needs
+/// the structure).
+pub fn load_matrix(
+    file: Option<&Path>,
+    gen: Option<&str>,
+    seed: u64,
+    bar: &mut DelayedBar,
+) -> anyhow::Result<(CsrMatrix, MatrixSummary)> {
+    match (file, gen) {
+        (Some(path), _) => {
+            let f = std::fs::File::open(path)
+                .with_context(|| format!("cannot open {}", path.display()))?;
+            let (m, info) = matrix::mtx::read_mtx_with_progress(
+                std::io::BufReader::with_capacity(1 << 20, f),
+                ReadOptions { values: false },
+                &mut |done, total| bar.update("reading matrix", done, total),
+            )
+            .with_context(|| format!("{}", path.display()))?;
+            let name = path.file_stem().map_or_else(
+                || path.display().to_string(),
+                |s| s.to_string_lossy().into_owned(),
+            );
+            let summary = MatrixSummary {
+                name,
+                rows: m.rows(),
+                cols: m.cols(),
+                nnz: m.nnz(),
+                duplicates: info.build.duplicates,
+            };
+            Ok((m, summary))
+        }
+        (None, Some(spec)) => {
+            let spec: GenSpec = spec.parse().with_context(|| format!("--gen {spec}"))?;
+            let (m, info) = spec.generate(seed)?;
+            let summary = MatrixSummary {
+                name: spec.to_string(),
+                rows: m.rows(),
+                cols: m.cols(),
+                nnz: m.nnz(),
+                duplicates: info.duplicates,
+            };
+            Ok((m, summary))
+        }
+        (None, None) => bail!("give --matrix FILE.mtx or --gen SPEC"),
+    }
+}
+
+fn run_one(
+    m: &CsrMatrix,
+    summary: &MatrixSummary,
+    args: &Args,
+    cfg: &SimConfig,
+    stop: &AtomicBool,
+    bar: &mut DelayedBar,
+) -> anyhow::Result<Report> {
+    let part = match &args.partition {
+        Some(p) => Partition::read_file(p, m, Some(cfg.nodes))?,
+        None => Partition::equal(m, cfg.nodes)?,
+    };
+    let report = simulate(
+        m,
+        summary.clone(),
+        &part,
+        cfg,
+        &args.mode,
+        &mut |p: Progress| {
+            bar.update(p.phase, p.done, p.total);
+            !stop.load(Ordering::Relaxed)
+        },
+    )?;
+    Ok(report)
+}
+
+fn write_topology(dir: &Path, cfg: &SimConfig) -> anyhow::Result<()> {
+    let t = cfg.topology()?;
+    std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
+    let json = t.tutorial_json("{switch}-commands.txt", 0);
+    let path = dir.join("topology.json");
+    std::fs::write(&path, serde_json::to_string_pretty(&json)?)
+        .with_context(|| format!("cannot write {}", path.display()))?;
+    let tpl = TableTemplates::default();
+    for d in t.devices() {
+        let text = t.control_plane(d, &tpl);
+        if text.is_empty() {
+            continue;
+        }
+        let p = dir.join(format!("{d}-commands.txt"));
+        std::fs::write(&p, text).with_context(|| format!("cannot write {}", p.display()))?;
+    }
+    Ok(())
+}
+
+/// Run `netsparse sim`.
+pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+    let cfg = config(&args)?;
+    let stop = Arc::new(AtomicBool::new(false));
+    {
+        let s = stop.clone();
+        // A second handler cannot be installed (e.g. in tests): then Ctrl-C
+        // simply kills the process, as without this.
+        let _ = ctrlc::set_handler(move || s.store(true, Ordering::Relaxed));
+    }
+    let mut bar = DelayedBar::new(!args.quiet);
+    let (m, summary) = load_matrix(
+        args.matrix.as_deref(),
+        args.gen.as_deref(),
+        cfg.seed,
+        &mut bar,
+    )?;
+    if let Some(dir) = &args.topology_out {
+        write_topology(dir, &cfg)?;
+    }
+
+    let mut reports = Vec::new();
+    let sweep = match &args.sweep {
+        Some(s) => {
+            let (key, values) = s
+                .split_once('=')
+                .with_context(|| format!("--sweep {s:?}: expected KEY=V1,V2,..."))?;
+            let values: Vec<String> = values
+                .split(',')
+                .map(|v| v.trim().to_string())
+                .filter(|v| !v.is_empty())
+                .collect();
+            if values.is_empty() {
+                bail!("--sweep {s:?}: no values");
+            }
+            Some((key.trim().to_string(), values))
+        }
+        None => None,
+    };
+    match &sweep {
+        None => reports.push(run_one(&m, &summary, &args, &cfg, &stop, &mut bar)?),
+        Some((key, values)) => {
+            for v in values {
+                let mut c = cfg.clone();
+                c.set(key, v)?;
+                c.validate().with_context(|| format!("--sweep {key}={v}"))?;
+                reports.push(run_one(&m, &summary, &args, &c, &stop, &mut bar)?);
+                if stop.load(Ordering::Relaxed) {
+                    break;
+                }
+            }
+        }
+    }
+    bar.finish();
+
+    for (i, r) in reports.iter().enumerate() {
+        if let Some((key, values)) = &sweep {
+            println!("== {key} = {}", values[i]);
+        }
+        print!("{}", r.table());
+    }
+    if let Some(p) = &args.json {
+        let text = if sweep.is_some() {
+            serde_json::to_string_pretty(&reports)?
+        } else {
+            reports[0].to_json()
+        };
+        std::fs::write(p, text).with_context(|| format!("cannot write {}", p.display()))?;
+    }
+    if let Some(p) = &args.csv {
+        let f =
+            std::fs::File::create(p).with_context(|| format!("cannot write {}", p.display()))?;
+        let mut w = std::io::BufWriter::new(f);
+        for r in &reports {
+            r.write_csv(&mut w)
+                .with_context(|| format!("cannot write {}", p.display()))?;
+        }
+    }
+    if let Some(dir) = &args.plot_dir {
+        std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
+        let last = &reports[reports.len() - 1];
+        let path = dir.join("speedup.svg");
+        plot::speedup_chart(&path, &[last])?;
+        eprintln!("wrote {}", path.display());
+        if let Some((key, values)) = &sweep {
+            let mut lines = Vec::new();
+            for mode in &args.mode {
+                let points = reports
+                    .iter()
+                    .zip(values)
+                    .filter_map(|(r, v)| {
+                        let x: f64 = v.replace('_', "").parse().ok()?;
+                        Some((x, r.mode(mode.name())?.speedup_vs_su?))
+                    })
+                    .collect();
+                lines.push(Line {
+                    name: mode.name().to_string(),
+                    points,
+                });
+            }
+            let path = dir.join("sweep.svg");
+            plot::line_chart(
+                &path,
+                &format!("Speedup over SUOpt vs {key}"),
+                key,
+                "speedup over SU",
+                &lines,
+                false,
+            )?;
+            eprintln!("wrote {}", path.display());
+        }
+    }
+    if stop.load(Ordering::Relaxed) || reports.iter().any(|r| r.stopped) {
+        eprintln!("stopped by Ctrl-C: the statistics above are partial");
+        return Ok(ExitCode::from(130));
+    }
+    Ok(ExitCode::SUCCESS)
+}

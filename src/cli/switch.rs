@@ -1,0 +1,288 @@
+//! `netsparse switch`: run a v1model program on pcap files or live interfaces.
+
+use std::io::IsTerminal as _;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+
+use anyhow::Context as _;
+use netsparse_bmv2::control::{commands, runtime_json};
+use netsparse_bmv2::drivers::{self, live, pcap, PortSpec};
+use netsparse_bmv2::{Switch, SwitchConfig};
+use netsparse_compiler::source::SourceMap;
+use netsparse_compiler::{compile_file, CompileOptions};
+use netsparse_externs::artifact::Artifact;
+
+/// Arguments of `netsparse switch`.
+#[derive(clap::Args, Debug)]
+#[command(after_help = "\
+Modes: with --use-files DIR, each -i PORT@NAME reads DIR/NAME_in.pcap (if present)\n\
+and writes DIR/NAME_out.pcap; inputs are merged by timestamp and the run ends when\n\
+they are exhausted (deterministic: the same inputs give the same bytes). Without\n\
+--use-files, NAME is a Linux interface (AF_PACKET, needs CAP_NET_RAW) and the\n\
+switch runs until SIGINT/SIGTERM.\n\
+\n\
+--entries: a .json file is the p4lang tutorials' runtime JSON (table_entries,\n\
+multicast_group_entries, clone_session_entries); anything else is a BMv2\n\
+simple_switch_CLI command file (table_add t a k... => p... [prio], ...).\n\
+\n\
+Exit status: 0 ok; 1 bad input (program errors, bad entries, a corrupt pcap);\n\
+2 usage or I/O errors.\n\
+\n\
+Example: netsparse switch programs/ipv4_forward.p4 -i 1@s1 -i 2@s2 \\\n\
+           --entries s1-runtime.json --use-files pcaps/")]
+pub struct Args {
+    /// The program: a pipeline artifact (`.json`) or a P4 source (`.p4`,
+    /// compiled on the fly).
+    pub program: PathBuf,
+    /// Bind switch port PORT to NAME (an interface, or a pcap file stem with
+    /// --use-files). Repeatable.
+    #[arg(
+        short = 'i',
+        long = "interface",
+        value_name = "PORT@NAME",
+        required = true
+    )]
+    pub interfaces: Vec<PortSpec>,
+    /// Table entries: runtime JSON (`.json`) or a BMv2 command file.
+    #[arg(long, value_name = "FILE")]
+    pub entries: Option<PathBuf>,
+    /// Replay DIR/<NAME>_in.pcap into DIR/<NAME>_out.pcap instead of using interfaces.
+    #[arg(long, value_name = "DIR")]
+    pub use_files: Option<PathBuf>,
+    /// Live mode: record every port's input and output to DIR/<NAME>_{in,out}.pcap.
+    #[arg(long, value_name = "DIR")]
+    pub pcap: Option<PathBuf>,
+    /// Trace every packet (parser states, headers, tables, egress decision) on stderr.
+    #[arg(long)]
+    pub log_console: bool,
+    /// Print the first N bytes of every packet in and out (hex).
+    #[arg(long, value_name = "N", default_value_t = 0)]
+    pub dump_packet_data: usize,
+    /// Seed of `random()` and the random hash.
+    #[arg(long, value_name = "N", default_value_t = 0)]
+    pub seed: u64,
+    /// Write the counters as JSON to FILE at the end.
+    #[arg(long, value_name = "FILE")]
+    pub stats_json: Option<PathBuf>,
+    /// Drop frames longer than N bytes (counted as malformed).
+    #[arg(long, value_name = "N", default_value_t = 9216)]
+    pub max_frame: usize,
+}
+
+/// Load `.json` artifacts or compile `.p4` sources. `Ok(Err(code))` means
+/// the program was rejected (diagnostics already printed).
+pub fn load_program(path: &Path) -> anyhow::Result<Result<Artifact, ExitCode>> {
+    let text =
+        std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
+    if path.extension().and_then(|e| e.to_str()) == Some("p4") {
+        let mut sources = SourceMap::new();
+        return Ok(
+            match compile_file(&mut sources, path, &CompileOptions::default()) {
+                Ok(c) => Ok(c.artifact),
+                Err(diags) => {
+                    let color = std::io::stderr().is_terminal();
+                    for d in &diags {
+                        d.emit(&sources, color);
+                    }
+                    eprintln!("error: {} does not compile", path.display());
+                    Err(ExitCode::from(1))
+                }
+            },
+        );
+    }
+    Ok(match Artifact::from_json(&text) {
+        Ok(a) => Ok(a),
+        Err(e) => {
+            eprintln!("error: {}: {e}", path.display());
+            Err(ExitCode::from(1))
+        }
+    })
+}
+
+fn init_logging(verbose: bool) {
+    let level = if verbose {
+        tracing::Level::INFO
+    } else {
+        tracing::Level::WARN
+    };
+    let _ = tracing_subscriber::fmt()
+        .with_max_level(level)
+        .with_writer(std::io::stderr)
+        .with_ansi(std::io::stderr().is_terminal())
+        .with_target(false)
+        .try_init();
+}
+
+/// Run the switch.
+pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+    init_logging(args.log_console || args.dump_packet_data > 0);
+    drivers::check_unique(&args.interfaces)?;
+    let artifact = match load_program(&args.program)? {
+        Ok(a) => a,
+        Err(code) => return Ok(code),
+    };
+    let cfg = SwitchConfig {
+        seed: args.seed,
+        max_frame: args.max_frame,
+        trace: args.log_console,
+        dump_bytes: args.dump_packet_data,
+        ..SwitchConfig::default()
+    };
+    let mut sw = match Switch::new(&artifact, cfg) {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("error: {}: {e}", args.program.display());
+            return Ok(ExitCode::from(1));
+        }
+    };
+    if let Some(file) = &args.entries {
+        let text = std::fs::read_to_string(file)
+            .with_context(|| format!("cannot read {}", file.display()))?;
+        let name = file.display().to_string();
+        let loaded = if file.extension().and_then(|e| e.to_str()) == Some("json") {
+            runtime_json::apply(&mut sw, &text, &name).map(|l| {
+                format!(
+                    "{} entries, {} default actions, {} multicast groups, {} clone sessions",
+                    l.entries, l.defaults, l.mc_groups, l.clone_sessions
+                )
+            })
+        } else {
+            commands::apply(&mut sw, &text, &name)
+                .map(|a| format!("{} commands, {} entries", a.commands, a.entries))
+        };
+        match loaded {
+            Ok(what) => eprintln!("{name}: {what}"),
+            Err(e) => {
+                eprintln!("error: {e}");
+                return Ok(ExitCode::from(1));
+            }
+        }
+    }
+    let driver_json;
+    let code = if let Some(dir) = &args.use_files {
+        if args.pcap.is_some() {
+            eprintln!("note: --pcap is ignored with --use-files (the outputs are pcaps already)");
+        }
+        let rep = match pcap::run(
+            &mut sw,
+            &args.interfaces,
+            dir,
+            &pcap::PcapOptions::default(),
+        ) {
+            Ok(r) => r,
+            Err(e) => {
+                eprintln!("error: {e}");
+                print_stats(&sw);
+                return Ok(ExitCode::from(if matches!(e, pcap::PcapError::Io { .. }) {
+                    2
+                } else {
+                    1
+                }));
+            }
+        };
+        let mut failed = false;
+        for p in &rep.ports {
+            let name = p.spec.as_ref().map(ToString::to_string).unwrap_or_default();
+            eprintln!("{name}: {} packets in, {} out", p.packets_in, p.packets_out);
+            if let Some(e) = &p.error {
+                eprintln!("error: {e}");
+                failed = true;
+            }
+        }
+        if rep.unbound_port_frames > 0 {
+            eprintln!(
+                "{} frames sent to ports without a binding (dropped)",
+                rep.unbound_port_frames
+            );
+        }
+        driver_json = serde_json::json!({
+            "mode": "pcap",
+            "unbound_port_frames": rep.unbound_port_frames,
+            "ports": rep.ports.iter().map(|p| serde_json::json!({
+                "port": p.spec.as_ref().map(|s| s.port),
+                "name": p.spec.as_ref().map(|s| s.name.clone()),
+                "packets_in": p.packets_in,
+                "packets_out": p.packets_out,
+                "error": p.error.as_ref().map(ToString::to_string),
+            })).collect::<Vec<_>>(),
+        });
+        if failed {
+            ExitCode::from(1)
+        } else {
+            ExitCode::SUCCESS
+        }
+    } else {
+        let stop = Arc::new(AtomicBool::new(false));
+        let flag = Arc::clone(&stop);
+        ctrlc::set_handler(move || flag.store(true, Ordering::Relaxed))
+            .context("cannot install the SIGINT/SIGTERM handler")?;
+        let ports = match live::open_af_packet(&args.interfaces) {
+            Ok(p) => p,
+            Err(e) => {
+                eprintln!("error: {e}");
+                return Ok(ExitCode::from(2));
+            }
+        };
+        let opts = live::LiveOptions {
+            record_dir: args.pcap.clone(),
+            ..live::LiveOptions::default()
+        };
+        eprintln!(
+            "switch running on {} (Ctrl-C to stop)",
+            args.interfaces
+                .iter()
+                .map(ToString::to_string)
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
+        let rep = match live::run(&mut sw, ports, stop, &opts) {
+            Ok(r) => r,
+            Err(e) => {
+                eprintln!("error: {e}");
+                print_stats(&sw);
+                return Ok(ExitCode::from(2));
+            }
+        };
+        for p in &rep.ports {
+            eprintln!(
+                "{}: rx {} frames ({} truncated), tx {} frames ({} send errors)",
+                p.spec.as_ref().map(ToString::to_string).unwrap_or_default(),
+                p.rx_frames,
+                p.rx_truncated,
+                p.tx_frames,
+                p.tx_errors
+            );
+        }
+        driver_json = serde_json::json!({
+            "mode": "live",
+            "seconds": rep.duration.as_secs_f64(),
+            "unbound_port_frames": rep.unbound_port_frames,
+            "ports": rep.ports.iter().map(|p| serde_json::json!({
+                "port": p.spec.as_ref().map(|s| s.port),
+                "name": p.spec.as_ref().map(|s| s.name.clone()),
+                "rx_frames": p.rx_frames, "rx_bytes": p.rx_bytes, "rx_truncated": p.rx_truncated,
+                "tx_frames": p.tx_frames, "tx_bytes": p.tx_bytes, "tx_errors": p.tx_errors,
+            })).collect::<Vec<_>>(),
+        });
+        match rep.receiver_error {
+            Some(e) => {
+                eprintln!("error: {e}");
+                ExitCode::from(2)
+            }
+            None => ExitCode::SUCCESS,
+        }
+    };
+    print_stats(&sw);
+    if let Some(file) = &args.stats_json {
+        let doc = serde_json::json!({ "switch": sw.stats(), "driver": driver_json });
+        let text = serde_json::to_string_pretty(&doc).unwrap_or_default();
+        std::fs::write(file, text).with_context(|| format!("cannot write {}", file.display()))?;
+    }
+    Ok(code)
+}
+
+fn print_stats(sw: &Switch) {
+    eprint!("{}", sw.stats().summary());
+}

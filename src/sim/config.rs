@@ -1,0 +1,397 @@
+//! Simulation parameters (Table 5) with defaults, TOML loading and range
+//! checks.
+//!
+//! Every field has Table 5's value as its default, can be set in a TOML
+//! file (kebab-case keys, e.g. `link-gbps = 200`; unknown keys are errors)
+//! and on the command line, and is range-checked by [`SimConfig::validate`]
+//! with an error naming the parameter, its value and the allowed range.
+
+use std::fmt;
+use std::path::Path;
+
+use serde::{Deserialize, Serialize};
+use thiserror::Error;
+
+use netsparse_externs::wire::{pr_stride, PrType, IP_OVERHEAD};
+use netsparse_externs::Time;
+
+use super::engine::{EngineConfig, LinkParams};
+use super::topology::{LeafSpine, TopologyError};
+
+/// A bad configuration.
+#[derive(Debug, Error)]
+pub enum ConfigError {
+    /// A parameter outside its range.
+    #[error("{name} = {value} is out of range: {range}")]
+    OutOfRange {
+        /// The parameter (its TOML key).
+        name: &'static str,
+        /// Its value.
+        value: String,
+        /// The allowed range.
+        range: String,
+    },
+    /// The topology parameters do not make a cluster.
+    #[error(transparent)]
+    Topology(#[from] TopologyError),
+    /// The TOML file could not be read.
+    #[error("cannot read {path}: {source}")]
+    Io {
+        /// The path.
+        path: String,
+        /// The OS error.
+        source: std::io::Error,
+    },
+    /// The TOML file does not parse (unknown key, wrong type, syntax).
+    #[error("{path}: {message}")]
+    Toml {
+        /// The path.
+        path: String,
+        /// The parser's message (names the key and line).
+        message: String,
+    },
+}
+
+/// The parameters of a simulated run. Defaults are Table 5's.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields, rename_all = "kebab-case")]
+pub struct SimConfig {
+    /// Compute nodes (Table 5: 128).
+    pub nodes: u32,
+    /// Racks (Table 5: 8, i.e. 16 nodes per rack).
+    pub racks: u32,
+    /// Spine switches (default: hosts per rack).
+    pub spines: Option<u32>,
+    /// Property elements of 4 bytes (K; the paper uses 1, 16, 128).
+    pub k: u32,
+    /// IP MTU in bytes (1500).
+    pub mtu: u32,
+    /// Link bandwidth, Gb/s (400).
+    pub link_gbps: u64,
+    /// One-way link latency, ns (450).
+    pub link_latency_ns: u64,
+    /// Switch pipeline latency, ns (300).
+    pub switch_latency_ns: u64,
+    /// Nonzeros per RIG command (32k; the paper uses 8k for europe and uk).
+    pub rig_batch: u32,
+    /// RIG Units per SNIC (32).
+    pub rig_units: u32,
+    /// Pending PR Table entries per RIG Unit (256).
+    pub pending_entries: u32,
+    /// NIC concatenation delay cycles (500).
+    pub nic_delay_cycles: u64,
+    /// Switch concatenation delay cycles (125).
+    pub switch_delay_cycles: u64,
+    /// SNIC clock, MHz (2200).
+    pub nic_clock_mhz: u64,
+    /// Switch clock, MHz (2000).
+    pub switch_clock_mhz: u64,
+    /// Property Cache size per switch, bytes (32 MiB; 0 disables it).
+    pub cache_bytes: u64,
+    /// Property Cache associativity (16).
+    pub cache_ways: u32,
+    /// Property Cache latency, switch cycles (16).
+    pub cache_latency_cycles: u64,
+    /// SAOpt: cores per node generating PRs (64).
+    pub sa_cores: u32,
+    /// SAOpt: software overhead per PR on one core, ns (see `sim::analytic`).
+    pub sa_pr_overhead_ns: f64,
+    /// Seed of the generators.
+    pub seed: u64,
+    /// Event-loop cap: events.
+    pub max_events: u64,
+    /// Event-loop cap: simulated time, ms.
+    pub max_sim_time_ms: u64,
+}
+
+/// Default SAOpt overhead per PR per core, ns: see [`crate::sim::analytic`]
+/// for the calibration.
+pub const DEFAULT_SA_PR_OVERHEAD_NS: f64 = 750.0;
+
+impl Default for SimConfig {
+    fn default() -> SimConfig {
+        SimConfig {
+            nodes: 128,
+            racks: 8,
+            spines: None,
+            k: 16,
+            mtu: 1500,
+            link_gbps: 400,
+            link_latency_ns: 450,
+            switch_latency_ns: 300,
+            rig_batch: 32 * 1024,
+            rig_units: 32,
+            pending_entries: 256,
+            nic_delay_cycles: 500,
+            switch_delay_cycles: 125,
+            nic_clock_mhz: 2200,
+            switch_clock_mhz: 2000,
+            cache_bytes: 32 << 20,
+            cache_ways: 16,
+            cache_latency_cycles: 16,
+            sa_cores: 64,
+            sa_pr_overhead_ns: DEFAULT_SA_PR_OVERHEAD_NS,
+            seed: 1,
+            max_events: 20_000_000_000,
+            max_sim_time_ms: 60_000,
+        }
+    }
+}
+
+fn check<T: PartialOrd + fmt::Display + Copy>(
+    name: &'static str,
+    v: T,
+    lo: T,
+    hi: T,
+) -> Result<(), ConfigError> {
+    if v < lo || v > hi {
+        return Err(ConfigError::OutOfRange {
+            name,
+            value: v.to_string(),
+            range: format!("{lo}..={hi}"),
+        });
+    }
+    Ok(())
+}
+
+impl SimConfig {
+    /// Read a TOML file (missing keys keep their defaults).
+    pub fn from_toml_file(path: &Path) -> Result<SimConfig, ConfigError> {
+        let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Io {
+            path: path.display().to_string(),
+            source,
+        })?;
+        SimConfig::from_toml_str(&text, &path.display().to_string())
+    }
+
+    /// Parse TOML text; `path` names it in errors.
+    pub fn from_toml_str(text: &str, path: &str) -> Result<SimConfig, ConfigError> {
+        toml::from_str(text).map_err(|e| ConfigError::Toml {
+            path: path.to_string(),
+            message: e.to_string().trim_end().to_string(),
+        })
+    }
+
+    /// Check every parameter's range and the topology.
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        check("nodes", self.nodes, 2, 1 << 20)?;
+        check("racks", self.racks, 1, self.nodes)?;
+        if let Some(s) = self.spines {
+            check("spines", s, 1, 510)?;
+        }
+        check("mtu", self.mtu, 128, 9216)?;
+        check("k", self.k, 1, 4096)?;
+        // One response PR must fit in a packet.
+        let max_k = ((self.mtu as usize - IP_OVERHEAD - pr_stride(PrType::Read, 0)) / 4) as u32;
+        if self.k > max_k {
+            return Err(ConfigError::OutOfRange {
+                name: "k",
+                value: self.k.to_string(),
+                range: format!("1..={max_k} (one response PR of K x 4 bytes + 18 must fit the MTU {} minus 54 header bytes)", self.mtu),
+            });
+        }
+        check("link-gbps", self.link_gbps, 1, 100_000)?;
+        check("link-latency-ns", self.link_latency_ns, 0, 1_000_000_000)?;
+        check(
+            "switch-latency-ns",
+            self.switch_latency_ns,
+            0,
+            1_000_000_000,
+        )?;
+        check("rig-batch", self.rig_batch, 1, 1 << 24)?;
+        check("rig-units", self.rig_units, 2, 1024)?;
+        check("pending-entries", self.pending_entries, 1, 1 << 20)?;
+        check("nic-delay-cycles", self.nic_delay_cycles, 0, 100_000_000)?;
+        check(
+            "switch-delay-cycles",
+            self.switch_delay_cycles,
+            0,
+            100_000_000,
+        )?;
+        check("nic-clock-mhz", self.nic_clock_mhz, 1, 100_000)?;
+        check("switch-clock-mhz", self.switch_clock_mhz, 1, 100_000)?;
+        check("cache-bytes", self.cache_bytes, 0, 1 << 34)?;
+        check("cache-ways", self.cache_ways, 1, 1024)?;
+        check(
+            "cache-latency-cycles",
+            self.cache_latency_cycles,
+            0,
+            1_000_000,
+        )?;
+        check("sa-cores", self.sa_cores, 1, 65_536)?;
+        if !(self.sa_pr_overhead_ns.is_finite()
+            && self.sa_pr_overhead_ns > 0.0
+            && self.sa_pr_overhead_ns <= 1e9)
+        {
+            return Err(ConfigError::OutOfRange {
+                name: "sa-pr-overhead-ns",
+                value: self.sa_pr_overhead_ns.to_string(),
+                range: "0 < x <= 1e9".into(),
+            });
+        }
+        check("max-events", self.max_events, 1, u64::MAX)?;
+        check("max-sim-time-ms", self.max_sim_time_ms, 1, 1_000_000_000)?;
+        self.topology()?;
+        Ok(())
+    }
+
+    /// The leaf-spine topology of these parameters.
+    pub fn topology(&self) -> Result<LeafSpine, TopologyError> {
+        LeafSpine::new(self.nodes, self.racks, self.spines)
+    }
+
+    /// Bytes of one property (K × 4).
+    pub fn prop_bytes(&self) -> u32 {
+        self.k * 4
+    }
+
+    /// The link parameters.
+    pub fn link(&self) -> LinkParams {
+        LinkParams {
+            gbps: self.link_gbps,
+            latency: Time::from_ns(self.link_latency_ns),
+        }
+    }
+
+    /// The event loop's limits from `max-events` and `max-sim-time-ms`,
+    /// with an optional stop flag (Ctrl-C).
+    pub fn engine_config(
+        &self,
+        stop: Option<std::sync::Arc<std::sync::atomic::AtomicBool>>,
+    ) -> EngineConfig {
+        EngineConfig {
+            max_events: self.max_events,
+            max_time: Time::from_ms(self.max_sim_time_ms),
+            stop,
+        }
+    }
+
+    /// The switch pipeline latency.
+    pub fn switch_latency(&self) -> Time {
+        Time::from_ns(self.switch_latency_ns)
+    }
+
+    /// Set one parameter by its TOML key from a string (the sweep mode
+    /// uses this). Returns an error naming the key for unknown keys and
+    /// unparsable values; ranges are checked by [`SimConfig::validate`].
+    pub fn set(&mut self, key: &str, value: &str) -> Result<(), ConfigError> {
+        let bad = |range: &str| ConfigError::OutOfRange {
+            name: static_key(key),
+            value: value.to_string(),
+            range: range.to_string(),
+        };
+        fn p<T: std::str::FromStr>(v: &str) -> Option<T> {
+            v.trim().replace('_', "").parse().ok()
+        }
+        let int = "an integer";
+        match key {
+            "nodes" => self.nodes = p(value).ok_or_else(|| bad(int))?,
+            "racks" => self.racks = p(value).ok_or_else(|| bad(int))?,
+            "spines" => self.spines = Some(p(value).ok_or_else(|| bad(int))?),
+            "k" => self.k = p(value).ok_or_else(|| bad(int))?,
+            "mtu" => self.mtu = p(value).ok_or_else(|| bad(int))?,
+            "link-gbps" => self.link_gbps = p(value).ok_or_else(|| bad(int))?,
+            "link-latency-ns" => self.link_latency_ns = p(value).ok_or_else(|| bad(int))?,
+            "switch-latency-ns" => self.switch_latency_ns = p(value).ok_or_else(|| bad(int))?,
+            "rig-batch" => self.rig_batch = p(value).ok_or_else(|| bad(int))?,
+            "rig-units" => self.rig_units = p(value).ok_or_else(|| bad(int))?,
+            "pending-entries" => self.pending_entries = p(value).ok_or_else(|| bad(int))?,
+            "nic-delay-cycles" => self.nic_delay_cycles = p(value).ok_or_else(|| bad(int))?,
+            "switch-delay-cycles" => self.switch_delay_cycles = p(value).ok_or_else(|| bad(int))?,
+            "cache-bytes" => self.cache_bytes = p(value).ok_or_else(|| bad(int))?,
+            "cache-ways" => self.cache_ways = p(value).ok_or_else(|| bad(int))?,
+            "sa-cores" => self.sa_cores = p(value).ok_or_else(|| bad(int))?,
+            "sa-pr-overhead-ns" => {
+                self.sa_pr_overhead_ns = p(value).ok_or_else(|| bad("a number"))?
+            }
+            _ => {
+                return Err(ConfigError::OutOfRange {
+                    name: "sweep parameter",
+                    value: key.to_string(),
+                    range: SWEEPABLE.join(", "),
+                })
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Keys [`SimConfig::set`] accepts.
+pub const SWEEPABLE: &[&str] = &[
+    "nodes",
+    "racks",
+    "spines",
+    "k",
+    "mtu",
+    "link-gbps",
+    "link-latency-ns",
+    "switch-latency-ns",
+    "rig-batch",
+    "rig-units",
+    "pending-entries",
+    "nic-delay-cycles",
+    "switch-delay-cycles",
+    "cache-bytes",
+    "cache-ways",
+    "sa-cores",
+    "sa-pr-overhead-ns",
+];
+
+fn static_key(key: &str) -> &'static str {
+    SWEEPABLE
+        .iter()
+        .find(|k| **k == key)
+        .copied()
+        .unwrap_or("parameter")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn defaults_are_table5_and_valid() {
+        let c = SimConfig::default();
+        c.validate().unwrap();
+        let t = c.topology().unwrap();
+        assert_eq!(t.tor_ports(), 32);
+        assert_eq!(c.prop_bytes(), 64);
+    }
+
+    #[test]
+    fn toml_and_ranges() {
+        let c = SimConfig::from_toml_str("k = 128\nlink-gbps = 200\n", "c.toml").unwrap();
+        assert_eq!((c.k, c.link_gbps, c.nodes), (128, 200, 128));
+        let e = SimConfig::from_toml_str("kk = 1\n", "c.toml").unwrap_err();
+        assert!(e.to_string().contains("kk"), "{e}");
+        let c = SimConfig {
+            k: 400,
+            ..SimConfig::default()
+        };
+        let e = c.validate().unwrap_err().to_string();
+        assert!(e.starts_with("k = 400 is out of range: 1..=357"), "{e}");
+        let c = SimConfig {
+            racks: 7,
+            ..SimConfig::default()
+        };
+        let e = c.validate().unwrap_err().to_string();
+        assert!(
+            e.contains("nodes = 128 is not divisible by racks = 7"),
+            "{e}"
+        );
+        let c = SimConfig {
+            sa_pr_overhead_ns: f64::NAN,
+            ..SimConfig::default()
+        };
+        assert!(c
+            .validate()
+            .unwrap_err()
+            .to_string()
+            .contains("sa-pr-overhead-ns"));
+        let mut c = SimConfig::default();
+        c.set("k", "1").unwrap();
+        assert_eq!(c.k, 1);
+        assert!(c.set("k", "x").unwrap_err().to_string().contains("k = x"));
+        assert!(c.set("warp", "1").is_err());
+    }
+}

@@ -1,0 +1,850 @@
+//! The cluster simulator's event loop: devices, links and simulated time.
+//!
+//! The engine owns every device (anything implementing
+//! [`Datapath`]: the behavioural NIC and switch,
+//! or the small devices of [`super::devices`]) and the full-duplex links
+//! between their ports, and drives them in simulated [`Time`]:
+//!
+//! * **Events** are frame arrivals and device timers, processed in order of
+//!   (time, sequence number): ties go to the event scheduled first, so runs
+//!   are deterministic.
+//! * **Timers**: after every call into a device the engine asks
+//!   `next_deadline()` and schedules a timer event if it changed. Earlier
+//!   timer events of that device are invalidated lazily (a per-device
+//!   generation number; stale ones are skipped when popped). A deadline at
+//!   or before the current time after `on_timer` breaks the `Datapath`
+//!   contract and stops the run with [`EngineError::DeadlineNotAdvancing`]
+//!   rather than spinning.
+//! * **Pipeline latency**: frames a device emits at time `t` are ready to
+//!   leave at `t + latency(device)` (300 ns for a switch, Table 5; 0 for
+//!   NICs, whose delays their own cores model).
+//! * **Links** are full duplex; each direction is a FIFO output queue with
+//!   bandwidth and propagation delay: a frame ready at `r` starts at
+//!   `max(r, busy_until)`, takes `serialization_time(len, gbps)`, and
+//!   arrives (store and forward: its last bit) one propagation delay after
+//!   it finishes. The network is **lossless with unbounded queues**: no
+//!   frame is ever dropped; the back-pressure of an InfiniBand-like fabric
+//!   (§7.1, §8.2) appears as queueing delay, which the per-link counters
+//!   record.
+//! * **Counters** per link direction: packets and bytes, and for NetSparse
+//!   frames (classified with `externs::wire`) the split into header bytes
+//!   and property payload bytes, and the PRs carried.
+//! * **Buffers**: frames in flight live in a pool of recycled byte vectors;
+//!   in steady state no frame allocates.
+//! * **Limits**: a cap on processed events and on simulated time, each a
+//!   clear error; a stop flag (set from a Ctrl-C handler) ends the run
+//!   cleanly at the next check with whatever statistics were gathered.
+
+use std::any::Any;
+use std::cmp::Ordering;
+use std::collections::BinaryHeap;
+use std::sync::atomic::{AtomicBool, Ordering as AtomicOrdering};
+use std::sync::Arc;
+
+use serde::Serialize;
+use thiserror::Error;
+
+use netsparse_externs::time::serialization_time;
+use netsparse_externs::wire::{Frame, PrType};
+use netsparse_externs::{Datapath, Outputs, Time};
+
+use super::topology::{Device, LeafSpine};
+
+/// Index of a device in the engine.
+pub type DeviceId = u32;
+
+/// Events processed between two checks of the stop flag.
+pub const STOP_CHECK_EVERY: u64 = 4096;
+/// Events processed between two progress callbacks.
+pub const PROGRESS_EVERY: u64 = 1 << 16;
+
+/// Why a run could not go on.
+#[derive(Clone, Debug, PartialEq, Eq, Error)]
+pub enum EngineError {
+    /// A device id that was never added.
+    #[error("no device {0}")]
+    NoDevice(DeviceId),
+    /// A port connected twice.
+    #[error("{device} port {port} is already connected")]
+    PortInUse {
+        /// The device's label.
+        device: String,
+        /// The port.
+        port: u32,
+    },
+    /// A link of zero bandwidth.
+    #[error("link {a} <-> {b}: bandwidth 0 Gb/s (links need a positive bandwidth)")]
+    ZeroBandwidth {
+        /// One end (label:port).
+        a: String,
+        /// The other end.
+        b: String,
+    },
+    /// A device emitted a frame on a port without a cable.
+    #[error("at {now}: {device} sent a frame on port {port}, which is not connected")]
+    UnconnectedPort {
+        /// The device's label.
+        device: String,
+        /// The port.
+        port: u32,
+        /// Simulated time.
+        now: Time,
+    },
+    /// A device asked to be woken at or before the time it was just woken.
+    #[error("at {now}: {device} returned next_deadline {deadline} after on_timer; deadlines must advance")]
+    DeadlineNotAdvancing {
+        /// The device's label.
+        device: String,
+        /// Simulated time.
+        now: Time,
+        /// The deadline it returned.
+        deadline: Time,
+    },
+    /// The event cap was reached.
+    #[error("event limit reached: {limit} events processed by simulated time {now} (raise the limit, or the run may not terminate)")]
+    EventLimit {
+        /// The cap.
+        limit: u64,
+        /// Simulated time then.
+        now: Time,
+    },
+    /// The simulated-time cap was reached.
+    #[error("simulated-time limit {limit} reached with events still pending (raise the limit, or the run may not terminate)")]
+    TimeLimit {
+        /// The cap.
+        limit: Time,
+    },
+}
+
+/// A link's physical parameters.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct LinkParams {
+    /// Bandwidth in Gb/s (each direction).
+    pub gbps: u64,
+    /// One-way propagation delay.
+    pub latency: Time,
+}
+
+impl Default for LinkParams {
+    /// Table 5: 400 Gb/s, 450 ns one way.
+    fn default() -> LinkParams {
+        LinkParams {
+            gbps: 400,
+            latency: Time::from_ns(450),
+        }
+    }
+}
+
+/// Limits and the stop flag of a run.
+#[derive(Clone, Debug)]
+pub struct EngineConfig {
+    /// Stop with [`EngineError::EventLimit`] after this many events.
+    pub max_events: u64,
+    /// Stop with [`EngineError::TimeLimit`] before processing an event later than this.
+    pub max_time: Time,
+    /// When set (e.g. by a Ctrl-C handler) the run ends cleanly.
+    pub stop: Option<Arc<AtomicBool>>,
+}
+
+impl Default for EngineConfig {
+    fn default() -> EngineConfig {
+        EngineConfig {
+            max_events: 10_000_000_000,
+            max_time: Time::from_secs(100),
+            stop: None,
+        }
+    }
+}
+
+/// Traffic counters of one link direction.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct LinkCounters {
+    /// Frames sent.
+    pub packets: u64,
+    /// Frame bytes sent.
+    pub bytes: u64,
+    /// NetSparse frames among them.
+    pub netsparse_packets: u64,
+    /// Bytes of NetSparse frames that are not property payload (Ethernet to
+    /// concatenation header, PR headers, padding).
+    pub header_bytes: u64,
+    /// Property payload bytes of NetSparse response PRs.
+    pub payload_bytes: u64,
+    /// PRs carried (reads and responses).
+    pub prs: u64,
+    /// Read PRs carried.
+    pub read_prs: u64,
+    /// Response PRs carried.
+    pub response_prs: u64,
+    /// Frames that are not NetSparse (valid foreign traffic).
+    pub other_packets: u64,
+    /// Their bytes.
+    pub other_bytes: u64,
+    /// Frames that look like NetSparse but do not parse (counted, still delivered).
+    pub malformed_packets: u64,
+    /// Time the link spent transmitting, in picoseconds.
+    pub busy_ps: u64,
+    /// Sum over frames of the time spent waiting in the output queue, ps.
+    pub queue_delay_ps: u64,
+    /// Largest single queueing delay, ps.
+    pub max_queue_delay_ps: u64,
+}
+
+impl LinkCounters {
+    /// Add `other`'s counts to these.
+    pub fn add(&mut self, o: &LinkCounters) {
+        self.packets += o.packets;
+        self.bytes += o.bytes;
+        self.netsparse_packets += o.netsparse_packets;
+        self.header_bytes += o.header_bytes;
+        self.payload_bytes += o.payload_bytes;
+        self.prs += o.prs;
+        self.read_prs += o.read_prs;
+        self.response_prs += o.response_prs;
+        self.other_packets += o.other_packets;
+        self.other_bytes += o.other_bytes;
+        self.malformed_packets += o.malformed_packets;
+        self.busy_ps += o.busy_ps;
+        self.queue_delay_ps += o.queue_delay_ps;
+        self.max_queue_delay_ps = self.max_queue_delay_ps.max(o.max_queue_delay_ps);
+    }
+
+    fn count_frame(&mut self, frame: &[u8]) {
+        let len = frame.len() as u64;
+        self.packets += 1;
+        self.bytes += len;
+        match Frame::parse(frame) {
+            Ok(f) => {
+                let n = u64::from(f.concat.num_prs);
+                let payload = match f.concat.pr_type {
+                    PrType::Response => n * u64::from(f.concat.prop_len),
+                    PrType::Read => 0,
+                };
+                self.netsparse_packets += 1;
+                self.payload_bytes += payload;
+                self.header_bytes += len - payload.min(len);
+                self.prs += n;
+                match f.concat.pr_type {
+                    PrType::Read => self.read_prs += n,
+                    PrType::Response => self.response_prs += n,
+                }
+            }
+            Err(e) => {
+                self.other_packets += 1;
+                self.other_bytes += len;
+                if !e.is_foreign() {
+                    self.malformed_packets += 1;
+                }
+            }
+        }
+    }
+}
+
+/// One direction of a link.
+#[derive(Clone, Debug)]
+struct LinkDir {
+    to_device: DeviceId,
+    to_port: u32,
+    params: LinkParams,
+    busy_until: Time,
+    counters: LinkCounters,
+}
+
+/// Per-device counters.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct DeviceCounters {
+    /// Frames delivered to the device.
+    pub frames_in: u64,
+    /// Frames the device emitted.
+    pub frames_out: u64,
+    /// Timer calls.
+    pub timers: u64,
+    /// Arrival time of the last frame delivered, if any.
+    pub last_rx: Option<Time>,
+    /// Time of the last frame emitted, if any.
+    pub last_tx: Option<Time>,
+}
+
+/// Engine-wide counters.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct EngineStats {
+    /// Events processed (arrivals and live timers).
+    pub events: u64,
+    /// Frame arrivals processed.
+    pub arrivals: u64,
+    /// Timer events that fired.
+    pub timers: u64,
+    /// Timer events skipped as stale.
+    pub stale_timers: u64,
+    /// Current simulated time.
+    pub now: Time,
+    /// Events still queued.
+    pub pending: u64,
+    /// Frame buffers allocated by the pool (stays flat in steady state).
+    pub buffers_allocated: u64,
+}
+
+/// How a run ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub enum Outcome {
+    /// No events left: every device is idle.
+    Idle,
+    /// The stop flag was set; statistics are partial.
+    Stopped,
+}
+
+#[derive(Clone, Copy, Debug)]
+enum EventKind {
+    Arrival {
+        device: DeviceId,
+        port: u32,
+        buf: u32,
+    },
+    Timer {
+        device: DeviceId,
+        gen: u64,
+    },
+}
+
+#[derive(Clone, Copy, Debug)]
+struct Event {
+    time: Time,
+    seq: u64,
+    kind: EventKind,
+}
+
+impl PartialEq for Event {
+    fn eq(&self, o: &Event) -> bool {
+        self.time == o.time && self.seq == o.seq
+    }
+}
+impl Eq for Event {}
+impl PartialOrd for Event {
+    fn partial_cmp(&self, o: &Event) -> Option<Ordering> {
+        Some(self.cmp(o))
+    }
+}
+impl Ord for Event {
+    /// Reversed, so that `BinaryHeap` (a max-heap) pops the earliest event.
+    fn cmp(&self, o: &Event) -> Ordering {
+        (o.time, o.seq).cmp(&(self.time, self.seq))
+    }
+}
+
+/// Recycled frame buffers.
+#[derive(Debug, Default)]
+struct FramePool {
+    bufs: Vec<Vec<u8>>,
+    free: Vec<u32>,
+}
+
+impl FramePool {
+    fn alloc(&mut self, bytes: &[u8]) -> u32 {
+        match self.free.pop() {
+            Some(i) => {
+                let b = &mut self.bufs[i as usize];
+                b.clear();
+                b.extend_from_slice(bytes);
+                i
+            }
+            None => {
+                self.bufs.push(bytes.to_vec());
+                (self.bufs.len() - 1) as u32
+            }
+        }
+    }
+    fn release(&mut self, i: u32) {
+        self.free.push(i);
+    }
+}
+
+/// A [`Datapath`] that can be downcast to its concrete type, so results can
+/// be read from devices after a run. Every `'static` `Datapath` is one.
+pub trait AnyDevice: Datapath + Any {
+    /// `self` as [`Any`].
+    fn as_any(&self) -> &dyn Any;
+    /// `self` as mutable [`Any`].
+    fn as_any_mut(&mut self) -> &mut dyn Any;
+}
+
+impl<T: Datapath + Any> AnyDevice for T {
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+    fn as_any_mut(&mut self) -> &mut dyn Any {
+        self
+    }
+}
+
+/// The event loop. `D` is the device type: `dyn AnyDevice` (the default) to
+/// mix kinds through trait objects and downcast them after the run
+/// ([`Engine::get`]), `dyn Datapath`, or a concrete type (e.g. an enum of
+/// the NIC and the switch) for static dispatch.
+pub struct Engine<D: Datapath + ?Sized = dyn AnyDevice> {
+    devices: Vec<Box<D>>,
+    labels: Vec<String>,
+    latency: Vec<Time>,
+    port_links: Vec<Vec<Option<u32>>>,
+    links: Vec<LinkDir>,
+    dev_counters: Vec<DeviceCounters>,
+    timer_gen: Vec<u64>,
+    timer_at: Vec<Option<Time>>,
+    heap: BinaryHeap<Event>,
+    seq: u64,
+    pool: FramePool,
+    out: Outputs,
+    now: Time,
+    stats: EngineStats,
+    cfg: EngineConfig,
+    started: bool,
+}
+
+impl<D: Datapath + ?Sized> Engine<D> {
+    /// An empty cluster.
+    pub fn new(cfg: EngineConfig) -> Engine<D> {
+        Engine {
+            devices: Vec::new(),
+            labels: Vec::new(),
+            latency: Vec::new(),
+            port_links: Vec::new(),
+            links: Vec::new(),
+            dev_counters: Vec::new(),
+            timer_gen: Vec::new(),
+            timer_at: Vec::new(),
+            heap: BinaryHeap::new(),
+            seq: 0,
+            pool: FramePool::default(),
+            out: Outputs::new(),
+            now: Time::ZERO,
+            stats: EngineStats::default(),
+            cfg,
+            started: false,
+        }
+    }
+
+    /// Add a device whose emitted frames are ready `latency` after the call
+    /// that emitted them. `label` names it in errors and reports.
+    pub fn add_device(&mut self, dev: Box<D>, latency: Time, label: impl Into<String>) -> DeviceId {
+        self.devices.push(dev);
+        self.labels.push(label.into());
+        self.latency.push(latency);
+        self.port_links.push(Vec::new());
+        self.dev_counters.push(DeviceCounters::default());
+        self.timer_gen.push(0);
+        self.timer_at.push(None);
+        (self.devices.len() - 1) as DeviceId
+    }
+
+    fn check_device(&self, d: DeviceId) -> Result<(), EngineError> {
+        if (d as usize) < self.devices.len() {
+            Ok(())
+        } else {
+            Err(EngineError::NoDevice(d))
+        }
+    }
+
+    /// Connect `(a, pa)` and `(b, pb)` with a full-duplex link. Returns the
+    /// index of the a→b direction; b→a is the next index.
+    pub fn connect(
+        &mut self,
+        a: DeviceId,
+        pa: u32,
+        b: DeviceId,
+        pb: u32,
+        params: LinkParams,
+    ) -> Result<u32, EngineError> {
+        self.check_device(a)?;
+        self.check_device(b)?;
+        if params.gbps == 0 {
+            return Err(EngineError::ZeroBandwidth {
+                a: format!("{}:{pa}", self.labels[a as usize]),
+                b: format!("{}:{pb}", self.labels[b as usize]),
+            });
+        }
+        for (d, p) in [(a, pa), (b, pb)] {
+            if self.port_links[d as usize]
+                .get(p as usize)
+                .is_some_and(|l| l.is_some())
+            {
+                return Err(EngineError::PortInUse {
+                    device: self.labels[d as usize].clone(),
+                    port: p,
+                });
+            }
+        }
+        if a == b && pa == pb {
+            return Err(EngineError::PortInUse {
+                device: self.labels[a as usize].clone(),
+                port: pa,
+            });
+        }
+        let ab = self.links.len() as u32;
+        for (from, fp, to, tp) in [(a, pa, b, pb), (b, pb, a, pa)] {
+            let id = self.links.len() as u32;
+            self.links.push(LinkDir {
+                to_device: to,
+                to_port: tp,
+                params,
+                busy_until: Time::ZERO,
+                counters: LinkCounters::default(),
+            });
+            let ports = &mut self.port_links[from as usize];
+            if ports.len() <= fp as usize {
+                ports.resize(fp as usize + 1, None);
+            }
+            ports[fp as usize] = Some(id);
+        }
+        Ok(ab)
+    }
+
+    /// Deliver `frame` to `device`'s `port` at time `at` (an external
+    /// source, e.g. a test or a trace).
+    pub fn inject(
+        &mut self,
+        at: Time,
+        device: DeviceId,
+        port: u32,
+        frame: &[u8],
+    ) -> Result<(), EngineError> {
+        self.check_device(device)?;
+        let buf = self.pool.alloc(frame);
+        self.stats.buffers_allocated = self.pool.bufs.len() as u64;
+        self.push(at.max(self.now), EventKind::Arrival { device, port, buf });
+        Ok(())
+    }
+
+    fn push(&mut self, time: Time, kind: EventKind) {
+        self.seq += 1;
+        self.heap.push(Event {
+            time,
+            seq: self.seq,
+            kind,
+        });
+    }
+
+    /// Run until no events remain, the stop flag is set, or a limit is hit.
+    pub fn run(&mut self) -> Result<Outcome, EngineError> {
+        self.run_with_progress(&mut |_| {})
+    }
+
+    /// [`Engine::run`], calling `progress` every [`PROGRESS_EVERY`] events
+    /// and once at the end.
+    pub fn run_with_progress(
+        &mut self,
+        progress: &mut dyn FnMut(&EngineStats),
+    ) -> Result<Outcome, EngineError> {
+        if !self.started {
+            self.started = true;
+            for d in 0..self.devices.len() {
+                self.reschedule(d, false)?;
+            }
+        }
+        let stop = self.cfg.stop.clone();
+        let outcome = loop {
+            if self.stats.events % STOP_CHECK_EVERY == 0
+                && stop
+                    .as_ref()
+                    .is_some_and(|s| s.load(AtomicOrdering::Relaxed))
+            {
+                break Outcome::Stopped;
+            }
+            let Some(ev) = self.heap.pop() else {
+                break Outcome::Idle;
+            };
+            if ev.time > self.cfg.max_time {
+                self.heap.push(ev);
+                self.sync_stats();
+                return Err(EngineError::TimeLimit {
+                    limit: self.cfg.max_time,
+                });
+            }
+            if self.stats.events >= self.cfg.max_events {
+                self.heap.push(ev);
+                self.sync_stats();
+                return Err(EngineError::EventLimit {
+                    limit: self.cfg.max_events,
+                    now: self.now,
+                });
+            }
+            self.now = ev.time;
+            match ev.kind {
+                EventKind::Arrival { device, port, buf } => {
+                    let d = device as usize;
+                    self.stats.events += 1;
+                    self.stats.arrivals += 1;
+                    let c = &mut self.dev_counters[d];
+                    c.frames_in += 1;
+                    c.last_rx = Some(self.now);
+                    self.devices[d].on_packet(
+                        self.now,
+                        port,
+                        &self.pool.bufs[buf as usize],
+                        &mut self.out,
+                    );
+                    self.pool.release(buf);
+                    self.dispatch(d)?;
+                    self.reschedule(d, false)?;
+                }
+                EventKind::Timer { device, gen } => {
+                    let d = device as usize;
+                    if gen != self.timer_gen[d] {
+                        self.stats.stale_timers += 1;
+                        continue;
+                    }
+                    self.stats.events += 1;
+                    self.stats.timers += 1;
+                    self.dev_counters[d].timers += 1;
+                    self.timer_at[d] = None;
+                    self.devices[d].on_timer(self.now, &mut self.out);
+                    self.dispatch(d)?;
+                    self.reschedule(d, true)?;
+                }
+            }
+            if self.stats.events % PROGRESS_EVERY == 0 {
+                self.sync_stats();
+                progress(&self.stats);
+            }
+        };
+        self.sync_stats();
+        progress(&self.stats);
+        Ok(outcome)
+    }
+
+    fn sync_stats(&mut self) {
+        self.stats.now = self.now;
+        self.stats.pending = self.heap.len() as u64;
+        self.stats.buffers_allocated = self.pool.bufs.len() as u64;
+    }
+
+    /// Schedule device `d`'s next deadline if it changed.
+    fn reschedule(&mut self, d: usize, after_timer: bool) -> Result<(), EngineError> {
+        let next = self.devices[d].next_deadline();
+        if after_timer {
+            if let Some(t) = next {
+                if t <= self.now {
+                    return Err(EngineError::DeadlineNotAdvancing {
+                        device: self.labels[d].clone(),
+                        now: self.now,
+                        deadline: t,
+                    });
+                }
+            }
+        }
+        if next == self.timer_at[d] {
+            return Ok(());
+        }
+        self.timer_gen[d] += 1;
+        self.timer_at[d] = next;
+        if let Some(t) = next {
+            let gen = self.timer_gen[d];
+            self.push(
+                t.max(self.now),
+                EventKind::Timer {
+                    device: d as DeviceId,
+                    gen,
+                },
+            );
+        }
+        Ok(())
+    }
+
+    /// Put the frames device `d` just emitted on their links.
+    fn dispatch(&mut self, d: usize) -> Result<(), EngineError> {
+        if self.out.is_empty() {
+            return Ok(());
+        }
+        let ready = self.now + self.latency[d];
+        let Engine {
+            out,
+            port_links,
+            links,
+            pool,
+            heap,
+            seq,
+            labels,
+            dev_counters,
+            now,
+            ..
+        } = self;
+        let ports = &port_links[d];
+        let mut err = None;
+        for f in out.frames() {
+            let bytes = &out.bytes()[f.range.clone()];
+            let Some(link_id) = ports.get(f.port as usize).copied().flatten() else {
+                err = Some(EngineError::UnconnectedPort {
+                    device: labels[d].clone(),
+                    port: f.port,
+                    now: *now,
+                });
+                break;
+            };
+            let l = &mut links[link_id as usize];
+            let start = ready.max(l.busy_until);
+            let ser = serialization_time(bytes.len() as u64, l.params.gbps);
+            let end = start + ser;
+            l.busy_until = end;
+            let wait = (start - ready).as_ps();
+            l.counters.queue_delay_ps += wait;
+            l.counters.max_queue_delay_ps = l.counters.max_queue_delay_ps.max(wait);
+            l.counters.busy_ps += ser.as_ps();
+            l.counters.count_frame(bytes);
+            let buf = pool.alloc(bytes);
+            *seq += 1;
+            heap.push(Event {
+                time: end + l.params.latency,
+                seq: *seq,
+                kind: EventKind::Arrival {
+                    device: l.to_device,
+                    port: l.to_port,
+                    buf,
+                },
+            });
+            let c = &mut dev_counters[d];
+            c.frames_out += 1;
+            c.last_tx = Some(*now);
+        }
+        out.clear();
+        match err {
+            Some(e) => Err(e),
+            None => Ok(()),
+        }
+    }
+
+    /// Current simulated time.
+    pub fn now(&self) -> Time {
+        self.now
+    }
+
+    /// Engine-wide counters.
+    pub fn stats(&self) -> EngineStats {
+        let mut s = self.stats;
+        s.now = self.now;
+        s.pending = self.heap.len() as u64;
+        s.buffers_allocated = self.pool.bufs.len() as u64;
+        s
+    }
+
+    /// Number of devices.
+    pub fn device_count(&self) -> usize {
+        self.devices.len()
+    }
+
+    /// Device `d`.
+    pub fn device(&self, d: DeviceId) -> Option<&D> {
+        self.devices.get(d as usize).map(|b| &**b)
+    }
+
+    /// Device `d`, mutably (e.g. to configure it before the run).
+    pub fn device_mut(&mut self, d: DeviceId) -> Option<&mut D> {
+        self.devices.get_mut(d as usize).map(|b| &mut **b)
+    }
+
+    /// Device `d`'s label.
+    pub fn label(&self, d: DeviceId) -> Option<&str> {
+        self.labels.get(d as usize).map(String::as_str)
+    }
+
+    /// Device `d`'s counters.
+    pub fn device_counters(&self, d: DeviceId) -> Option<DeviceCounters> {
+        self.dev_counters.get(d as usize).copied()
+    }
+
+    /// Counters of the link direction leaving `(d, port)` (`None` if that
+    /// port is not connected).
+    pub fn tx_counters(&self, d: DeviceId, port: u32) -> Option<LinkCounters> {
+        let id = self
+            .port_links
+            .get(d as usize)?
+            .get(port as usize)
+            .copied()
+            .flatten()?;
+        Some(self.links[id as usize].counters)
+    }
+
+    /// Counters of the link direction arriving at `(d, port)`: the direction
+    /// leaving the peer. (`None` if that port is not connected.)
+    pub fn rx_counters(&self, d: DeviceId, port: u32) -> Option<LinkCounters> {
+        let id = self
+            .port_links
+            .get(d as usize)?
+            .get(port as usize)
+            .copied()
+            .flatten()?;
+        // Directions are created in pairs: a→b at even, b→a at odd indices.
+        Some(self.links[(id ^ 1) as usize].counters)
+    }
+
+    /// Every link direction's counters, as (from device, to device, counters).
+    pub fn link_counters(&self) -> Vec<(DeviceId, DeviceId, LinkCounters)> {
+        self.links
+            .iter()
+            .enumerate()
+            .map(|(i, l)| (self.links[i ^ 1].to_device, l.to_device, l.counters))
+            .collect()
+    }
+}
+
+impl<D: Datapath + ?Sized> Engine<D> {
+    /// The whole leaf-spine cluster `t`: one device per node, ToR and spine
+    /// from `make`, added in [`LeafSpine::device_index`] order (so a
+    /// device's [`DeviceId`] is its dense index), switches with pipeline
+    /// latency `switch_latency` and nodes with none, and every cable of
+    /// [`LeafSpine::links`] with `link`.
+    pub fn leaf_spine(
+        t: &LeafSpine,
+        cfg: EngineConfig,
+        link: LinkParams,
+        switch_latency: Time,
+        make: &mut dyn FnMut(Device) -> Box<D>,
+    ) -> Result<Engine<D>, EngineError> {
+        let mut e = Engine::new(cfg);
+        for d in t.devices() {
+            let latency = match d {
+                Device::Node(_) => Time::ZERO,
+                Device::Tor(_) | Device::Spine(_) => switch_latency,
+            };
+            e.add_device(make(d), latency, d.to_string());
+        }
+        for l in t.links() {
+            let a = t.device_index(l.a.device) as DeviceId;
+            let b = t.device_index(l.b.device) as DeviceId;
+            e.connect(a, l.a.port, b, l.b.port, link)?;
+        }
+        Ok(e)
+    }
+}
+
+impl Engine<dyn AnyDevice> {
+    /// Device `d` as its concrete type `T` (`None` if it is not a `T`).
+    pub fn get<T: Any>(&self, d: DeviceId) -> Option<&T> {
+        self.devices.get(d as usize)?.as_any().downcast_ref::<T>()
+    }
+
+    /// Device `d` as its concrete type `T`, mutably.
+    pub fn get_mut<T: Any>(&mut self, d: DeviceId) -> Option<&mut T> {
+        self.devices
+            .get_mut(d as usize)?
+            .as_any_mut()
+            .downcast_mut::<T>()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn events_pop_in_time_then_sequence_order() {
+        let mut h = BinaryHeap::new();
+        for (t, s) in [(5, 1), (3, 2), (5, 0), (3, 3)] {
+            h.push(Event {
+                time: Time(t),
+                seq: s,
+                kind: EventKind::Timer { device: 0, gen: 0 },
+            });
+        }
+        let order: Vec<(u64, u64)> =
+            std::iter::from_fn(|| h.pop().map(|e| (e.time.0, e.seq))).collect();
+        assert_eq!(order, vec![(3, 2), (3, 3), (5, 0), (5, 1)]);
+    }
+}

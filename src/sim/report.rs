@@ -1,0 +1,499 @@
+//! Results of a run: per node and for the tail node, with the columns of
+//! the paper's Table 7, rendered as an aligned text table, JSON and CSV.
+//!
+//! Definitions (per node; the *tail node* of a mode is the node with the
+//! longest communication time, ties to the lowest id):
+//!
+//! * **time**: the node's communication time in that mode.
+//! * **rx / tx bytes**: bytes on the node's link into / out of the node,
+//!   split into header bytes (everything but property payload) and payload.
+//! * **goodput**: property payload bytes received ÷ (time × line rate).
+//! * **line utilisation**: all bytes received ÷ (time × line rate).
+//! * **F+C rate**: fraction of the node's remote nonzeros that did not
+//!   become a PR (filtered or coalesced).
+//! * **PRs per packet**: response PRs received ÷ response packets received.
+//! * **cache hit rate**: Property Cache hits ÷ lookups (NetSparse only).
+//! * **−traffic vs SU**: SU's bytes received by the same node ÷ this mode's.
+//! * **−#PR vs SA**: SA's PRs issued by the same node ÷ this mode's
+//!   (NetSparse modes only).
+//! * **speedup vs SU**: SU's tail time ÷ this mode's tail time.
+//!
+//! Columns that only the NetSparse modes can fill are `Option`s. Times are
+//! picoseconds in JSON and CSV; rates are fractions (0.5 = 50%).
+
+use std::fmt::Write as _;
+use std::io::{self, Write};
+
+use serde::Serialize;
+
+use netsparse_externs::Time;
+
+use super::config::SimConfig;
+
+/// Bytes split into headers and property payload.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct Bytes {
+    /// Header bytes (Ethernet to concatenation header, PR headers, padding).
+    pub header: u64,
+    /// Property payload bytes.
+    pub payload: u64,
+}
+
+impl Bytes {
+    /// Header + payload.
+    pub fn total(&self) -> u64 {
+        self.header + self.payload
+    }
+    /// Add another count.
+    pub fn add(&mut self, o: Bytes) {
+        self.header += o.header;
+        self.payload += o.payload;
+    }
+}
+
+/// One node's results in one mode.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct NodeResult {
+    /// The node.
+    pub node: u32,
+    /// Communication time.
+    pub time: Time,
+    /// Time the node's busier link direction needs for its bytes.
+    pub wire_time: Time,
+    /// Software time (SAOpt), if the mode has one.
+    pub software_time: Option<Time>,
+    /// Bytes received.
+    pub rx: Bytes,
+    /// Bytes sent.
+    pub tx: Bytes,
+    /// Packets received.
+    pub rx_packets: Option<u64>,
+    /// Packets sent.
+    pub tx_packets: Option<u64>,
+    /// Nonzeros of the node whose property is remote.
+    pub remote_nnz: u64,
+    /// Read PRs the node issued.
+    pub prs: Option<u64>,
+    /// Goodput as a fraction of the line rate.
+    pub goodput: f64,
+    /// Line utilisation as a fraction of the line rate.
+    pub line_util: f64,
+    /// Filtered-or-coalesced fraction of the remote nonzeros.
+    pub fc_rate: Option<f64>,
+    /// Response PRs per response packet received.
+    pub prs_per_packet: Option<f64>,
+    /// Property Cache hit rate (NetSparse).
+    pub cache_hit_rate: Option<f64>,
+    /// Whether the gathered properties matched the source array.
+    pub verified: Option<bool>,
+}
+
+impl NodeResult {
+    /// A result with the given time and bytes; rates computed from them for
+    /// a `gbps` line, every optional column empty.
+    pub fn new(
+        node: u32,
+        time: Time,
+        wire_time: Time,
+        rx: Bytes,
+        tx: Bytes,
+        gbps: u64,
+    ) -> NodeResult {
+        let cap = capacity_bytes(time, gbps);
+        NodeResult {
+            node,
+            time,
+            wire_time,
+            software_time: None,
+            rx,
+            tx,
+            rx_packets: None,
+            tx_packets: None,
+            remote_nnz: 0,
+            prs: None,
+            goodput: ratio(rx.payload as f64, cap),
+            line_util: ratio(rx.total() as f64, cap),
+            fc_rate: None,
+            prs_per_packet: None,
+            cache_hit_rate: None,
+            verified: None,
+        }
+    }
+}
+
+/// Bytes a `gbps` line carries in `t`.
+pub fn capacity_bytes(t: Time, gbps: u64) -> f64 {
+    // gbps Gb/s = gbps / 8 bytes per ns = gbps / 8000 bytes per ps.
+    t.as_ps() as f64 * gbps as f64 / 8000.0
+}
+
+fn ratio(a: f64, b: f64) -> f64 {
+    if b > 0.0 {
+        a / b
+    } else {
+        0.0
+    }
+}
+
+/// All nodes' results in one mode.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct ModeResult {
+    /// The mode's name (`su`, `sa`, ...).
+    pub mode: String,
+    /// One line on what it models.
+    pub description: String,
+    /// Per node, in node order.
+    pub nodes: Vec<NodeResult>,
+    /// Index in `nodes` of the tail node.
+    pub tail: usize,
+    /// SU tail time ÷ this mode's tail time.
+    pub speedup_vs_su: Option<f64>,
+    /// SU bytes received by the tail node ÷ this mode's.
+    pub traffic_reduction_vs_su: Option<f64>,
+    /// SA PRs of the tail node ÷ this mode's (NetSparse modes).
+    pub pr_reduction_vs_sa: Option<f64>,
+    /// The run was stopped early: some nodes are missing or incomplete.
+    pub partial: bool,
+}
+
+impl ModeResult {
+    /// A mode's results; finds the tail node.
+    pub fn new(mode: &str, description: &str, nodes: Vec<NodeResult>, partial: bool) -> ModeResult {
+        let mut tail = 0;
+        for (i, n) in nodes.iter().enumerate() {
+            if n.time > nodes[tail].time {
+                tail = i;
+            }
+        }
+        ModeResult {
+            mode: mode.to_string(),
+            description: description.to_string(),
+            nodes,
+            tail,
+            speedup_vs_su: None,
+            traffic_reduction_vs_su: None,
+            pr_reduction_vs_sa: None,
+            partial,
+        }
+    }
+
+    /// The tail node's results (`None` if no node was simulated).
+    pub fn tail_node(&self) -> Option<&NodeResult> {
+        self.nodes.get(self.tail)
+    }
+
+    /// The tail node's communication time (zero if no node).
+    pub fn time(&self) -> Time {
+        self.tail_node().map_or(Time::ZERO, |n| n.time)
+    }
+
+    /// Node `n`'s results.
+    pub fn node(&self, n: u32) -> Option<&NodeResult> {
+        self.nodes.iter().find(|r| r.node == n)
+    }
+}
+
+/// The matrix a run used.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct MatrixSummary {
+    /// File name or generator spec.
+    pub name: String,
+    /// Rows.
+    pub rows: u32,
+    /// Columns.
+    pub cols: u32,
+    /// Nonzeros (after merging duplicates).
+    pub nnz: u64,
+    /// Duplicate coordinates merged.
+    pub duplicates: u64,
+}
+
+/// Everything a run produced.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Report {
+    /// The tool's version.
+    pub version: String,
+    /// The matrix.
+    pub matrix: MatrixSummary,
+    /// The parameters.
+    pub config: SimConfig,
+    /// One entry per mode, in the order run.
+    pub modes: Vec<ModeResult>,
+    /// The run was stopped (Ctrl-C): results are partial.
+    pub stopped: bool,
+}
+
+impl Report {
+    /// A report without modes yet.
+    pub fn new(matrix: MatrixSummary, config: SimConfig) -> Report {
+        Report {
+            version: env!("CARGO_PKG_VERSION").to_string(),
+            matrix,
+            config,
+            modes: Vec::new(),
+            stopped: false,
+        }
+    }
+
+    /// The results of mode `name`.
+    pub fn mode(&self, name: &str) -> Option<&ModeResult> {
+        self.modes.iter().find(|m| m.mode == name)
+    }
+
+    /// Fill the comparison columns (vs SU, vs SA) of every mode.
+    pub fn compare(&mut self) {
+        let su = self.mode("su").cloned();
+        let sa = self.mode("sa").cloned();
+        for m in &mut self.modes {
+            let Some(t) = m.tail_node().cloned() else {
+                continue;
+            };
+            if let Some(su) = &su {
+                let mt = m.time().as_ps();
+                m.speedup_vs_su = (mt > 0).then(|| su.time().as_ps() as f64 / mt as f64);
+                m.traffic_reduction_vs_su = su
+                    .node(t.node)
+                    .filter(|_| t.rx.total() > 0)
+                    .map(|s| s.rx.total() as f64 / t.rx.total() as f64);
+            }
+            if let (Some(sa), Some(prs)) = (&sa, t.prs) {
+                if m.mode != "sa" && prs > 0 {
+                    m.pr_reduction_vs_sa = sa
+                        .node(t.node)
+                        .and_then(|s| s.prs)
+                        .map(|s| s as f64 / prs as f64);
+                }
+            }
+        }
+    }
+
+    /// The tail-node table (one row per mode), aligned for a terminal.
+    pub fn table(&self) -> String {
+        let head = [
+            "mode",
+            "tail",
+            "time",
+            "speedup",
+            "rx hdr",
+            "rx payload",
+            "Gput",
+            "Line",
+            "F+C",
+            "PR/pkt",
+            "P$ hit",
+            "-Trfc/SU",
+            "-#PR/SA",
+        ];
+        let mut rows: Vec<Vec<String>> = vec![head.iter().map(|s| s.to_string()).collect()];
+        for m in &self.modes {
+            let Some(t) = m.tail_node() else {
+                continue;
+            };
+            rows.push(vec![
+                if m.partial {
+                    format!("{} (partial)", m.mode)
+                } else {
+                    m.mode.clone()
+                },
+                format!("n{}", t.node),
+                t.time.to_string(),
+                opt(m.speedup_vs_su, |v| format!("{v:.2}x")),
+                fmt_bytes(t.rx.header),
+                fmt_bytes(t.rx.payload),
+                pct(t.goodput),
+                pct(t.line_util),
+                opt(t.fc_rate, pct),
+                opt(t.prs_per_packet, |v| format!("{v:.1}")),
+                opt(t.cache_hit_rate, pct),
+                opt(m.traffic_reduction_vs_su, |v| format!("{v:.1}x")),
+                opt(m.pr_reduction_vs_sa, |v| format!("{v:.1}x")),
+            ]);
+        }
+        let cols = head.len();
+        let width: Vec<usize> = (0..cols)
+            .map(|c| rows.iter().map(|r| r[c].chars().count()).max().unwrap_or(0))
+            .collect();
+        let mut s = String::new();
+        let _ = writeln!(
+            s,
+            "matrix {} ({} x {}, {} nonzeros); {} nodes in {} racks, K = {} ({} B properties)",
+            self.matrix.name,
+            self.matrix.rows,
+            self.matrix.cols,
+            self.matrix.nnz,
+            self.config.nodes,
+            self.config.racks,
+            self.config.k,
+            self.config.prop_bytes()
+        );
+        for (i, r) in rows.iter().enumerate() {
+            let mut line = String::new();
+            for c in 0..cols {
+                let pad = width[c] - r[c].chars().count();
+                if c == 0 {
+                    line.push_str(&r[c]);
+                    line.push_str(&" ".repeat(pad));
+                } else {
+                    line.push_str("  ");
+                    line.push_str(&" ".repeat(pad));
+                    line.push_str(&r[c]);
+                }
+            }
+            s.push_str(line.trim_end());
+            s.push('\n');
+            if i == 0 {
+                let total: usize = width.iter().sum::<usize>() + 2 * (cols - 1);
+                s.push_str(&"-".repeat(total));
+                s.push('\n');
+            }
+        }
+        if self.stopped {
+            s.push_str("(stopped early: partial statistics)\n");
+        }
+        s
+    }
+
+    /// The whole report as pretty JSON.
+    pub fn to_json(&self) -> String {
+        serde_json::to_string_pretty(self).unwrap_or_else(|e| format!("{{\"error\": \"{e}\"}}"))
+    }
+
+    /// Per-node CSV: one row per (mode, node), the mode-level comparisons
+    /// repeated on each row, `is_tail` marking the tail node. Empty fields
+    /// for columns a mode does not have.
+    pub fn write_csv<W: Write>(&self, w: W) -> io::Result<()> {
+        let mut w = io::BufWriter::new(w);
+        writeln!(
+            w,
+            "mode,node,is_tail,time_ps,wire_time_ps,software_time_ps,rx_header_bytes,rx_payload_bytes,\
+             tx_header_bytes,tx_payload_bytes,rx_packets,tx_packets,remote_nnz,prs,goodput,line_util,\
+             fc_rate,prs_per_packet,cache_hit_rate,verified,speedup_vs_su,traffic_reduction_vs_su,\
+             pr_reduction_vs_sa,partial"
+        )?;
+        for m in &self.modes {
+            for (i, n) in m.nodes.iter().enumerate() {
+                let f = |v: Option<f64>| v.map_or(String::new(), |x| format!("{x}"));
+                let u = |v: Option<u64>| v.map_or(String::new(), |x| x.to_string());
+                writeln!(
+                    w,
+                    "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}",
+                    m.mode,
+                    n.node,
+                    i == m.tail,
+                    n.time.as_ps(),
+                    n.wire_time.as_ps(),
+                    u(n.software_time.map(Time::as_ps)),
+                    n.rx.header,
+                    n.rx.payload,
+                    n.tx.header,
+                    n.tx.payload,
+                    u(n.rx_packets),
+                    u(n.tx_packets),
+                    n.remote_nnz,
+                    u(n.prs),
+                    n.goodput,
+                    n.line_util,
+                    f(n.fc_rate),
+                    f(n.prs_per_packet),
+                    f(n.cache_hit_rate),
+                    n.verified.map_or(String::new(), |v| v.to_string()),
+                    f(m.speedup_vs_su),
+                    f(m.traffic_reduction_vs_su),
+                    f(m.pr_reduction_vs_sa),
+                    m.partial,
+                )?;
+            }
+        }
+        w.flush()
+    }
+}
+
+fn opt<T>(v: Option<T>, f: impl Fn(T) -> String) -> String {
+    v.map_or_else(|| "-".to_string(), f)
+}
+
+/// A fraction as a percentage with one decimal.
+pub fn pct(v: f64) -> String {
+    format!("{:.1}%", v * 100.0)
+}
+
+/// Bytes with a decimal SI suffix (B, kB, MB, GB, TB).
+pub fn fmt_bytes(b: u64) -> String {
+    const UNITS: [&str; 5] = ["B", "kB", "MB", "GB", "TB"];
+    let mut v = b as f64;
+    let mut u = 0;
+    while v >= 1000.0 && u + 1 < UNITS.len() {
+        v /= 1000.0;
+        u += 1;
+    }
+    if u == 0 {
+        format!("{b} B")
+    } else {
+        format!("{v:.2} {}", UNITS[u])
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn formatting() {
+        assert_eq!(fmt_bytes(999), "999 B");
+        assert_eq!(fmt_bytes(1_234_567), "1.23 MB");
+        assert_eq!(pct(0.1234), "12.3%");
+        // 400 Gb/s for 1 us = 50,000 bytes.
+        assert_eq!(capacity_bytes(Time::from_us(1), 400), 50_000.0);
+    }
+
+    #[test]
+    fn tail_and_comparisons() {
+        let b = |p| Bytes {
+            header: 0,
+            payload: p,
+        };
+        let su = ModeResult::new(
+            "su",
+            "",
+            vec![
+                NodeResult::new(0, Time(100), Time(100), b(1000), b(0), 400),
+                NodeResult::new(1, Time(300), Time(300), b(3000), b(0), 400),
+            ],
+            false,
+        );
+        assert_eq!(su.tail, 1);
+        let mut x = NodeResult::new(1, Time(50), Time(50), b(100), b(0), 400);
+        x.prs = Some(10);
+        let mut y = NodeResult::new(0, Time(60), Time(60), b(200), b(0), 400);
+        y.prs = Some(20);
+        let other = ModeResult::new("other", "", vec![y, x], false);
+        let mut r = Report::new(
+            MatrixSummary {
+                name: "t".into(),
+                rows: 1,
+                cols: 1,
+                nnz: 1,
+                duplicates: 0,
+            },
+            SimConfig::default(),
+        );
+        r.modes = vec![su, other];
+        r.compare();
+        let o = r.mode("other").unwrap();
+        assert_eq!(o.tail_node().unwrap().node, 0);
+        assert_eq!(o.speedup_vs_su, Some(5.0));
+        // SU node 0 received 1000 bytes; the mode's tail (node 0) 200.
+        assert_eq!(o.traffic_reduction_vs_su, Some(5.0));
+        assert_eq!(o.pr_reduction_vs_sa, None);
+        let t = r.table();
+        assert!(t.contains("5.00x"), "{t}");
+        let mut csv = Vec::new();
+        r.write_csv(&mut csv).unwrap();
+        let csv = String::from_utf8(csv).unwrap();
+        assert_eq!(csv.lines().count(), 5);
+        assert!(
+            csv.lines().nth(2).unwrap().starts_with("su,1,true,300,"),
+            "{csv}"
+        );
+    }
+}

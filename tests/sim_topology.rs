@@ -1,0 +1,228 @@
+//! Leaf-spine structure, symmetric routing (the Property Cache's
+//! requirement), control-plane entries, the tutorials' JSON, bad shapes, and
+//! routing end to end through the event loop.
+
+use netsparse::sim::devices::NodeRouter;
+use netsparse::sim::engine::{AnyDevice, Engine, EngineConfig, LinkParams};
+use netsparse::sim::topology::{Device, Endpoint, LeafSpine, TableTemplates, TopologyError};
+use netsparse_externs::wire::DeviceAddr;
+use netsparse_externs::{Datapath, Outputs, Time};
+
+#[test]
+fn routing_is_symmetric_for_every_pair() {
+    for (n, r, s) in [
+        (128, 8, None),
+        (12, 3, Some(2)),
+        (16, 4, Some(5)),
+        (8, 1, None),
+        (6, 6, Some(1)),
+    ] {
+        let t = LeafSpine::new(n, r, s).unwrap();
+        let h = t.hosts_per_rack();
+        for a in 0..n {
+            for b in 0..n {
+                if a == b {
+                    assert!(t.path(a, b).is_empty());
+                    continue;
+                }
+                let fwd = t.path(a, b);
+                let back = t.path(b, a);
+                let (ra, rb) = (a / h, b / h);
+                assert_eq!(fwd.len(), if ra == rb { 2 } else { 4 }, "{a}->{b}");
+                // The path ends at b.
+                let last = *fwd.last().unwrap();
+                assert_eq!(t.peer(last).unwrap().device, Device::Node(b));
+                // Every cable of a->b is used by b->a, in reverse order.
+                let cables = |p: &[Endpoint]| -> Vec<(Endpoint, Endpoint)> {
+                    p.iter().map(|&e| (e, t.peer(e).unwrap())).collect()
+                };
+                let mut rev: Vec<(Endpoint, Endpoint)> =
+                    cables(&back).into_iter().map(|(x, y)| (y, x)).collect();
+                rev.reverse();
+                assert_eq!(cables(&fwd), rev, "{a}<->{b}");
+                // §6.2.1: the read's egress port at the requester's ToR is
+                // the port the response arrives on there.
+                let read_egress_at_tor = fwd[1];
+                let response_ingress_at_tor = t.peer(back[back.len() - 2]).unwrap();
+                assert_eq!(read_egress_at_tor, response_ingress_at_tor, "{a}<->{b}");
+                if ra != rb {
+                    // Spine (A + B) mod S in both directions.
+                    let spine = Device::Spine((ra + rb) % t.spines());
+                    assert_eq!(fwd[2].device, spine);
+                    assert_eq!(back[2].device, spine);
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn impossible_topologies_name_the_value() {
+    type Shape = (u32, u32, Option<u32>);
+    let cases: Vec<(Shape, &str)> = vec![
+        ((128, 7, None), "nodes = 128 is not divisible by racks = 7"),
+        ((128, 0, None), "racks = 0"),
+        ((0, 1, None), "nodes = 0"),
+        ((16, 2, Some(0)), "spines = 0"),
+        (
+            (1024, 2, None),
+            "ToR ports (hosts per rack + spines) = 1024 exceeds the 511 ports",
+        ),
+        ((1024, 1024, Some(4)), "spine ports (racks) = 1024 exceeds"),
+    ];
+    for ((n, r, s), needle) in cases {
+        let e = LeafSpine::new(n, r, s).unwrap_err();
+        assert!(e.to_string().contains(needle), "{n}/{r}/{s:?}: {e}");
+    }
+    assert_eq!(
+        LeafSpine::new(128, 7, None).unwrap_err(),
+        TopologyError::NotDivisible {
+            nodes: 128,
+            racks: 7
+        }
+    );
+}
+
+#[test]
+fn control_plane_entries() {
+    let t = LeafSpine::new(8, 2, Some(2)).unwrap();
+    let cp = t.control_plane(Device::Tor(1), &TableTemplates::default());
+    let lines: Vec<&str> = cp.lines().filter(|l| !l.starts_with('#')).collect();
+    assert_eq!(lines.len(), 16); // 8 nodes x 2 tables
+                                 // Node 5 is local (port 1); node 0 is in rack 0: spine (1 + 0) mod 2 = 1,
+                                 // uplink port 4 + 1 = 5.
+    assert!(
+        lines.contains(&"table_add node_port set_port 5 => 1"),
+        "{cp}"
+    );
+    assert!(
+        lines.contains(&"table_add node_port set_port 0 => 5"),
+        "{cp}"
+    );
+    assert!(
+        lines.contains(&"table_add ipv4_port set_port 10.0.0.1 => 5"),
+        "{cp}"
+    );
+    let spine = t.control_plane(Device::Spine(0), &TableTemplates::default());
+    assert!(
+        spine.contains("table_add node_port set_port 7 => 1\n"),
+        "{spine}"
+    );
+    assert!(t
+        .control_plane(Device::Node(0), &TableTemplates::default())
+        .is_empty());
+    // Templates are parameters: match the real program's names.
+    let custom = TableTemplates {
+        node: Some("table_add MyIngress.ns_fwd MyIngress.to_port {node} => {port} {mac}".into()),
+        ipv4: None,
+    };
+    let cp = t.control_plane(Device::Tor(0), &custom);
+    assert!(
+        cp.contains("table_add MyIngress.ns_fwd MyIngress.to_port 3 => 3 02:4e:53:00:00:03\n"),
+        "{cp}"
+    );
+    assert!(!cp.contains("ipv4"));
+}
+
+#[test]
+fn tutorial_topology_json() {
+    let t = LeafSpine::new(4, 2, Some(1)).unwrap();
+    let j = t.tutorial_json("{switch}-commands.txt", 1);
+    assert_eq!(j["hosts"].as_object().unwrap().len(), 4);
+    assert_eq!(j["hosts"]["h2"]["ip"], "10.0.0.3/9");
+    assert_eq!(j["hosts"]["h2"]["mac"], "02:4e:53:00:00:02");
+    assert_eq!(j["switches"].as_object().unwrap().len(), 3);
+    assert_eq!(j["switches"]["spine0"]["cli_input"], "spine0-commands.txt");
+    assert_eq!(j["switches"]["tor1"]["ip"], "10.128.0.2");
+    let links = j["links"].as_array().unwrap();
+    assert_eq!(links.len(), 4 + 2);
+    assert_eq!(links[3], serde_json::json!(["h3", "tor1-p2"]));
+    assert_eq!(links[5], serde_json::json!(["tor1-p3", "spine0-p2"]));
+}
+
+/// A NIC stand-in: sends one frame to each destination at t = 0, records
+/// arrival times by source node.
+struct Nic {
+    me: u32,
+    dsts: Vec<u32>,
+    sent: bool,
+    got: Vec<(u32, Time)>,
+}
+
+impl Datapath for Nic {
+    fn on_packet(&mut self, now: Time, _port: u32, frame: &[u8], _out: &mut Outputs) {
+        let src = [frame[26], frame[27], frame[28], frame[29]];
+        if let Some(DeviceAddr::Node(n)) = DeviceAddr::from_ipv4(src) {
+            self.got.push((n, now));
+        }
+    }
+    fn on_timer(&mut self, _now: Time, out: &mut Outputs) {
+        self.sent = true;
+        for &d in &self.dsts {
+            let mut f = vec![0u8; 100];
+            f[12..14].copy_from_slice(&[0x08, 0x00]);
+            f[14] = 0x45;
+            f[26..30].copy_from_slice(&DeviceAddr::Node(self.me).ipv4().unwrap());
+            f[30..34].copy_from_slice(&DeviceAddr::Node(d).ipv4().unwrap());
+            out.push(0, &f);
+        }
+    }
+    fn next_deadline(&self) -> Option<Time> {
+        (!self.sent && !self.dsts.is_empty()).then_some(Time::ZERO)
+    }
+}
+
+#[test]
+fn routing_through_the_event_loop() {
+    // Table 5's shape; node 0 sends to a rack-mate and to a remote node.
+    let t = LeafSpine::new(128, 8, None).unwrap();
+    let mut e: Engine = Engine::leaf_spine(
+        &t,
+        EngineConfig::default(),
+        LinkParams::default(),
+        Time::from_ns(300),
+        &mut |d| -> Box<dyn AnyDevice> {
+            match d {
+                Device::Node(n) => Box::new(Nic {
+                    me: n,
+                    dsts: if n == 0 { vec![5, 100] } else { vec![] },
+                    sent: false,
+                    got: vec![],
+                }),
+                _ => Box::new(NodeRouter::for_switch(&t, d)),
+            }
+        },
+    )
+    .unwrap();
+    assert_eq!(e.device_count(), t.device_count());
+    assert_eq!(
+        e.label(t.device_index(Device::Spine(3)) as u32),
+        Some("spine3")
+    );
+    e.run().unwrap();
+    // 100 B at 400 Gb/s: 2 ns per hop. Node 5 (same rack): two links and
+    // one switch: 2 x (2 + 450) + 300 = 1204 ns. The two frames leave node 0
+    // back to back: the second (to node 100) is 2 ns behind at every hop
+    // until the paths split. Node 100 (rack 6): four links and three
+    // switches: 4 x 452 + 3 x 300 = 2708 ns, + 2 ns queueing at the NIC.
+    let got5 = &e.get::<Nic>(5).unwrap().got;
+    assert_eq!(got5, &vec![(0, Time::from_ns(1204))]);
+    let got100 = &e.get::<Nic>(100).unwrap().got;
+    assert_eq!(got100, &vec![(0, Time::from_ns(2710))]);
+    // It crossed spine (0 + 6) mod 16 = 6: uplink port 16 + 6 of ToR 0.
+    let tor0 = t.device_index(Device::Tor(0)) as u32;
+    assert_eq!(e.tx_counters(tor0, 22).unwrap().packets, 1);
+    for s in 0..16 {
+        let expect = u64::from(s == 6);
+        assert_eq!(
+            e.tx_counters(tor0, 16 + s).unwrap().packets,
+            expect,
+            "uplink {s}"
+        );
+    }
+    let routers_dropped: u64 = (0..t.device_count())
+        .filter_map(|i| e.get::<NodeRouter>(i as u32))
+        .map(|r| r.unroutable)
+        .sum();
+    assert_eq!(routers_dropped, 0);
+}

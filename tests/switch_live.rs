@@ -1,0 +1,275 @@
+//! Live test: `netsparse switch` forwarding between two network namespaces.
+//!
+//! ```text
+//!  netns nsa<pid>            root namespace               netns nsb<pid>
+//!  vna<pid> ───veth─── vsa<pid>  [netsparse switch]  vsb<pid> ───veth─── vnb<pid>
+//!                     port 1                          port 2
+//! ```
+//!
+//! Frames are sent with an AF_PACKET socket opened inside nsa and received
+//! with one inside nsb (and the other way round). Needs root and `ip`
+//! (iproute2); otherwise the test prints why and returns. Namespaces, veths
+//! and the switch process are always cleaned up (Drop guard, also on panic).
+
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+use etherparse::{Ipv4HeaderSlice, PacketBuilder};
+use netsparse_bmv2::drivers::live::{AfPacket, PortIo};
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn ip(args: &[&str]) -> Result<(), String> {
+    let out = Command::new("ip")
+        .args(args)
+        .output()
+        .map_err(|e| format!("ip: {e}"))?;
+    if out.status.success() {
+        Ok(())
+    } else {
+        Err(format!(
+            "ip {}: {}",
+            args.join(" "),
+            String::from_utf8_lossy(&out.stderr).trim()
+        ))
+    }
+}
+
+/// Namespaces, veths and the switch; everything is removed on drop.
+struct Topo {
+    nsa: String,
+    nsb: String,
+    switch: Option<Child>,
+}
+
+impl Drop for Topo {
+    fn drop(&mut self) {
+        if let Some(mut c) = self.switch.take() {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+        // Deleting a namespace deletes its veth end, which deletes the peer.
+        let _ = ip(&["netns", "del", &self.nsa]);
+        let _ = ip(&["netns", "del", &self.nsb]);
+    }
+}
+
+fn skip_reason() -> Option<String> {
+    let uid = Command::new("id")
+        .arg("-u")
+        .output()
+        .ok()
+        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_owned());
+    if uid.as_deref() != Some("0") {
+        return Some("not running as root".into());
+    }
+    if Command::new("ip").arg("-V").output().is_err() {
+        return Some("`ip` (iproute2) is not installed".into());
+    }
+    None
+}
+
+fn setup(pid: u32) -> Result<(Topo, String, String, String, String), String> {
+    let topo = Topo {
+        nsa: format!("nsa{pid}"),
+        nsb: format!("nsb{pid}"),
+        switch: None,
+    };
+    let (vsa, vna, vsb, vnb) = (
+        format!("vsa{pid}"),
+        format!("vna{pid}"),
+        format!("vsb{pid}"),
+        format!("vnb{pid}"),
+    );
+    ip(&["netns", "add", &topo.nsa])?;
+    ip(&["netns", "add", &topo.nsb])?;
+    for (s, n, ns) in [(&vsa, &vna, &topo.nsa), (&vsb, &vnb, &topo.nsb)] {
+        ip(&["link", "add", s, "type", "veth", "peer", "name", n])?;
+        ip(&["link", "set", n, "netns", ns])?;
+        ip(&["link", "set", s, "up"])?;
+        ip(&["netns", "exec", ns, "ip", "link", "set", n, "up"])?;
+        // Less background noise (router solicitations...); best effort.
+        let _ = Command::new("ip")
+            .args([
+                "netns",
+                "exec",
+                ns,
+                "sh",
+                "-c",
+                "echo 1 > /proc/sys/net/ipv6/conf/all/disable_ipv6",
+            ])
+            .output();
+    }
+    Ok((topo, vsa, vna, vsb, vnb))
+}
+
+fn udp(dst_mac: [u8; 6], dst: [u8; 4], payload: &[u8]) -> Vec<u8> {
+    let b = PacketBuilder::ethernet2([2, 0, 0, 0, 0, 0xaa], dst_mac)
+        .ipv4([10, 0, 1, 1], dst, 64)
+        .udp(7000, 7001);
+    let mut v = Vec::new();
+    b.write(&mut v, payload).unwrap();
+    v
+}
+
+/// Wait for an IPv4 frame to `dst` on `sock` (other traffic is ignored).
+fn expect_ipv4(sock: &AfPacket, dst: [u8; 4], within: Duration) -> Option<Vec<u8>> {
+    let end = Instant::now() + within;
+    let mut buf = vec![0u8; 2048];
+    while Instant::now() < end {
+        if let Ok(Some(n)) = sock.recv(&mut buf, Duration::from_millis(100)) {
+            let f = &buf[..n.min(buf.len())];
+            if f.len() >= 34 && f[12..14] == [8, 0] && f[30..34] == dst {
+                return Some(f.to_vec());
+            }
+        }
+    }
+    None
+}
+
+#[test]
+fn forwards_between_namespaces() {
+    if let Some(why) = skip_reason() {
+        println!("skipping the live test: {why}");
+        return;
+    }
+    let pid = std::process::id();
+    let (mut topo, vsa, vna, vsb, vnb) = match setup(pid) {
+        Ok(t) => t,
+        Err(e) => {
+            println!("skipping the live test: cannot build the namespaces ({e})");
+            return;
+        }
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let entries = dir.path().join("entries.txt");
+    std::fs::write(
+        &entries,
+        "table_add MyIngress.ipv4_lpm MyIngress.ipv4_forward 10.0.2.0/24 => 02:00:00:00:02:02 2\n\
+         table_add MyIngress.ipv4_lpm MyIngress.ipv4_forward 10.0.1.0/24 => 02:00:00:00:01:01 1\n",
+    )
+    .unwrap();
+    let rec = dir.path().join("rec");
+    std::fs::create_dir_all(&rec).unwrap();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_netsparse"))
+        .arg("switch")
+        .arg(root().join("programs/ipv4_forward.p4"))
+        .arg("-i")
+        .arg(format!("1@{vsa}"))
+        .arg("-i")
+        .arg(format!("2@{vsb}"))
+        .arg("--entries")
+        .arg(&entries)
+        .arg("--pcap")
+        .arg(&rec)
+        .stderr(Stdio::piped())
+        .stdout(Stdio::null())
+        .spawn()
+        .unwrap();
+    // Collect the switch's stderr; wait until it runs.
+    let (tx, rx) = mpsc::channel::<String>();
+    let stderr = child.stderr.take().unwrap();
+    topo.switch = Some(child);
+    let reader = std::thread::spawn(move || {
+        for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+            let _ = tx.send(line);
+        }
+    });
+    let mut log = Vec::new();
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while !log.iter().any(|l: &String| l.contains("switch running")) {
+        match rx.recv_timeout(Duration::from_millis(200)) {
+            Ok(l) => log.push(l),
+            Err(_) if Instant::now() > deadline => panic!("the switch did not start: {log:?}"),
+            Err(_) => {
+                if let Some(Ok(Some(st))) = topo.switch.as_mut().map(Child::try_wait) {
+                    panic!("the switch exited with {st}: {log:?}");
+                }
+            }
+        }
+    }
+    let a = AfPacket::open_in_netns(&vna, &Path::new("/var/run/netns").join(&topo.nsa)).unwrap();
+    let b = AfPacket::open_in_netns(&vnb, &Path::new("/var/run/netns").join(&topo.nsb)).unwrap();
+
+    // A → B.
+    let sent = udp(
+        [2, 0, 0, 0, 0, 0x51],
+        [10, 0, 2, 5],
+        b"hello through the switch",
+    );
+    let mut got = None;
+    for _ in 0..5 {
+        a.send(&sent).unwrap();
+        got = expect_ipv4(&b, [10, 0, 2, 5], Duration::from_secs(2));
+        if got.is_some() {
+            break;
+        }
+    }
+    let got = got.expect("no frame came out of the switch on the B side");
+    assert_eq!(&got[0..6], &[2, 0, 0, 0, 2, 2], "destination MAC rewritten");
+    assert_eq!(
+        &got[6..12],
+        &[2, 0, 0, 0, 0, 0x51],
+        "source MAC = the old destination MAC"
+    );
+    let h = Ipv4HeaderSlice::from_slice(&got[14..]).unwrap();
+    assert_eq!(h.ttl(), 63);
+    assert_eq!(h.to_header().calc_header_checksum(), h.header_checksum());
+    assert_eq!(&got[34..], &sent[34..]);
+
+    // B → A.
+    let back = udp([2, 0, 0, 0, 0, 0x52], [10, 0, 1, 9], b"and back");
+    let mut got = None;
+    for _ in 0..5 {
+        b.send(&back).unwrap();
+        got = expect_ipv4(&a, [10, 0, 1, 9], Duration::from_secs(2));
+        if got.is_some() {
+            break;
+        }
+    }
+    let got = got.expect("no frame came out of the switch on the A side");
+    assert_eq!(&got[0..6], &[2, 0, 0, 0, 1, 1]);
+    assert_eq!(got[22], 63);
+
+    // Stop it cleanly with SIGINT: exit 0 and a counters summary.
+    let mut child = topo.switch.take().unwrap();
+    let _ = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status();
+    let end = Instant::now() + Duration::from_secs(20);
+    let status = loop {
+        if let Some(s) = child.try_wait().unwrap() {
+            break s;
+        }
+        if Instant::now() > end {
+            let _ = child.kill();
+            panic!("the switch did not stop on SIGINT");
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    let _ = reader.join();
+    log.extend(rx.try_iter());
+    assert!(status.success(), "exit status {status}: {log:?}");
+    assert!(
+        log.iter().any(|l| l.trim_start().starts_with("total")),
+        "{log:?}"
+    );
+    // --pcap recorded both directions.
+    let frames = |f: &str| {
+        let mut r =
+            pcap_file::pcap::PcapReader::new(std::fs::File::open(rec.join(f)).unwrap()).unwrap();
+        let mut n = 0;
+        while let Some(p) = r.next_packet() {
+            p.unwrap();
+            n += 1;
+        }
+        n
+    };
+    assert!(frames(&format!("{vsa}_in.pcap")) >= 1);
+    assert!(frames(&format!("{vsb}_out.pcap")) >= 1);
+}
