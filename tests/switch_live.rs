@@ -248,7 +248,7 @@ fn forwards_between_namespaces() {
         }
         if Instant::now() > end {
             let _ = child.kill();
-            panic!("the switch did not stop on SIGINT");
+            panic!("the switch did not stop on SIGTERM");
         }
         std::thread::sleep(Duration::from_millis(50));
     };

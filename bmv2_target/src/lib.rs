@@ -6,6 +6,8 @@
 //! * [`drivers`]: pcap-file replay and live AF_PACKET interfaces, generic
 //!   over any `Datapath`.
 //! * [`testing`]: hand-built artifacts (ipv4_forward) for tests and benches.
+//! * [`program`]: the engine for other targets (the NetSparse NIC): named
+//!   statement lists run with target-specific primitives.
 //!
 //! The engine validates an artifact completely at load time and translates
 //! it into pre-resolved trees (no names, no maps but exact-match tables on
@@ -17,6 +19,7 @@ pub mod control;
 pub mod drivers;
 pub(crate) mod engine;
 pub mod error;
+pub mod program;
 pub mod tables;
 pub mod testing;
 pub mod v1model;

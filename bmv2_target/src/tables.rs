@@ -375,6 +375,11 @@ pub(crate) struct TableRt {
     pub direct_meter: Option<(u32, MeterUnit)>,
     next_seq: u64,
     index: Index,
+    /// For a table whose only key is a range key and whose ranges are
+    /// disjoint (e.g. a NIC's destination solver: one idx range per node):
+    /// (lo, hi, handle) sorted by `lo`, searched by bisection instead of the
+    /// priority list. `None` when ranges overlap (or for other tables).
+    ranges: Option<Vec<(u128, u128, u32)>>,
 }
 
 /// Pack exact key values into a u64 (total width ≤ 64).
@@ -610,6 +615,7 @@ impl TableRt {
         default_args: Box<[u128]>,
     ) -> TableRt {
         let lpm_keys = keys.iter().filter(|k| k.kind == MatchKind::Lpm).count();
+        let single_range = keys.len() == 1 && keys[0].kind == MatchKind::Range;
         let prio = keys.iter().any(|k| {
             matches!(
                 k.kind,
@@ -664,6 +670,7 @@ impl TableRt {
             direct_counter: None,
             direct_meter: None,
             next_seq: 0,
+            ranges: single_range.then(Vec::new),
             index,
         }
     }
@@ -725,6 +732,13 @@ impl TableRt {
                 let w = l.width;
                 let h = trie.lookup(align(vals[pos], w), usize::from(w).div_ceil(8));
                 (h != NONE).then_some(h)
+            }
+            Index::Prio(_) if self.ranges.is_some() => {
+                let r = self.ranges.as_deref()?;
+                let k = *vals.first()?;
+                let pos = r.partition_point(|e| e.0 <= k);
+                let (_, hi, h) = *r.get(pos.checked_sub(1)?)?;
+                (k <= hi).then_some(h)
             }
             Index::Prio(list) => list
                 .iter()
@@ -869,7 +883,41 @@ impl TableRt {
         }));
         self.next_seq += 1;
         self.live += 1;
+        if let (Some(r), Some(KeyMatch::Range { lo, hi })) = (
+            self.ranges.as_mut(),
+            self.entries[handle as usize]
+                .as_ref()
+                .and_then(|e| e.keys.first()),
+        ) {
+            let (lo, hi) = (*lo, *hi);
+            let pos = r.partition_point(|e| e.0 < lo);
+            let before_ok = pos == 0 || r[pos - 1].1 < lo;
+            let after_ok = r.get(pos).is_none_or(|e| hi < e.0);
+            if before_ok && after_ok {
+                r.insert(pos, (lo, hi, handle));
+            } else {
+                // Overlapping ranges: priorities matter, use the list.
+                self.ranges = None;
+            }
+        }
         Ok(EntryHandle(handle))
+    }
+
+    /// Rebuild the disjoint-range index of a single-range-key table (after
+    /// a removal), if its ranges are disjoint.
+    fn rebuild_ranges(&mut self) {
+        if self.keys.len() != 1 || self.keys[0].kind != MatchKind::Range {
+            return;
+        }
+        let mut v: Vec<(u128, u128, u32)> = self
+            .iter()
+            .filter_map(|(h, e)| match e.keys.first() {
+                Some(KeyMatch::Range { lo, hi }) => Some((*lo, *hi, h.0)),
+                _ => None,
+            })
+            .collect();
+        v.sort_unstable();
+        self.ranges = v.windows(2).all(|w| w[0].1 < w[1].0).then_some(v);
     }
 
     /// Remove an entry.
@@ -911,6 +959,10 @@ impl TableRt {
                 }
             }
             Index::Prio(list) => list.retain(|e| e.handle != h),
+        }
+        match self.ranges.as_mut() {
+            Some(r) => r.retain(|e| e.2 != h),
+            None => self.rebuild_ranges(),
         }
         Ok(rec)
     }
@@ -1114,5 +1166,40 @@ mod tests {
             )
             .unwrap_err();
         assert_eq!(e.to_string(), "table `t` is full (2 entries)");
+    }
+
+    #[test]
+    fn single_range_key_tables_bisect_disjoint_ranges() {
+        let mut t = table(vec![key(MatchKind::Range, 64)], 100);
+        let mut s = Vec::new();
+        let r = |lo, hi| Box::new([KeyMatch::Range { lo, hi }]) as Box<[KeyMatch]>;
+        let a = t.insert(r(100, 199), 1, Box::new([]), 1, false).unwrap();
+        let b = t.insert(r(0, 99), 1, Box::new([]), 1, false).unwrap();
+        let c = t.insert(r(300, 300), 1, Box::new([]), 1, false).unwrap();
+        assert!(t.ranges.is_some());
+        for (k, want) in [
+            (0, Some(b.0)),
+            (99, Some(b.0)),
+            (100, Some(a.0)),
+            (199, Some(a.0)),
+            (200, None),
+            (300, Some(c.0)),
+            (301, None),
+            (u128::from(u64::MAX), None),
+        ] {
+            assert_eq!(t.lookup(&[k], &mut s), want, "key {k}");
+        }
+        // An overlapping entry: the priority list decides (higher wins).
+        let d = t.insert(r(150, 310), 1, Box::new([]), 5, false).unwrap();
+        assert!(t.ranges.is_none());
+        assert_eq!(t.lookup(&[160], &mut s), Some(d.0));
+        assert_eq!(t.lookup(&[120], &mut s), Some(a.0));
+        // Removing it makes the ranges disjoint again.
+        t.remove(d.0).unwrap();
+        assert!(t.ranges.is_some());
+        assert_eq!(t.lookup(&[160], &mut s), Some(a.0));
+        t.remove(a.0).unwrap();
+        assert_eq!(t.lookup(&[160], &mut s), None);
+        assert_eq!(t.lookup(&[50], &mut s), Some(b.0));
     }
 }

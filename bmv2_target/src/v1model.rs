@@ -39,6 +39,17 @@
 //!    (metadata reset except the field list and `ingress_port`,
 //!    `instance_type` 4); otherwise it leaves on `egress_port`.
 //!
+//! Externs follow simple_switch too: registers, counters and meters with
+//! an out-of-range index read 0 / do nothing (counted); a `direct_counter`
+//! counts every hit of its table (`count()` calls add nothing); a
+//! `direct_meter` runs on every hit and `read()` gives that colour (nothing
+//! is written on a miss); `hash(dst, algo, base, data, max)` is
+//! `base + H % max`, and `base + H` when `max` is 0 — this project's
+//! `v1model.p4` contract (BMv2's documentation says `base` for `max` 0);
+//! field lists are packed most significant field first, right-aligned in
+//! whole bytes; `random` draws from a generator seeded by
+//! [`SwitchConfig::seed`].
+//!
 //! Resubmits and recirculations are capped per arriving frame
 //! ([`SwitchConfig::max_passes`]); beyond the cap the packet is dropped and
 //! counted. `assert`/`assume` failures drop the packet (BMv2 aborts the

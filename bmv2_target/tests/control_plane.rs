@@ -90,6 +90,53 @@ fn names_resolve_by_suffix_and_ambiguity_lists_candidates() {
 }
 
 #[test]
+fn entries_by_key_and_parameter_names() {
+    let mut sw = p4_switch(TWO_TABLES);
+    // Keys in any order, by suffix; the range key left out is a wildcard.
+    sw.add_entry_by_name(
+        "acl",
+        &[(
+            "h.a",
+            KeyMatch::Ternary {
+                value: 1,
+                mask: 0xff,
+            },
+        )],
+        "fwd",
+        &[("port", 3)],
+        Some(5),
+    )
+    .unwrap();
+    let mut f = vec![1, 99];
+    f.extend_from_slice(&[0; 12]);
+    assert_eq!(send(&mut sw, 0, &f)[0].0, 3);
+    let e = sw
+        .add_entry_by_name(
+            "acl",
+            &[("hdr.h.zz", KeyMatch::Any)],
+            "fwd",
+            &[("port", 3)],
+            Some(5),
+        )
+        .unwrap_err();
+    assert!(matches!(e, ControlPlaneError::NoSuchKey { .. }), "{e}");
+    let e = sw
+        .add_entry_by_name("I.t", &[], "fwd", &[("port", 3)], None)
+        .unwrap_err();
+    assert!(matches!(e, ControlPlaneError::KeyCount { .. }), "{e}");
+    let e = sw
+        .add_entry_by_name(
+            "I.t",
+            &[("hdr.h.a", KeyMatch::Exact { value: 4 })],
+            "fwd",
+            &[("port", 3), ("x", 1)],
+            None,
+        )
+        .unwrap_err();
+    assert!(matches!(e, ControlPlaneError::NoSuchParam { .. }), "{e}");
+}
+
+#[test]
 fn runtime_json_tutorial_format() {
     let mut sw = switch(&netsparse_bmv2::testing::ipv4_forward());
     let json = r#"{

@@ -384,6 +384,49 @@ fn digests_and_log_msgs() {
 }
 
 #[test]
+fn checksums_with_payload() {
+    let src = r#"
+#include <core.p4>
+#include <v1model.p4>
+header h_t { bit<8> a; bit<8> b; bit<16> c; bit<16> d; }
+struct headers { h_t h; }
+struct metadata { }
+parser P(packet_in pkt, out headers hdr, inout metadata meta, inout standard_metadata_t sm) {
+    state start { pkt.extract(hdr.h); transition accept; }
+}
+control V(inout headers hdr, inout metadata meta) {
+    apply { verify_checksum_with_payload(true, { hdr.h.a, hdr.h.b }, hdr.h.c, HashAlgorithm.csum16); }
+}
+control I(inout headers hdr, inout metadata meta, inout standard_metadata_t sm) {
+    apply { sm.egress_spec = 1; hdr.h.b = (bit<8>)sm.checksum_error; }
+}
+control E(inout headers hdr, inout metadata meta, inout standard_metadata_t sm) { apply { } }
+control C(inout headers hdr, inout metadata meta) {
+    apply { update_checksum_with_payload(true, { hdr.h.a }, hdr.h.d, HashAlgorithm.csum16); }
+}
+control D(packet_out pkt, in headers hdr) { apply { pkt.emit(hdr.h); } }
+V1Switch(P(), V(), I(), E(), C(), D()) main;
+"#;
+    use netsparse_externs::artifact::HashAlgo;
+    use netsparse_externs::hash::compute;
+    let mut sw = p4_switch(src);
+    let payload = b"0123456789abc";
+    let good = compute(HashAlgo::Csum16, &[&[0x11u8, 0x22][..], payload].concat()) as u16;
+    let mut f = vec![0x11, 0x22];
+    f.extend_from_slice(&good.to_be_bytes());
+    f.extend_from_slice(&[0, 0]);
+    f.extend_from_slice(payload);
+    let out = send(&mut sw, 0, &f);
+    assert_eq!(out[0].1[1], 0, "checksum verified");
+    let want = compute(HashAlgo::Csum16, &[&[0x11u8][..], payload].concat()) as u16;
+    assert_eq!(out[0].1[4..6], want.to_be_bytes());
+    f[2] ^= 1;
+    let out = send(&mut sw, 0, &f);
+    assert_eq!(out[0].1[1], 1, "checksum error");
+    assert_eq!(sw.stats().total.checksum_errors, 1);
+}
+
+#[test]
 fn malformed_frames_are_counted_never_panic() {
     let mut sw = switch(&netsparse_bmv2::testing::ipv4_forward());
     for n in 0..14 {

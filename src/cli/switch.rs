@@ -3,7 +3,7 @@
 use std::io::IsTerminal as _;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 
 use anyhow::Context as _;
@@ -215,9 +215,8 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         }
     } else {
         let stop = Arc::new(AtomicBool::new(false));
-        let flag = Arc::clone(&stop);
-        ctrlc::set_handler(move || flag.store(true, Ordering::Relaxed))
-            .context("cannot install the SIGINT/SIGTERM handler")?;
+        live::stop_on_signals(Arc::clone(&stop))
+            .context("cannot install the SIGINT/SIGTERM handlers")?;
         let ports = match live::open_af_packet(&args.interfaces) {
             Ok(p) => p,
             Err(e) => {
@@ -253,6 +252,12 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
                 p.rx_truncated,
                 p.tx_frames,
                 p.tx_errors
+            );
+        }
+        if rep.unbound_port_frames > 0 {
+            eprintln!(
+                "{} frames sent to ports without a binding (dropped)",
+                rep.unbound_port_frames
             );
         }
         driver_json = serde_json::json!({

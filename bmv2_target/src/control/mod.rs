@@ -254,6 +254,76 @@ impl Switch {
         self.engine.rt.tables[ti].insert(keys, id, args.into(), prio, false)
     }
 
+    /// Add an entry with keys and parameters given by name (STF / P4Runtime
+    /// style): keys may come in any order and match by full name or unique
+    /// suffix; keys left out are wildcards (an error for exact keys);
+    /// parameters must all be given.
+    pub fn add_entry_by_name(
+        &mut self,
+        table: &str,
+        keys: &[(&str, KeyMatch)],
+        action: &str,
+        params: &[(&str, u128)],
+        priority: Option<u32>,
+    ) -> Result<EntryHandle, ControlPlaneError> {
+        let info = self.table_info(table)?;
+        let mut matches: Vec<Option<KeyMatch>> = vec![None; info.keys.len()];
+        for (name, m) in keys {
+            let i =
+                resolve("key", info.keys.iter().map(|k| k.name.as_str()), name).map_err(|_| {
+                    ControlPlaneError::NoSuchKey {
+                        table: info.name.clone(),
+                        key: (*name).to_owned(),
+                        keys: info.keys.iter().map(|k| k.name.clone()).collect(),
+                    }
+                })?;
+            matches[i] = Some(m.clone());
+        }
+        let mut full = Vec::with_capacity(matches.len());
+        for (k, m) in info.keys.iter().zip(matches) {
+            match m {
+                Some(m) => full.push(m),
+                None if k.kind == netsparse_externs::artifact::MatchKind::Exact => {
+                    return Err(ControlPlaneError::KeyCount {
+                        table: info.name.clone(),
+                        expected: info.keys.len(),
+                        got: keys.len(),
+                    })
+                }
+                None => full.push(KeyMatch::Any),
+            }
+        }
+        let ti = self.table_index(table)?;
+        let ai = self.table_action(ti, action)?;
+        let a = &info.actions[ai];
+        let mut args = Vec::with_capacity(a.params.len());
+        for (pname, _) in &a.params {
+            let v = params
+                .iter()
+                .find(|(n, _)| n == pname)
+                .map(|(_, v)| *v)
+                .ok_or_else(|| ControlPlaneError::ParamCount {
+                    table: info.name.clone(),
+                    action: a.name.clone(),
+                    expected: a.params.len(),
+                    got: params.len(),
+                })?;
+            args.push(v);
+        }
+        if let Some((n, _)) = params
+            .iter()
+            .find(|(n, _)| !a.params.iter().any(|(p, _)| p == n))
+        {
+            return Err(ControlPlaneError::NoSuchParam {
+                action: a.name.clone(),
+                param: (*n).to_owned(),
+                params: a.params.iter().map(|(p, _)| p.clone()).collect(),
+            });
+        }
+        let action_name = a.name.clone();
+        self.add_entry(table, &full, &action_name, &args, priority)
+    }
+
     /// Change the action (and data) of an entry.
     pub fn modify_entry(
         &mut self,

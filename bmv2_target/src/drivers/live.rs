@@ -229,6 +229,41 @@ impl PortIo for AfPacket {
     }
 }
 
+/// Set by the SIGINT/SIGTERM handler of [`stop_on_signals`].
+static SIGNALLED: AtomicBool = AtomicBool::new(false);
+
+extern "C" fn on_signal(_sig: libc::c_int) {
+    SIGNALLED.store(true, Ordering::SeqCst);
+}
+
+/// Raise `stop` when the process gets SIGINT or SIGTERM (installs
+/// process-wide handlers and a small watcher thread). For CLIs.
+pub fn stop_on_signals(stop: Arc<AtomicBool>) -> io::Result<()> {
+    for sig in [libc::SIGINT, libc::SIGTERM] {
+        // SAFETY: sigaction with a handler that only stores to an atomic
+        // (async-signal-safe); `sa` is fully initialised.
+        let rc = unsafe {
+            let mut sa: libc::sigaction = std::mem::zeroed();
+            sa.sa_sigaction = on_signal as extern "C" fn(libc::c_int) as libc::sighandler_t;
+            libc::sigemptyset(&mut sa.sa_mask);
+            sa.sa_flags = libc::SA_RESTART;
+            libc::sigaction(sig, &sa, std::ptr::null_mut())
+        };
+        if rc != 0 {
+            return Err(io::Error::last_os_error());
+        }
+    }
+    thread::Builder::new()
+        .name("signals".into())
+        .spawn(move || {
+            while !SIGNALLED.load(Ordering::SeqCst) {
+                thread::sleep(Duration::from_millis(20));
+            }
+            stop.store(true, Ordering::SeqCst);
+        })?;
+    Ok(())
+}
+
 /// Live options.
 #[derive(Clone, Debug)]
 pub struct LiveOptions {

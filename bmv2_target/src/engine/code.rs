@@ -9,7 +9,7 @@
 //! * Statements are [`S`] trees; tables, actions, headers and stacks are
 //!   indices into [`Code`]'s vectors.
 
-use netsparse_externs::artifact::{BinaryOp, CloneKind, HashAlgo, UnaryOp};
+use netsparse_externs::artifact::{BinaryOp, CloneKind, HashAlgo, Prim, UnaryOp};
 
 use super::word::Word;
 
@@ -364,6 +364,21 @@ pub(crate) enum P {
     Truncate { length: VX },
     /// `assert` / `assume`.
     Assert { cond: X<u64>, assume: bool },
+    /// A target-specific primitive (Property Cache, RIG externs): its
+    /// operands are evaluated and handed to the target (see
+    /// [`crate::program::TargetPrims`]).
+    Target(Box<TargetP>),
+}
+
+/// A compiled target-specific primitive.
+#[derive(Debug)]
+pub(crate) struct TargetP {
+    /// Index into [`Code::target_prims`].
+    pub prim: u32,
+    /// The primitive's `Expr` operands in declaration order (at most 4).
+    pub args: Box<[VX]>,
+    /// Where the target's value goes.
+    pub dst: Option<LV>,
 }
 
 /// A compiled parser.
@@ -562,4 +577,6 @@ pub(crate) struct Code {
     /// data): what BMv2's "reset metadata" clears for clones and
     /// recirculated/resubmitted packets.
     pub non_header: Box<[Loc]>,
+    /// The artifact primitives behind [`P::Target`] calls.
+    pub target_prims: Box<[Prim]>,
 }

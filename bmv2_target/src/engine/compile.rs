@@ -55,6 +55,8 @@ pub(crate) struct V1Blocks {
 #[derive(Debug)]
 pub(crate) struct Loaded {
     pub code: Code,
+    /// Every artifact field's slot, by field id.
+    pub fields: Vec<FieldInfo>,
     pub tables: Vec<TableRt>,
     pub externs: Vec<ExternRt>,
     pub extern_names: Vec<String>,
@@ -208,6 +210,9 @@ enum Ctx {
 }
 
 struct Cx<'a> {
+    /// Target-specific primitives are allowed (left to the target's hook).
+    target: bool,
+    target_prims: Vec<Prim>,
     a: &'a Artifact,
     fields: Vec<FieldInfo>,
     lists: Vec<Box<[Loc]>>,
@@ -841,6 +846,11 @@ impl Cx<'_> {
     }
 
     fn prim(&mut self, p: &Prim) -> Result<P, LoadError> {
+        if self.target && matches!(p, Prim::MarkToDrop | Prim::VerifyChecksum { .. }) {
+            return Err(self.unsupported(
+                "v1model standard-metadata primitives (mark_to_drop, verify_checksum) on this target",
+            ));
+        }
         Ok(match p {
             Prim::MarkToDrop => P::MarkToDrop,
             Prim::RegisterRead {
@@ -1008,7 +1018,7 @@ impl Cx<'_> {
                 cond: self.cond(cond, "assume condition")?,
                 assume: true,
             },
-            Prim::CacheLookup { .. } | Prim::CacheInsert { .. } => {
+            Prim::CacheLookup { .. } | Prim::CacheInsert { .. } if !self.target => {
                 return Err(self.unsupported(
                     "Property Cache Lookup/Insert (NetSparse middle pipes) in a v1model program",
                 ))
@@ -1019,12 +1029,53 @@ impl Cx<'_> {
             | Prim::PendingInsert { .. }
             | Prim::PendingComplete { .. }
             | Prim::HostRead { .. }
-            | Prim::HostWrite { .. } => {
+            | Prim::HostWrite { .. }
+                if !self.target =>
+            {
                 return Err(
                     self.unsupported("RIG externs (the NetSparse SmartNIC) in a v1model program")
                 )
             }
+            target => return self.target_prim(target),
         })
+    }
+
+    /// A primitive left to the target: its operands and destination.
+    fn target_prim(&mut self, p: &Prim) -> Result<P, LoadError> {
+        let (args, dst): (Vec<&Expr>, Option<&LValue>) = match p {
+            Prim::CacheLookup { dst, .. } => (vec![], Some(dst)),
+            Prim::CacheInsert { .. } => (vec![], None),
+            Prim::IdxFilterTest { idx, dst } | Prim::PendingContains { idx, dst } => {
+                (vec![idx], Some(dst))
+            }
+            Prim::IdxFilterSet { idx } => (vec![idx], None),
+            Prim::PendingInsert { idx, req_id } => (vec![idx], Some(req_id)),
+            Prim::PendingComplete {
+                tid,
+                req_id,
+                idx,
+                prop_len,
+                dst,
+            } => (vec![tid, req_id, idx, prop_len], Some(dst)),
+            Prim::HostRead { idx, prop_len, dst } => (vec![idx, prop_len], Some(dst)),
+            Prim::HostWrite { tid, req_id, idx } => (vec![tid, req_id, idx], None),
+            _ => return Err(self.invalid("a v1model primitive compiled as a target primitive")),
+        };
+        let mut vx = Vec::with_capacity(args.len());
+        for e in args {
+            vx.push(self.expr(e)?.vx);
+        }
+        let dst = match dst {
+            Some(d) => Some(self.lvalue(d)?.0),
+            None => None,
+        };
+        let prim = u32::try_from(self.target_prims.len()).unwrap_or(u32::MAX);
+        self.target_prims.push(p.clone());
+        Ok(P::Target(Box::new(TargetP {
+            prim,
+            args: vx.into_boxed_slice(),
+            dst,
+        })))
     }
 
     fn next(&self, n: &Next, states: usize) -> Result<NextS, LoadError> {
@@ -1039,8 +1090,30 @@ impl Cx<'_> {
     }
 }
 
+/// A statement list a target runs besides the artifact's controls (a NIC
+/// path, a middle pipe's per-PR part): compiled as an extra control after
+/// the artifact's, with target-specific primitives left to the target.
+pub(crate) struct ExtraBlock<'b> {
+    /// Name, for logs.
+    pub name: &'b str,
+    /// The statements.
+    pub body: &'b [Stmt],
+}
+
+/// Load an artifact of any architecture for a target that supplies the
+/// package semantics itself ([`crate::program::Program`]): the artifact's
+/// parsers, controls, tables and externs, plus `extra` blocks as controls
+/// `a.controls.len()..`. No v1model standard metadata.
+pub(crate) fn load_generic(a: &Artifact, extra: &[ExtraBlock<'_>]) -> Result<Loaded, LoadError> {
+    load_inner(a, false, extra)
+}
+
 /// Load an artifact for the v1model target.
 pub(crate) fn load(a: &Artifact) -> Result<Loaded, LoadError> {
+    load_inner(a, true, &[])
+}
+
+fn load_inner(a: &Artifact, v1model: bool, extra: &[ExtraBlock<'_>]) -> Result<Loaded, LoadError> {
     let top = |detail: String| LoadError::Invalid {
         detail,
         place: format!("program {}", a.program),
@@ -1057,8 +1130,9 @@ pub(crate) fn load(a: &Artifact) -> Result<Loaded, LoadError> {
             a.version
         )));
     }
-    let pkg: &V1Switch = match (&a.arch, &a.package) {
-        (Arch::V1Model, Package::V1Switch(p)) => p,
+    let pkg: Option<&V1Switch> = match (&a.arch, &a.package) {
+        _ if !v1model => None,
+        (Arch::V1Model, Package::V1Switch(p)) => Some(p),
         (Arch::V1Model, _) => return Err(top("arch v1model with a non-V1Switch package".into())),
         (Arch::NetSparseNic, _) => {
             return Err(LoadError::Unsupported {
@@ -1097,7 +1171,13 @@ pub(crate) fn load(a: &Artifact) -> Result<Loaded, LoadError> {
             width: f.width,
         });
     }
+    // A scratch slot for the standard metadata of non-v1model programs
+    // (v1model primitives are rejected there, so it is never used).
+    let scratch = nn;
+    nn += 1;
     let mut cx = Cx {
+        target: pkg.is_none(),
+        target_prims: Vec::new(),
         a,
         fields,
         lists: Vec::new(),
@@ -1212,47 +1292,74 @@ pub(crate) fn load(a: &Artifact) -> Result<Loaded, LoadError> {
 
     // Standard metadata.
     cx.place = "package V1Switch".into();
-    let sm = &pkg.standard_metadata;
-    let v1 = V1Slots {
-        ingress_port: cx.nslot(sm.ingress_port)?,
-        egress_spec: cx.nslot(sm.egress_spec)?,
-        egress_port: cx.nslot(sm.egress_port)?,
-        instance_type: cx.nslot(sm.instance_type)?,
-        packet_length: cx.nslot(sm.packet_length)?,
-        enq_timestamp: cx.nslot(sm.enq_timestamp)?,
-        enq_qdepth: cx.nslot(sm.enq_qdepth)?,
-        deq_timedelta: cx.nslot(sm.deq_timedelta)?,
-        deq_qdepth: cx.nslot(sm.deq_qdepth)?,
-        ingress_global_timestamp: cx.nslot(sm.ingress_global_timestamp)?,
-        egress_global_timestamp: cx.nslot(sm.egress_global_timestamp)?,
-        mcast_grp: cx.nslot(sm.mcast_grp)?,
-        egress_rid: cx.nslot(sm.egress_rid)?,
-        checksum_error: cx.nslot(sm.checksum_error)?,
-        parser_error: cx.nslot(sm.parser_error)?,
-        priority: cx.nslot(sm.priority)?,
+    let none = NSlot {
+        idx: scratch,
+        mask: 0,
     };
-    // User metadata is zeroed with every other slot per packet; only check ids.
-    for f in &pkg.user_metadata {
-        cx.field(*f)?;
-    }
-    for (what, id) in [
-        ("parser", pkg.parser.index() < a.parsers.len()),
-        (
-            "verifyChecksum",
-            pkg.verify_checksum.index() < a.controls.len(),
-        ),
-        ("ingress", pkg.ingress.index() < a.controls.len()),
-        ("egress", pkg.egress.index() < a.controls.len()),
-        (
-            "computeChecksum",
-            pkg.compute_checksum.index() < a.controls.len(),
-        ),
-        ("deparser", pkg.deparser.index() < a.controls.len()),
-    ] {
-        if !id {
-            return Err(cx.invalid(format!("{what} id out of range")));
+    let v1 = match pkg {
+        None => V1Slots {
+            ingress_port: none,
+            egress_spec: none,
+            egress_port: none,
+            instance_type: none,
+            packet_length: none,
+            enq_timestamp: none,
+            enq_qdepth: none,
+            deq_timedelta: none,
+            deq_qdepth: none,
+            ingress_global_timestamp: none,
+            egress_global_timestamp: none,
+            mcast_grp: none,
+            egress_rid: none,
+            checksum_error: none,
+            parser_error: none,
+            priority: none,
+        },
+        Some(pkg) => {
+            let sm = &pkg.standard_metadata;
+            let v1 = V1Slots {
+                ingress_port: cx.nslot(sm.ingress_port)?,
+                egress_spec: cx.nslot(sm.egress_spec)?,
+                egress_port: cx.nslot(sm.egress_port)?,
+                instance_type: cx.nslot(sm.instance_type)?,
+                packet_length: cx.nslot(sm.packet_length)?,
+                enq_timestamp: cx.nslot(sm.enq_timestamp)?,
+                enq_qdepth: cx.nslot(sm.enq_qdepth)?,
+                deq_timedelta: cx.nslot(sm.deq_timedelta)?,
+                deq_qdepth: cx.nslot(sm.deq_qdepth)?,
+                ingress_global_timestamp: cx.nslot(sm.ingress_global_timestamp)?,
+                egress_global_timestamp: cx.nslot(sm.egress_global_timestamp)?,
+                mcast_grp: cx.nslot(sm.mcast_grp)?,
+                egress_rid: cx.nslot(sm.egress_rid)?,
+                checksum_error: cx.nslot(sm.checksum_error)?,
+                parser_error: cx.nslot(sm.parser_error)?,
+                priority: cx.nslot(sm.priority)?,
+            };
+            // User metadata is zeroed with every other slot per packet; only check ids.
+            for f in &pkg.user_metadata {
+                cx.field(*f)?;
+            }
+            for (what, id) in [
+                ("parser", pkg.parser.index() < a.parsers.len()),
+                (
+                    "verifyChecksum",
+                    pkg.verify_checksum.index() < a.controls.len(),
+                ),
+                ("ingress", pkg.ingress.index() < a.controls.len()),
+                ("egress", pkg.egress.index() < a.controls.len()),
+                (
+                    "computeChecksum",
+                    pkg.compute_checksum.index() < a.controls.len(),
+                ),
+                ("deparser", pkg.deparser.index() < a.controls.len()),
+            ] {
+                if !id {
+                    return Err(cx.invalid(format!("{what} id out of range")));
+                }
+            }
+            v1
         }
-    }
+    };
 
     // Externs.
     let mut externs = Vec::with_capacity(a.externs.len());
@@ -1413,7 +1520,7 @@ pub(crate) fn load(a: &Artifact) -> Result<Loaded, LoadError> {
     let mut controls = Vec::with_capacity(a.controls.len());
     for (ci, c) in a.controls.iter().enumerate() {
         cx.place = format!("control {}", c.name);
-        cx.ctx = if ci == pkg.deparser.index() {
+        cx.ctx = if pkg.is_some_and(|p| ci == p.deparser.index()) {
             Ctx::Deparser
         } else {
             Ctx::Control
@@ -1421,6 +1528,16 @@ pub(crate) fn load(a: &Artifact) -> Result<Loaded, LoadError> {
         controls.push(CControl {
             name: c.name.clone(),
             body: cx.block(&c.body)?,
+        });
+    }
+
+    // Target blocks.
+    for b in extra {
+        cx.place = format!("block {}", b.name);
+        cx.ctx = Ctx::Control;
+        controls.push(CControl {
+            name: b.name.to_owned(),
+            body: cx.block(b.body)?,
         });
     }
 
@@ -1542,19 +1659,31 @@ pub(crate) fn load(a: &Artifact) -> Result<Loaded, LoadError> {
         lists: cx.lists.into_boxed_slice(),
         v1,
         non_header,
+        target_prims: std::mem::take(&mut cx.target_prims).into_boxed_slice(),
     };
     Ok(Loaded {
+        fields: std::mem::take(&mut cx.fields),
         code,
         tables: rtables,
         externs,
         extern_names: names,
-        v1: V1Blocks {
-            parser: pkg.parser.0,
-            verify_checksum: pkg.verify_checksum.0,
-            ingress: pkg.ingress.0,
-            egress: pkg.egress.0,
-            compute_checksum: pkg.compute_checksum.0,
-            deparser: pkg.deparser.0,
+        v1: match pkg {
+            Some(pkg) => V1Blocks {
+                parser: pkg.parser.0,
+                verify_checksum: pkg.verify_checksum.0,
+                ingress: pkg.ingress.0,
+                egress: pkg.egress.0,
+                compute_checksum: pkg.compute_checksum.0,
+                deparser: pkg.deparser.0,
+            },
+            None => V1Blocks {
+                parser: 0,
+                verify_checksum: 0,
+                ingress: 0,
+                egress: 0,
+                compute_checksum: 0,
+                deparser: 0,
+            },
         },
     })
 }

@@ -58,6 +58,8 @@ pub(crate) struct Exec<'a> {
     pub rt: &'a mut Runtime,
     /// Where `emit` writes (deparser only).
     pub emit: Option<&'a mut Vec<u8>>,
+    /// The target's implementation of target-specific primitives.
+    pub hook: Option<&'a mut dyn crate::program::TargetPrims>,
 }
 
 impl Exec<'_> {
@@ -81,6 +83,29 @@ impl Exec<'_> {
                         if let Some(out) = self.emit.as_deref_mut() {
                             emit_header(self.code, st, *h as usize, out);
                         }
+                    }
+                }
+                S::If(b) => {
+                    let (c, then, otherwise) = &**b;
+                    let f = if eval(c, self.code, st) != 0 {
+                        self.block(st, then)
+                    } else {
+                        self.block(st, otherwise)
+                    };
+                    if f != Flow::Next {
+                        return f;
+                    }
+                }
+                S::Apply(t) => {
+                    let f = self.apply(st, *t);
+                    if f != Flow::Next {
+                        return f;
+                    }
+                }
+                S::Prim(p) => {
+                    let f = self.prim(st, p);
+                    if f != Flow::Next {
+                        return f;
                     }
                 }
                 _ => {
@@ -362,14 +387,25 @@ impl Exec<'_> {
     fn apply(&mut self, st: &mut PacketState, t: u32) -> Flow {
         let code = self.code;
         let ct = &code.tables[t as usize];
-        self.rt.keybuf.clear();
-        for k in ct.keys.iter() {
-            let v = eval_vx(k, code, st);
-            self.rt.keybuf.push(v);
-        }
+        // Keys on the stack (up to 4), else in the reusable buffer.
+        let mut small = [0u128; 4];
+        let mut big = std::mem::take(&mut self.rt.keybuf);
+        let nk = ct.keys.len();
+        let keys: &[u128] = if nk <= small.len() {
+            for (slot, k) in small.iter_mut().zip(ct.keys.iter()) {
+                *slot = eval_vx(k, code, st);
+            }
+            &small[..nk]
+        } else {
+            big.clear();
+            for k in ct.keys.iter() {
+                big.push(eval_vx(k, code, st));
+            }
+            &big
+        };
         let rt = &mut *self.rt;
         let tr = &rt.tables[t as usize];
-        let found = tr.lookup(&rt.keybuf, &mut rt.scratch);
+        let found = tr.lookup(keys, &mut rt.scratch);
         let (action, hit) = match found.and_then(|h| tr.entry(h).map(|e| (h, e))) {
             Some((_, e)) => {
                 write_args(code, st, e.action, &e.args);
@@ -381,7 +417,7 @@ impl Exec<'_> {
             }
         };
         if rt.trace {
-            let keys: Vec<String> = rt.keybuf.iter().map(|k| format!("{k:#x}")).collect();
+            let keys: Vec<String> = keys.iter().map(|k| format!("{k:#x}")).collect();
             let args: Vec<String> = code.actions[action as usize]
                 .params
                 .iter()
@@ -416,6 +452,7 @@ impl Exec<'_> {
                 }
             }
         }
+        rt.keybuf = big;
         ct.hit.set(st, u64::from(hit));
         ct.action_run.set(st, u64::from(action));
         self.action(st, action)
@@ -663,8 +700,45 @@ impl Exec<'_> {
                     return Flow::Exit;
                 }
             }
+            P::Target(t) => return self.target(st, t),
         }
         Flow::Next
+    }
+
+    /// A target-specific primitive: evaluate the operands, call the target,
+    /// store its value. Without a target every call stores 0.
+    #[inline(never)]
+    fn target(&mut self, st: &mut PacketState, t: &super::code::TargetP) -> Flow {
+        use crate::program::{TargetCall, TargetResult};
+        let code = self.code;
+        let mut vals = [0u128; 4];
+        for (v, x) in vals.iter_mut().zip(t.args.iter()) {
+            *v = eval_vx(x, code, st);
+        }
+        let n = t.args.len().min(vals.len());
+        let r = match (
+            self.hook.as_deref_mut(),
+            code.target_prims.get(t.prim as usize),
+        ) {
+            (Some(h), Some(prim)) => h.call(
+                st,
+                TargetCall {
+                    prim,
+                    args: &vals[..n],
+                },
+            ),
+            _ => TargetResult::Value(0),
+        };
+        match r {
+            TargetResult::Done => Flow::Next,
+            TargetResult::Value(v) => {
+                if let Some(d) = &t.dst {
+                    store_lv(d, code, st, v);
+                }
+                Flow::Next
+            }
+            TargetResult::Exit => Flow::Exit,
+        }
     }
 }
 

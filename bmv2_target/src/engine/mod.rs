@@ -47,6 +47,7 @@ impl Engine {
             code: &self.code,
             rt: &mut self.rt,
             emit: None,
+            hook: None,
         }
         .parser(st, id);
         st.payload_off = (st.cursor / 8).min(st.frame.len());
@@ -55,10 +56,14 @@ impl Engine {
 
     /// Run control `id`.
     pub(crate) fn control(&mut self, st: &mut PacketState, id: u32) {
+        if !self.rt.trace && self.code.controls[id as usize].body.is_empty() {
+            return;
+        }
         Exec {
             code: &self.code,
             rt: &mut self.rt,
             emit: None,
+            hook: None,
         }
         .control(st, id);
     }
@@ -70,6 +75,7 @@ impl Engine {
             code: &self.code,
             rt: &mut self.rt,
             emit: Some(out),
+            hook: None,
         }
         .control(st, id);
         let off = st.payload_off.min(st.frame.len());

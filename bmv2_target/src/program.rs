@@ -1,0 +1,408 @@
+//! Running artifact statement lists for other targets (the NetSparse NIC,
+//! the middle pipes of the NetSparse switch): the engine's hook for
+//! target-specific primitives.
+//!
+//! A [`Program`] is an artifact loaded by the same engine as the v1model
+//! switch — fields, headers, actions, tables (with the control plane),
+//! registers/counters/meters — plus *blocks*: statement lists the target
+//! names at load time (e.g. a NIC path's per-PR part), compiled like
+//! controls. Primitives the engine does not implement itself (the Property
+//! Cache's `CacheLookup`/`CacheInsert`, the RIG externs) are compiled with
+//! their operands and handed, evaluated, to the target's [`TargetPrims`]
+//! implementation when they run. The target reads and writes slots through
+//! [`Slot`]s it resolved once, at load time.
+
+use netsparse_externs::artifact::{Artifact, FieldId, KeyMatch, Prim, Stmt};
+use netsparse_externs::Time;
+
+use crate::control::{resolve, ActionInfo, TableInfo};
+use crate::engine::code::Loc;
+use crate::engine::compile::{load_generic, ExtraBlock};
+use crate::engine::exec::{Exec, Flow};
+use crate::engine::runtime::{EngineStats, Runtime};
+use crate::engine::word::mask128;
+use crate::engine::{Engine, PacketState};
+use crate::error::{ControlPlaneError, LoadError};
+use crate::tables::EntryHandle;
+
+/// A target-specific primitive call: the artifact's primitive and its
+/// operands' values, in the primitive's declaration order (for example
+/// `PendingComplete`: `tid, req_id, idx, prop_len`; `CacheLookup`: none).
+#[derive(Clone, Copy, Debug)]
+pub struct TargetCall<'a> {
+    /// The primitive as written in the artifact.
+    pub prim: &'a Prim,
+    /// Its `Expr` operands, evaluated (its `LValue` destination, if any,
+    /// receives [`TargetResult::Value`]).
+    pub args: &'a [u128],
+}
+
+/// What a target primitive returns to the engine.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TargetResult {
+    /// Nothing to store; continue.
+    Done,
+    /// Store this value in the primitive's destination (masked to its
+    /// width); continue.
+    Value(u128),
+    /// Stop running the block (like `exit`).
+    Exit,
+}
+
+/// A target's implementation of the primitives the engine leaves to it.
+pub trait TargetPrims {
+    /// Run one primitive over the packet state `st`.
+    fn call(&mut self, st: &mut PacketState, call: TargetCall<'_>) -> TargetResult;
+}
+
+/// A target that implements no primitive (every call stores 0).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct NoTarget;
+
+impl TargetPrims for NoTarget {
+    fn call(&mut self, _st: &mut PacketState, _call: TargetCall<'_>) -> TargetResult {
+        TargetResult::Value(0)
+    }
+}
+
+/// A statement list of a [`Program`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct BlockId(u32);
+
+/// A field slot resolved for fast access from the target.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Slot {
+    loc: Loc,
+    width: u16,
+}
+
+impl Slot {
+    /// Width in bits.
+    pub fn width(self) -> u16 {
+        self.width
+    }
+}
+
+impl PacketState {
+    /// Read a slot.
+    #[inline]
+    pub fn get(&self, s: Slot) -> u128 {
+        self.load(s.loc)
+    }
+
+    /// Write a slot (masked to its width).
+    #[inline]
+    pub fn set(&mut self, s: Slot, v: u128) {
+        self.store(s.loc, s.width, v);
+    }
+}
+
+/// How a block run ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RunEnd {
+    /// It ran to its end (or `return`).
+    Completed,
+    /// `exit`, or a target primitive returned [`TargetResult::Exit`].
+    Exited,
+}
+
+/// An artifact loaded for a target other than v1model.
+#[derive(Debug)]
+pub struct Program {
+    engine: Engine,
+    /// Every artifact field's slot, by field id.
+    slots: Box<[Slot]>,
+    first_block: u32,
+    blocks: u32,
+}
+
+impl Program {
+    /// Load `artifact` (any architecture) with `blocks` — (name, statements)
+    /// — compiled as [`BlockId`]s 0, 1, ... in order. Target primitives are
+    /// allowed anywhere; v1model-only primitives that need standard metadata
+    /// (`mark_to_drop`, `verify_checksum`) are rejected.
+    pub fn load(
+        artifact: &Artifact,
+        blocks: &[(&str, &[Stmt])],
+        seed: u64,
+    ) -> Result<Program, LoadError> {
+        let extra: Vec<ExtraBlock<'_>> = blocks
+            .iter()
+            .map(|(name, body)| ExtraBlock { name, body })
+            .collect();
+        let loaded = load_generic(artifact, &extra)?;
+        let first_block = u32::try_from(artifact.controls.len()).unwrap_or(u32::MAX);
+        let slots = loaded
+            .fields
+            .iter()
+            .map(|f| Slot {
+                loc: f.loc,
+                width: f.width,
+            })
+            .collect();
+        let engine = Engine {
+            rt: Runtime::new(loaded.tables, loaded.externs, loaded.extern_names, seed),
+            code: loaded.code,
+        };
+        Ok(Program {
+            engine,
+            slots,
+            first_block,
+            blocks: blocks.len() as u32,
+        })
+    }
+
+    /// Block `i` of the list given to [`Program::load`] (`i` is clamped to the list).
+    pub fn block(&self, i: usize) -> BlockId {
+        let i = (i as u32).min(self.blocks.saturating_sub(1));
+        BlockId(self.first_block + i)
+    }
+
+    /// The slot of artifact field `f`.
+    pub fn slot(&self, f: FieldId) -> Result<Slot, LoadError> {
+        self.slots
+            .get(f.index())
+            .copied()
+            .ok_or_else(|| LoadError::Invalid {
+                detail: format!("field id {} out of range", f.0),
+                place: "target slots".into(),
+            })
+    }
+
+    /// A packet state sized for this program (all slots zero).
+    pub fn new_state(&self) -> PacketState {
+        self.engine.new_state()
+    }
+
+    /// Zero every slot and header-validity bit of `st`.
+    #[inline]
+    pub fn reset(&self, st: &mut PacketState) {
+        st.reset();
+    }
+
+    /// Run block `b` over `st`, calling `target` for target primitives.
+    #[inline]
+    pub fn run(
+        &mut self,
+        st: &mut PacketState,
+        b: BlockId,
+        target: &mut dyn TargetPrims,
+    ) -> RunEnd {
+        let code = &self.engine.code;
+        let Some(c) = code.controls.get(b.0 as usize) else {
+            return RunEnd::Completed;
+        };
+        if self.engine.rt.trace {
+            tracing::info!("block {}", c.name);
+        }
+        let flow = Exec {
+            code,
+            rt: &mut self.engine.rt,
+            emit: None,
+            hook: Some(target),
+        }
+        .block(st, &c.body);
+        if flow == Flow::Exit {
+            RunEnd::Exited
+        } else {
+            RunEnd::Completed
+        }
+    }
+
+    /// The time meters see.
+    pub fn set_now(&mut self, now: Time) {
+        self.engine.rt.now = now;
+    }
+
+    /// Log every statement (tracing at info level).
+    pub fn set_trace(&mut self, on: bool) {
+        self.engine.rt.trace = on;
+    }
+
+    /// Engine counters.
+    pub fn stats(&self) -> EngineStats {
+        self.engine.rt.stats.clone()
+    }
+
+    // ----- control plane -----------------------------------------------------------------
+
+    fn table_index(&self, name: &str) -> Result<usize, ControlPlaneError> {
+        resolve(
+            "table",
+            self.engine.rt.tables.iter().map(|t| t.name.as_str()),
+            name,
+        )
+    }
+
+    /// The position of `action` in table `ti`'s action list: by the
+    /// table's control-plane names first, then by the actions' own names
+    /// (the same rule as the switch's control plane).
+    fn action_index(&self, ti: usize, action: &str) -> Result<usize, ControlPlaneError> {
+        let t = &self.engine.rt.tables[ti];
+        let code = &self.engine.code;
+        let by_table_name = resolve("action", t.actions.iter().map(|a| a.name.as_str()), action);
+        match by_table_name {
+            Ok(i) => Ok(i),
+            Err(ControlPlaneError::Ambiguous { .. }) => by_table_name,
+            Err(_) => resolve(
+                "action",
+                t.actions
+                    .iter()
+                    .map(|a| code.actions[a.action as usize].name.as_str()),
+                action,
+            )
+            .map_err(|e| match e {
+                ControlPlaneError::Ambiguous { .. } => e,
+                _ => ControlPlaneError::NoSuchAction {
+                    table: t.name.clone(),
+                    action: action.to_owned(),
+                    allowed: t.actions.iter().map(|a| a.name.clone()).collect(),
+                },
+            }),
+        }
+    }
+
+    fn check_args(&self, ti: usize, ai: usize, args: &[u128]) -> Result<u32, ControlPlaneError> {
+        let t = &self.engine.rt.tables[ti];
+        let id = t.actions[ai].action;
+        let ca = &self.engine.code.actions[id as usize];
+        if args.len() != ca.params.len() {
+            return Err(ControlPlaneError::ParamCount {
+                table: t.name.clone(),
+                action: t.actions[ai].name.clone(),
+                expected: ca.params.len(),
+                got: args.len(),
+            });
+        }
+        for ((v, (_, w)), n) in args.iter().zip(ca.params.iter()).zip(ca.param_names.iter()) {
+            if v & !mask128(*w) != 0 {
+                return Err(ControlPlaneError::ParamTooWide {
+                    action: t.actions[ai].name.clone(),
+                    param: n.clone(),
+                    value: *v,
+                    width: *w,
+                });
+            }
+        }
+        Ok(id)
+    }
+
+    /// Fully-qualified names of every table.
+    pub fn table_names(&self) -> Vec<String> {
+        self.engine
+            .rt
+            .tables
+            .iter()
+            .map(|t| t.name.clone())
+            .collect()
+    }
+
+    /// Describe a table (a fully-qualified name or a unique suffix).
+    pub fn table_info(&self, table: &str) -> Result<TableInfo, ControlPlaneError> {
+        let t = &self.engine.rt.tables[self.table_index(table)?];
+        let code = &self.engine.code;
+        Ok(TableInfo {
+            name: t.name.clone(),
+            keys: t.keys.to_vec(),
+            actions: t
+                .actions
+                .iter()
+                .map(|a| {
+                    let ca = &code.actions[a.action as usize];
+                    ActionInfo {
+                        name: a.name.clone(),
+                        params: ca
+                            .param_names
+                            .iter()
+                            .zip(ca.params.iter())
+                            .map(|(n, (_, w))| (n.clone(), *w))
+                            .collect(),
+                        default_only: a.default_only,
+                        table_only: a.table_only,
+                    }
+                })
+                .collect(),
+            needs_priority: t.needs_priority(),
+            size: t.size,
+            len: t.iter().count(),
+        })
+    }
+
+    /// Add an entry (same rules as the switch's control plane: one match per
+    /// key; a priority, higher wins, for ternary/range/optional tables).
+    pub fn add_entry(
+        &mut self,
+        table: &str,
+        matches: &[KeyMatch],
+        action: &str,
+        args: &[u128],
+        priority: Option<u32>,
+    ) -> Result<EntryHandle, ControlPlaneError> {
+        let ti = self.table_index(table)?;
+        let ai = self.action_index(ti, action)?;
+        let t = &self.engine.rt.tables[ti];
+        if t.entries_const {
+            return Err(ControlPlaneError::ConstEntries {
+                table: t.name.clone(),
+            });
+        }
+        if t.actions[ai].default_only {
+            return Err(ControlPlaneError::DefaultOnly {
+                table: t.name.clone(),
+                action: t.actions[ai].name.clone(),
+            });
+        }
+        let prio = match (t.needs_priority(), priority) {
+            (true, Some(p)) => p,
+            (true, None) => {
+                return Err(ControlPlaneError::PriorityRequired {
+                    table: t.name.clone(),
+                })
+            }
+            (false, None | Some(0)) => 0,
+            (false, Some(_)) => {
+                return Err(ControlPlaneError::PriorityNotAllowed {
+                    table: t.name.clone(),
+                })
+            }
+        };
+        let keys = t.normalize(matches)?;
+        let id = self.check_args(ti, ai, args)?;
+        self.engine.rt.tables[ti].insert(keys, id, args.into(), prio, false)
+    }
+
+    /// Remove every non-const entry of a table.
+    pub fn clear_table(&mut self, table: &str) -> Result<(), ControlPlaneError> {
+        let ti = self.table_index(table)?;
+        self.engine.rt.tables[ti].clear();
+        Ok(())
+    }
+
+    /// Set a table's default action.
+    pub fn set_default(
+        &mut self,
+        table: &str,
+        action: &str,
+        args: &[u128],
+    ) -> Result<(), ControlPlaneError> {
+        let ti = self.table_index(table)?;
+        let ai = self.action_index(ti, action)?;
+        let t = &self.engine.rt.tables[ti];
+        if t.default_const {
+            return Err(ControlPlaneError::ConstDefault {
+                table: t.name.clone(),
+            });
+        }
+        if t.actions[ai].table_only {
+            return Err(ControlPlaneError::TableOnly {
+                table: t.name.clone(),
+                action: t.actions[ai].name.clone(),
+            });
+        }
+        let id = self.check_args(ti, ai, args)?;
+        let t = &mut self.engine.rt.tables[ti];
+        t.default_action = id;
+        t.default_args = args.into();
+        Ok(())
+    }
+}
