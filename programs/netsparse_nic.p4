@@ -57,24 +57,24 @@ control HostToNet(inout ns_pr_h pr, inout ns_pr_md_t md, inout ns_rig_md_t rig) 
 #ifndef NS_NO_FILTER
         if (IdxFilterTest(pr.idx)) {
             rig.outcome = NS_FILTERED;
-        }
+        } else
 #endif
 #ifndef NS_NO_COALESCE
-        if (rig.outcome == NS_ISSUED) {
-            if (PendingContains(pr.idx)) {
-                rig.outcome = NS_COALESCED;
-            }
-        }
+        if (PendingContains(pr.idx)) {
+            rig.outcome = NS_COALESCED;
+        } else
 #endif
-        if (rig.outcome == NS_ISSUED) {
+        {
             dest_solver.apply();
-            if (rig.outcome == NS_ISSUED && md.dst == rig.node) {
-                rig.outcome = NS_LOCAL;
+            if (rig.outcome == NS_ISSUED) {
+                if (md.dst == rig.node) {
+                    rig.outcome = NS_LOCAL;
+                } else {
+                    PendingInsert(pr);
+                }
             }
         }
-        if (rig.outcome == NS_ISSUED) {
-            PendingInsert(pr);
-        } else {
+        if (rig.outcome != NS_ISSUED) {
             md.drop = true;
         }
         Concatenate(pr, md);

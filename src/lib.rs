@@ -3,3 +3,5 @@
 #![warn(missing_docs)]
 
 pub mod sim;
+pub mod stf;
+pub mod topo;

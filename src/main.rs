@@ -30,8 +30,14 @@ enum Command {
     Sim(Box<cli::sim::Args>),
     /// Run a v1model program on pcap files or live interfaces (BMv2 simple_switch style).
     Switch(cli::switch::Args),
+    /// Run one NetSparse SmartNIC endpoint (RIG gathers, serving reads) on pcap files or an interface.
+    Nic(cli::nic::Args),
     /// In-process throughput benchmarks.
     Bench(cli::bench::Args),
+    /// Live topologies: namespaces, veths, switch and NIC processes (topo up/down/gen).
+    Topo(cli::topo::Args),
+    /// Run a p4c STF test (packets in, packets expected out) on the v1model switch.
+    Stf(cli::stf::Args),
 }
 
 fn main() -> ExitCode {
@@ -42,7 +48,10 @@ fn main() -> ExitCode {
         Command::Matrix(a) => cli::matrix::run(a),
         Command::Sim(a) => cli::sim::run(*a),
         Command::Switch(a) => cli::switch::run(a),
+        Command::Nic(a) => cli::nic::run(a),
         Command::Bench(a) => cli::bench::run(a),
+        Command::Topo(a) => cli::topo::run(a),
+        Command::Stf(a) => cli::stf::run(a),
     };
     match result {
         Ok(code) => code,

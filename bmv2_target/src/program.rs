@@ -12,7 +12,7 @@
 //! implementation when they run. The target reads and writes slots through
 //! [`Slot`]s it resolved once, at load time.
 
-use netsparse_externs::artifact::{Artifact, FieldId, KeyMatch, Prim, Stmt};
+use netsparse_externs::artifact::{Artifact, FieldId, HeaderId, KeyMatch, Prim, Stmt};
 use netsparse_externs::Time;
 
 use crate::control::{resolve, ActionInfo, TableInfo};
@@ -80,6 +80,15 @@ impl Slot {
     /// Width in bits.
     pub fn width(self) -> u16 {
         self.width
+    }
+
+    /// The index of a slot of at most 64 bits in [`PacketState`]'s `u64`
+    /// array, for targets in this crate that access it directly.
+    pub(crate) fn narrow_index(self) -> Option<usize> {
+        match self.loc {
+            Loc::N(i) => Some(i as usize),
+            Loc::W(_) => None,
+        }
     }
 }
 
@@ -158,6 +167,12 @@ impl Program {
         BlockId(self.first_block + i)
     }
 
+    /// The engine, for targets in this crate that also run the artifact's
+    /// parsers, controls and deparsers (the NetSparse switch).
+    pub(crate) fn engine_mut(&mut self) -> &mut Engine {
+        &mut self.engine
+    }
+
     /// The slot of artifact field `f`.
     pub fn slot(&self, f: FieldId) -> Result<Slot, LoadError> {
         self.slots
@@ -172,6 +187,15 @@ impl Program {
     /// A packet state sized for this program (all slots zero).
     pub fn new_state(&self) -> PacketState {
         self.engine.new_state()
+    }
+
+    /// Mark header `h` of the artifact valid or invalid in `st` (e.g. the
+    /// PR header while a PR is processed). Out-of-range ids do nothing.
+    #[inline]
+    pub fn set_header_valid(&self, st: &mut PacketState, h: HeaderId, valid: bool) {
+        if h.index() < self.engine.code.headers.len() {
+            st.valid.set(h.index(), valid);
+        }
     }
 
     /// Zero every slot and header-validity bit of `st`.

@@ -1,1 +1,47 @@
-//! placeholder
+//! The behavioural NetSparse SmartNIC (§4–5 of the paper, Figures 3–5).
+//!
+//! A [`Nic`] runs a compiled NIC program (a `NetSparseNic` artifact, e.g.
+//! `programs/netsparse_nic.p4`) with the switch's execution engine
+//! (`netsparse_bmv2::program`), around the NIC's units:
+//!
+//! * **client RIG units** that fetch idxs from host memory by DMA and run the
+//!   program's host_to_net control once per idx (filtering, coalescing,
+//!   destination solving, Pending PR Table registration);
+//! * **server RIG units** that serve read PRs from the node's slice of the
+//!   property array;
+//! * the shared **Idx Filter**, one **Pending PR Table** per client unit,
+//!   the **Concatenator** and **Deconcatenator** of `netsparse_externs`;
+//! * a **host memory** model ([`HostMemory`], [`DenseMemory`]) with DMA
+//!   latency and bandwidth, and a verbs-like host API ([`Nic::post_rig`],
+//!   [`Nic::poll_cq`]) with a watchdog per command (§7.1).
+//!
+//! Like the switch, the NIC is a clocked state machine ([`Datapath`]):
+//! drivers deliver frames, wake it at [`Datapath::next_deadline`] and collect
+//! what it sends on its one port (0). See [`nic`] for the timing model.
+//! [`testing`] connects NICs (and other datapaths) with fixed-delay links.
+//!
+//! Property values are deterministic: [`property_word`] defines the source
+//! property array, so drivers generate it and verify gathers without storing it.
+#![warn(missing_docs)]
+
+pub mod config;
+mod core;
+pub mod memory;
+pub mod nic;
+mod program;
+pub mod stats;
+pub mod testing;
+pub mod verbs;
+
+pub use crate::config::{ConfigError, NicConfig};
+pub use crate::core::PropertySlice;
+pub use crate::memory::{
+    is_property, property_bytes, property_word, DenseMemory, HostMemory, MemError, Region,
+    RegionKind,
+};
+pub use crate::nic::{Nic, NicError};
+pub use crate::stats::{CommandStats, NicStats};
+pub use crate::verbs::{
+    CommandId, Completion, CompletionStatus, FailReason, PostError, RigCommand, IBV_WR_RIG,
+};
+pub use netsparse_externs::{Datapath, Outputs, Time};

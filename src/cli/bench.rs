@@ -23,6 +23,36 @@ pub struct Args {
 pub enum What {
     /// Replay ipv4_forward packets through the v1model switch in-process.
     Switch(SwitchArgs),
+    /// Idxs per second through one RIG client unit of the NIC, in-process.
+    Nic(NicArgs),
+}
+
+/// Arguments of `netsparse bench nic`.
+#[derive(clap::Args, Debug)]
+#[command(after_help = "\
+One client RIG unit (Table 5's 256-entry Pending PR Table) runs one RIG command\n\
+of IDXS idxs through the compiled NIC program: idx DMA, host_to_net per idx (Idx\n\
+Filter, Pending PR Table, destination solver over 16 nodes, PendingInsert),\n\
+concatenation, framing and TX pacing. No responder runs: outstanding PRs are\n\
+retired as if answered at once (entry freed, Idx Filter bit set). The idx\n\
+stream: 7/8 from a 16K hot set, 1/8 spread over the columns. idxs/s is reported\n\
+against wall-clock time and against the thread's CPU time (the per-core figure).\n\
+\n\
+Example: cargo run --release -- bench nic --idxs 2000000")]
+pub struct NicArgs {
+    /// Idxs per run.
+    #[arg(long, default_value_t = 1_000_000)]
+    pub idxs: usize,
+    /// Runs (each on a fresh NIC).
+    #[arg(long, default_value_t = 5)]
+    pub runs: usize,
+    /// Columns of the property array.
+    #[arg(long, default_value_t = 1 << 20)]
+    pub columns: u64,
+    /// The NIC program (`.p4` or artifact `.json`). Default: the bundled
+    /// programs/netsparse_nic.p4.
+    #[arg(long, value_name = "FILE")]
+    pub program: Option<PathBuf>,
 }
 
 /// Arguments of `netsparse bench switch`.
@@ -53,7 +83,74 @@ pub struct SwitchArgs {
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     match args.what {
         What::Switch(a) => switch(a),
+        What::Nic(a) => nic(a),
     }
+}
+
+fn nic(a: NicArgs) -> anyhow::Result<ExitCode> {
+    use netsparse_nic::testing::{bench_idxs, ClientUnitBench};
+    let (artifact, name) = match &a.program {
+        Some(p) => match super::switch::load_program(p)? {
+            Ok(art) => (art, p.display().to_string()),
+            Err(code) => return Ok(code),
+        },
+        None => {
+            let mut sources = SourceMap::new();
+            let text = include_str!("../../programs/netsparse_nic.p4");
+            match compile_source(
+                &mut sources,
+                "netsparse_nic.p4",
+                text,
+                &CompileOptions::default(),
+            ) {
+                Ok(c) => (c.artifact, "programs/netsparse_nic.p4 (bundled)".to_owned()),
+                Err(d) => anyhow::bail!(
+                    "the bundled netsparse_nic.p4 does not compile: {}",
+                    netsparse_compiler::diag::render_all(&d, &sources)
+                ),
+            }
+        }
+    };
+    let columns = a.columns.max(16);
+    let idxs = bench_idxs(a.idxs, columns, 42);
+    let (mut wall, mut cpu, mut total) = (0.0f64, 0.0f64, 0u64);
+    let mut last = None;
+    for _ in 0..a.runs.max(1) {
+        let mut w = match ClientUnitBench::new(&artifact, &idxs, columns, 16) {
+            Ok(w) => w,
+            Err(e) => {
+                eprintln!("error: {name}: {e}");
+                return Ok(ExitCode::from(1));
+            }
+        };
+        let cpu0 = thread_cpu_time();
+        let t0 = Instant::now();
+        total += w.run();
+        wall += t0.elapsed().as_secs_f64();
+        cpu += thread_cpu_time() - cpu0;
+        last = Some(w);
+    }
+    println!(
+        "program: {name}, {} idxs x {} runs, {columns} columns, 16 nodes",
+        a.idxs,
+        a.runs.max(1)
+    );
+    if let Some(w) = &last {
+        let s = w.nic().stats();
+        println!(
+            "per run: {} filtered, {} coalesced, {} local, {} issued in {} packets ({:.1} PRs/packet)",
+            s.prs_filtered,
+            s.prs_coalesced,
+            s.prs_local,
+            s.prs_issued,
+            s.tx_packets,
+            s.prs_per_packet_out()
+        );
+    }
+    let n = total as f64;
+    println!("wall: {wall:.3} s, {:.0} idxs/s", n / wall.max(1e-9));
+    println!("cpu:  {cpu:.3} s, {:.0} idxs/s per core", n / cpu.max(1e-9));
+    Ok(ExitCode::SUCCESS)
 }
 
 fn switch(a: SwitchArgs) -> anyhow::Result<ExitCode> {

@@ -5,5 +5,8 @@ pub mod bench;
 pub mod compile;
 pub mod explain;
 pub mod matrix;
+pub mod nic;
 pub mod sim;
+pub mod stf;
 pub mod switch;
+pub mod topo;

@@ -21,7 +21,9 @@ Modes: with --use-files DIR, each -i PORT@NAME reads DIR/NAME_in.pcap (if presen
 and writes DIR/NAME_out.pcap; inputs are merged by timestamp and the run ends when\n\
 they are exhausted (deterministic: the same inputs give the same bytes). Without\n\
 --use-files, NAME is a Linux interface (AF_PACKET, needs CAP_NET_RAW) and the\n\
-switch runs until SIGINT/SIGTERM.\n\
+switch runs until SIGINT/SIGTERM, on TPACKET memory-mapped rings (falling back to\n\
+plain sockets, with a note, if the rings cannot be set up). With --stats-json,\n\
+SIGUSR1 writes the counters to that file while running (field dump_seq counts).\n\
 \n\
 --entries: a .json file is the p4lang tutorials' runtime JSON (table_entries,\n\
 multicast_group_entries, clone_session_entries); anything else is a BMv2\n\
@@ -217,16 +219,22 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         let stop = Arc::new(AtomicBool::new(false));
         live::stop_on_signals(Arc::clone(&stop))
             .context("cannot install the SIGINT/SIGTERM handlers")?;
-        let ports = match live::open_af_packet(&args.interfaces) {
+        let dump = Arc::new(AtomicBool::new(false));
+        if args.stats_json.is_some() {
+            live::dump_on_sigusr1(Arc::clone(&dump))
+                .context("cannot install the SIGUSR1 handler")?;
+        }
+        let opts = live::LiveOptions {
+            record_dir: args.pcap.clone(),
+            dump: Some(dump),
+            ..live::LiveOptions::default()
+        };
+        let ports = match live::open_best(&args.interfaces, &opts) {
             Ok(p) => p,
             Err(e) => {
                 eprintln!("error: {e}");
                 return Ok(ExitCode::from(2));
             }
-        };
-        let opts = live::LiveOptions {
-            record_dir: args.pcap.clone(),
-            ..live::LiveOptions::default()
         };
         eprintln!(
             "switch running on {} (Ctrl-C to stop)",
@@ -236,7 +244,22 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
                 .collect::<Vec<_>>()
                 .join(", ")
         );
-        let rep = match live::run(&mut sw, ports, stop, &opts) {
+        // SIGUSR1 writes the counters to --stats-json while running.
+        let mut seq = 0u64;
+        let stats_file = args.stats_json.clone();
+        let mut hook = |sw: &Switch, ports: &[live::LivePortStats]| {
+            let Some(file) = &stats_file else { return };
+            seq += 1;
+            let doc = serde_json::json!({
+                "dump_seq": seq,
+                "switch": sw.stats(),
+                "driver": live_ports_json(ports),
+            });
+            if let Err(e) = write_atomically(file, &doc) {
+                eprintln!("warning: {e:#}");
+            }
+        };
+        let rep = match live::serve_ports(&mut sw, ports, stop, &opts, &mut hook) {
             Ok(r) => r,
             Err(e) => {
                 eprintln!("error: {e}");
@@ -246,10 +269,11 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         };
         for p in &rep.ports {
             eprintln!(
-                "{}: rx {} frames ({} truncated), tx {} frames ({} send errors)",
+                "{}: rx {} frames ({} truncated, {} dropped by the kernel), tx {} frames ({} send errors)",
                 p.spec.as_ref().map(ToString::to_string).unwrap_or_default(),
                 p.rx_frames,
                 p.rx_truncated,
+                p.rx_kernel_drops,
                 p.tx_frames,
                 p.tx_errors
             );
@@ -262,14 +286,10 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         }
         driver_json = serde_json::json!({
             "mode": "live",
+            "driver": rep.driver,
             "seconds": rep.duration.as_secs_f64(),
             "unbound_port_frames": rep.unbound_port_frames,
-            "ports": rep.ports.iter().map(|p| serde_json::json!({
-                "port": p.spec.as_ref().map(|s| s.port),
-                "name": p.spec.as_ref().map(|s| s.name.clone()),
-                "rx_frames": p.rx_frames, "rx_bytes": p.rx_bytes, "rx_truncated": p.rx_truncated,
-                "tx_frames": p.tx_frames, "tx_bytes": p.tx_bytes, "tx_errors": p.tx_errors,
-            })).collect::<Vec<_>>(),
+            "ports": live_ports_json(&rep.ports)["ports"],
         });
         match rep.receiver_error {
             Some(e) => {
@@ -286,6 +306,29 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         std::fs::write(file, text).with_context(|| format!("cannot write {}", file.display()))?;
     }
     Ok(code)
+}
+
+/// The live driver's per-port counters as JSON (`{"ports": [...]}`).
+fn live_ports_json(ports: &[live::LivePortStats]) -> serde_json::Value {
+    serde_json::json!({
+        "ports": ports.iter().map(|p| serde_json::json!({
+            "port": p.spec.as_ref().map(|s| s.port),
+            "name": p.spec.as_ref().map(|s| s.name.clone()),
+            "rx_frames": p.rx_frames, "rx_bytes": p.rx_bytes, "rx_truncated": p.rx_truncated,
+            "rx_kernel_drops": p.rx_kernel_drops,
+            "tx_frames": p.tx_frames, "tx_bytes": p.tx_bytes, "tx_errors": p.tx_errors,
+        })).collect::<Vec<_>>(),
+    })
+}
+
+/// Write JSON to `file` through a temporary file and a rename, so a reader
+/// never sees a half-written document.
+fn write_atomically(file: &Path, doc: &serde_json::Value) -> anyhow::Result<()> {
+    let text = serde_json::to_string_pretty(doc)?;
+    let tmp = file.with_extension("json.tmp");
+    std::fs::write(&tmp, text).with_context(|| format!("cannot write {}", tmp.display()))?;
+    std::fs::rename(&tmp, file).with_context(|| format!("cannot rename to {}", file.display()))?;
+    Ok(())
 }
 
 fn print_stats(sw: &Switch) {

@@ -33,7 +33,7 @@
 use netsparse_externs::meter::MeterRates;
 
 use super::values::{parse_match, parse_raw, parse_value};
-use super::McNodeHandle;
+use super::{ControlPlane, McNodeHandle};
 use crate::error::EntriesError;
 use crate::tables::EntryHandle;
 use crate::v1model::Switch;
@@ -52,8 +52,13 @@ pub fn bmv2_priority(p: u32) -> u32 {
     u32::MAX - p
 }
 
-/// Apply a BMv2 command file to the switch. `file` names it in errors.
-pub fn apply(sw: &mut Switch, text: &str, file: &str) -> Result<Applied, EntriesError> {
+/// Apply a BMv2 command file to a switch (the v1model [`Switch`] or the
+/// NetSparse switch). `file` names it in errors.
+pub fn apply<T: ControlPlane + ?Sized>(
+    sw: &mut T,
+    text: &str,
+    file: &str,
+) -> Result<Applied, EntriesError> {
     let mut out = Applied::default();
     for (n, raw) in text.lines().enumerate() {
         let line = raw.split('#').next().unwrap_or("").trim();
@@ -120,8 +125,9 @@ fn rate(tok: &str) -> Result<(f64, u64), LineError> {
 }
 
 /// Execute one command line (no comment, not blank). Returns whether an
-/// entry was added.
-pub fn apply_line(sw: &mut Switch, line: &str) -> Result<bool, LineError> {
+/// entry was added. Commands other than `table_add`, `table_set_default`
+/// and `table_clear` go to the target ([`ControlPlane::command`]).
+pub fn apply_line<T: ControlPlane + ?Sized>(sw: &mut T, line: &str) -> Result<bool, LineError> {
     let toks: Vec<&str> = line.split_whitespace().collect();
     let Some((&cmd, args)) = toks.split_first() else {
         return Ok(false);
@@ -188,6 +194,44 @@ pub fn apply_line(sw: &mut Switch, line: &str) -> Result<bool, LineError> {
             sw.set_default(args[0], args[1], &vals)?;
             Ok(false)
         }
+        "table_clear" => {
+            need(args, 1, "table_clear <table>")?;
+            sw.clear_table(args[0])?;
+            Ok(false)
+        }
+        other => sw
+            .command(other, args)
+            .unwrap_or_else(|| Err(LineError::Syntax(format!("unknown command `{other}`")))),
+    }
+}
+
+/// The v1model switch's other commands (entries by handle, registers,
+/// counters, meters, mirroring, multicast); `None` for unknown commands.
+pub(crate) fn v1model_command(
+    sw: &mut Switch,
+    cmd: &str,
+    args: &[&str],
+) -> Option<Result<bool, LineError>> {
+    const KNOWN: [&str; 13] = [
+        "table_modify",
+        "table_delete",
+        "register_write",
+        "register_reset",
+        "counter_reset",
+        "meter_set_rates",
+        "mirroring_add",
+        "mirroring_delete",
+        "mc_mgrp_create",
+        "mc_mgrp_destroy",
+        "mc_node_create",
+        "mc_node_associate",
+        "mc_node_dissociate",
+    ];
+    KNOWN.contains(&cmd).then(|| v1model_line(sw, cmd, args))
+}
+
+fn v1model_line(sw: &mut Switch, cmd: &str, args: &[&str]) -> Result<bool, LineError> {
+    match cmd {
         "table_modify" => {
             need(
                 args,
@@ -212,11 +256,6 @@ pub fn apply_line(sw: &mut Switch, line: &str) -> Result<bool, LineError> {
             need(args, 2, "table_delete <table> <handle>")?;
             let h: u32 = num(args[1], "entry handle")?;
             sw.delete_entry(args[0], EntryHandle(h))?;
-            Ok(false)
-        }
-        "table_clear" => {
-            need(args, 1, "table_clear <table>")?;
-            sw.clear_table(args[0])?;
             Ok(false)
         }
         "register_write" => {

@@ -105,6 +105,114 @@ pub struct EntryView {
     pub counter: CounterCell,
 }
 
+/// What the entry loaders ([`commands`], [`runtime_json`]) need from a
+/// target: its tables, plus optional replication and target-specific
+/// commands. Implemented by the v1model [`Switch`] and the NetSparse
+/// switch ([`crate::nsswitch::NsSwitch`]).
+pub trait ControlPlane {
+    /// Describe a table (a fully-qualified name or a unique suffix).
+    fn table_info(&self, table: &str) -> Result<TableInfo, ControlPlaneError>;
+
+    /// Add an entry (one match per key; a priority, higher wins, for
+    /// ternary/range/optional tables).
+    fn add_entry(
+        &mut self,
+        table: &str,
+        matches: &[KeyMatch],
+        action: &str,
+        args: &[u128],
+        priority: Option<u32>,
+    ) -> Result<EntryHandle, ControlPlaneError>;
+
+    /// Set a table's default action.
+    fn set_default(
+        &mut self,
+        table: &str,
+        action: &str,
+        args: &[u128],
+    ) -> Result<(), ControlPlaneError>;
+
+    /// Delete every entry the control plane added to a table.
+    fn clear_table(&mut self, table: &str) -> Result<(), ControlPlaneError>;
+
+    /// Replace a multicast group's replicas (runtime JSON
+    /// `multicast_group_entries`). Default: not supported.
+    fn mc_group_set(&mut self, group: u16, replicas: &[Replica]) -> Result<(), ControlPlaneError> {
+        let _ = replicas;
+        Err(ControlPlaneError::Replication(format!(
+            "multicast group {group}: this target has no multicast"
+        )))
+    }
+
+    /// Replace a mirror session's replicas (runtime JSON
+    /// `clone_session_entries`). Default: not supported.
+    fn mirroring_set(
+        &mut self,
+        session: u32,
+        replicas: &[Replica],
+    ) -> Result<(), ControlPlaneError> {
+        let _ = replicas;
+        Err(ControlPlaneError::Replication(format!(
+            "clone session {session}: this target has no mirroring"
+        )))
+    }
+
+    /// Run a command-file command other than `table_add`,
+    /// `table_set_default` and `table_clear` (`cmd` and its arguments):
+    /// `None` if the target does not know it. Returns whether an entry was
+    /// added.
+    fn command(&mut self, cmd: &str, args: &[&str]) -> Option<Result<bool, commands::LineError>> {
+        let _ = (cmd, args);
+        None
+    }
+}
+
+impl ControlPlane for Switch {
+    fn table_info(&self, table: &str) -> Result<TableInfo, ControlPlaneError> {
+        Switch::table_info(self, table)
+    }
+
+    fn add_entry(
+        &mut self,
+        table: &str,
+        matches: &[KeyMatch],
+        action: &str,
+        args: &[u128],
+        priority: Option<u32>,
+    ) -> Result<EntryHandle, ControlPlaneError> {
+        Switch::add_entry(self, table, matches, action, args, priority)
+    }
+
+    fn set_default(
+        &mut self,
+        table: &str,
+        action: &str,
+        args: &[u128],
+    ) -> Result<(), ControlPlaneError> {
+        Switch::set_default(self, table, action, args)
+    }
+
+    fn clear_table(&mut self, table: &str) -> Result<(), ControlPlaneError> {
+        Switch::clear_table(self, table)
+    }
+
+    fn mc_group_set(&mut self, group: u16, replicas: &[Replica]) -> Result<(), ControlPlaneError> {
+        Switch::mc_group_set(self, group, replicas)
+    }
+
+    fn mirroring_set(
+        &mut self,
+        session: u32,
+        replicas: &[Replica],
+    ) -> Result<(), ControlPlaneError> {
+        Switch::mirroring_set(self, session, replicas)
+    }
+
+    fn command(&mut self, cmd: &str, args: &[&str]) -> Option<Result<bool, commands::LineError>> {
+        commands::v1model_command(self, cmd, args)
+    }
+}
+
 /// Handle of a multicast node (BMv2 `mc_node_create`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct McNodeHandle(pub u32);

@@ -28,7 +28,10 @@ use serde_json::Value;
 
 use super::values::parse_value;
 use crate::error::{ControlPlaneError, EntriesError};
-use crate::v1model::{Replica, Switch};
+use super::ControlPlane;
+use crate::v1model::Replica;
+#[cfg(doc)]
+use crate::v1model::Switch;
 
 /// What a runtime JSON file configured.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -69,8 +72,14 @@ fn pair(v: &Value, what: &str) -> Result<(Value, Value), String> {
     }
 }
 
-/// Apply a runtime JSON document to the switch. `file` names it in errors.
-pub fn apply(sw: &mut Switch, text: &str, file: &str) -> Result<Loaded, EntriesError> {
+/// Apply a runtime JSON document to a switch (the v1model [`Switch`] or
+/// the NetSparse switch; multicast groups and clone sessions need the
+/// v1model switch). `file` names it in errors.
+pub fn apply<T: ControlPlane + ?Sized>(
+    sw: &mut T,
+    text: &str,
+    file: &str,
+) -> Result<Loaded, EntriesError> {
     let doc: Value = serde_json::from_str(text).map_err(|e| EntriesError::Syntax {
         location: file.to_owned(),
         detail: format!("not valid JSON: {e}"),

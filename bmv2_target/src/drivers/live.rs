@@ -7,8 +7,12 @@
 //! runs until the stop flag is raised (the CLI raises it on SIGINT/SIGTERM),
 //! then joins the receivers and returns the counters.
 //!
-//! The socket layer is the [`PortIo`] trait so it can be swapped (a later
-//! issue replaces it with TPACKET rings). [`AfPacket`] is the default: a raw
+//! This is the simple, portable path (one `recvfrom`/`send` per frame); the
+//! fast path is [`super::tpacket`] (memory-mapped rings, batched sends).
+//! [`open_best`] opens rings and falls back to this driver, with a log
+//! line, when ring setup fails; [`serve_ports`] runs either ([`serve`]
+//! does both). The socket layer is the [`PortIo`] trait so it
+//! can be swapped. [`AfPacket`] is the default: a raw
 //! `AF_PACKET` socket bound to the interface, promiscuous, ignoring the
 //! frames it sees because this host sent them (`PACKET_IGNORE_OUTGOING`,
 //! and `sll_pkttype == PACKET_OUTGOING` is checked as well for older
@@ -231,9 +235,42 @@ impl PortIo for AfPacket {
 
 /// Set by the SIGINT/SIGTERM handler of [`stop_on_signals`].
 static SIGNALLED: AtomicBool = AtomicBool::new(false);
+/// Set by the SIGUSR1 handler of [`dump_on_sigusr1`].
+static DUMP_SIGNALLED: AtomicBool = AtomicBool::new(false);
 
 extern "C" fn on_signal(_sig: libc::c_int) {
     SIGNALLED.store(true, Ordering::SeqCst);
+}
+
+extern "C" fn on_dump_signal(_sig: libc::c_int) {
+    DUMP_SIGNALLED.store(true, Ordering::SeqCst);
+}
+
+/// Raise `flag` each time the process gets SIGUSR1 (installs a handler and
+/// a small watcher thread). Pass the flag as [`LiveOptions::dump`] so the
+/// driver calls its hook (e.g. to write counters to a file) while running.
+pub fn dump_on_sigusr1(flag: Arc<AtomicBool>) -> io::Result<()> {
+    // SAFETY: sigaction with a handler that only stores to an atomic
+    // (async-signal-safe); `sa` is fully initialised.
+    let rc = unsafe {
+        let mut sa: libc::sigaction = std::mem::zeroed();
+        sa.sa_sigaction = on_dump_signal as extern "C" fn(libc::c_int) as libc::sighandler_t;
+        libc::sigemptyset(&mut sa.sa_mask);
+        sa.sa_flags = libc::SA_RESTART;
+        libc::sigaction(libc::SIGUSR1, &sa, std::ptr::null_mut())
+    };
+    if rc != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    thread::Builder::new()
+        .name("sigusr1".into())
+        .spawn(move || loop {
+            if DUMP_SIGNALLED.swap(false, Ordering::SeqCst) {
+                flag.store(true, Ordering::SeqCst);
+            }
+            thread::sleep(Duration::from_millis(10));
+        })?;
+    Ok(())
 }
 
 /// Raise `stop` when the process gets SIGINT or SIGTERM (installs
@@ -274,6 +311,11 @@ pub struct LiveOptions {
     /// Record every port's input and output to `DIR/<name>_in.pcap` /
     /// `DIR/<name>_out.pcap` (wall-clock timestamps).
     pub record_dir: Option<PathBuf>,
+    /// When raised, the driver calls its hook between packets and lowers
+    /// the flag (see [`dump_on_sigusr1`]).
+    pub dump: Option<Arc<AtomicBool>>,
+    /// Receive-ring geometry of the fast driver.
+    pub ring: super::tpacket::RingOptions,
 }
 
 impl Default for LiveOptions {
@@ -282,6 +324,8 @@ impl Default for LiveOptions {
             snaplen: 65536,
             poll: Duration::from_millis(50),
             record_dir: None,
+            dump: None,
+            ring: super::tpacket::RingOptions::default(),
         }
     }
 }
@@ -303,6 +347,9 @@ pub struct LivePortStats {
     pub tx_errors: u64,
     /// Frames longer than the receive buffer (dropped).
     pub rx_truncated: u64,
+    /// Frames the kernel dropped because the receive ring was full (fast
+    /// driver only; 0 for the socket driver).
+    pub rx_kernel_drops: u64,
 }
 
 /// The outcome of a live run.
@@ -316,6 +363,8 @@ pub struct LiveReport {
     pub duration: Duration,
     /// A receiver that failed (the run stopped because of it).
     pub receiver_error: Option<String>,
+    /// Which driver ran: `"tpacket"` (rings) or `"socket"`.
+    pub driver: &'static str,
 }
 
 /// Why a live run could not start or continue.
@@ -367,13 +416,15 @@ enum Msg {
     Failed(String),
 }
 
-struct Recorder {
+/// A pcap file the live drivers record a port's input or output to.
+pub(crate) struct Recorder {
     file: PathBuf,
     w: PcapWriter<BufWriter<File>>,
 }
 
 impl Recorder {
-    fn create(dir: &Path, name: &str, snaplen: usize) -> Result<Recorder, LiveError> {
+    /// Create `dir/name`.
+    pub(crate) fn create(dir: &Path, name: &str, snaplen: usize) -> Result<Recorder, LiveError> {
         let file = dir.join(name);
         let err = |detail: String| LiveError::Record {
             file: file.clone(),
@@ -391,7 +442,8 @@ impl Recorder {
         Ok(Recorder { file, w })
     }
 
-    fn write(&mut self, data: &[u8]) -> Result<(), LiveError> {
+    /// Append a frame with the wall-clock time.
+    pub(crate) fn write(&mut self, data: &[u8]) -> Result<(), LiveError> {
         let ts = SystemTime::now()
             .duration_since(SystemTime::UNIX_EPOCH)
             .unwrap_or_default();
@@ -405,12 +457,106 @@ impl Recorder {
     }
 }
 
+impl Recorder {
+    /// Flush and close.
+    pub(crate) fn finish(self) -> Result<(), LiveError> {
+        let file = self.file;
+        let mut inner = self.w.into_writer();
+        io::Write::flush(&mut inner).map_err(|e| LiveError::Record {
+            file,
+            detail: e.to_string(),
+        })
+    }
+}
+
+/// Opened live ports: rings (the fast driver) or plain sockets.
+pub enum LivePorts {
+    /// `TPACKET_V2` rings ([`super::tpacket`]).
+    Rings(Vec<(PortSpec, super::tpacket::RingPort)>),
+    /// Plain `AF_PACKET` sockets (this module's driver).
+    Sockets(Vec<(PortSpec, Arc<AfPacket>)>),
+}
+
+impl LivePorts {
+    /// `"tpacket"` or `"socket"`.
+    pub fn driver(&self) -> &'static str {
+        match self {
+            LivePorts::Rings(_) => "tpacket",
+            LivePorts::Sockets(_) => "socket",
+        }
+    }
+}
+
+/// Open `specs`' interfaces with the fast ring driver ([`super::tpacket`]);
+/// if the rings cannot be set up (old kernel, no memory for the ring), log
+/// why and open plain sockets instead. Frames arriving after this returns
+/// are queued for [`serve`].
+pub fn open_best(specs: &[PortSpec], opts: &LiveOptions) -> Result<LivePorts, LiveError> {
+    match super::tpacket::open_rings(specs, &opts.ring) {
+        Ok(p) => {
+            tracing::info!("live driver: TPACKET_V2 rx rings + sendmmsg");
+            Ok(LivePorts::Rings(p))
+        }
+        Err(e) => {
+            tracing::warn!("TPACKET ring setup failed ({e}); using plain AF_PACKET sockets");
+            eprintln!("note: TPACKET ring setup failed ({e}); using plain AF_PACKET sockets");
+            open_af_packet(specs).map(LivePorts::Sockets)
+        }
+    }
+}
+
+/// [`open_best`] then [`serve_ports`]: run `dp` on `specs`' interfaces
+/// until `stop` is raised. (A caller that announces readiness should open
+/// first, announce, then call [`serve_ports`], so no frame sent after the
+/// announcement is missed.)
+pub fn serve<D: Datapath>(
+    dp: &mut D,
+    specs: &[PortSpec],
+    stop: Arc<AtomicBool>,
+    opts: &LiveOptions,
+    hook: &mut dyn FnMut(&D, &[LivePortStats]),
+) -> Result<LiveReport, LiveError> {
+    let ports = open_best(specs, opts)?;
+    serve_ports(dp, ports, stop, opts, hook)
+}
+
+/// Run `dp` on ports from [`open_best`] until `stop` is raised; `hook` is
+/// called whenever `opts.dump` is raised. [`LiveReport::driver`] says which
+/// driver ran.
+pub fn serve_ports<D: Datapath>(
+    dp: &mut D,
+    ports: LivePorts,
+    stop: Arc<AtomicBool>,
+    opts: &LiveOptions,
+    hook: &mut dyn FnMut(&D, &[LivePortStats]),
+) -> Result<LiveReport, LiveError> {
+    match ports {
+        LivePorts::Rings(p) => {
+            let mut r = super::tpacket::run(dp, p, stop, opts, hook)?;
+            r.driver = "tpacket";
+            Ok(r)
+        }
+        LivePorts::Sockets(p) => run_with_hook(dp, p, stop, opts, hook),
+    }
+}
+
 /// Run `dp` on live ports until `stop` is raised.
 pub fn run<D: Datapath, P: PortIo + 'static>(
     dp: &mut D,
     ports: Vec<(PortSpec, Arc<P>)>,
     stop: Arc<AtomicBool>,
     opts: &LiveOptions,
+) -> Result<LiveReport, LiveError> {
+    run_with_hook(dp, ports, stop, opts, &mut |_, _| {})
+}
+
+/// [`run`], calling `hook(dp, counters)` whenever `opts.dump` is raised.
+pub fn run_with_hook<D: Datapath, P: PortIo + 'static>(
+    dp: &mut D,
+    ports: Vec<(PortSpec, Arc<P>)>,
+    stop: Arc<AtomicBool>,
+    opts: &LiveOptions,
+    hook: &mut dyn FnMut(&D, &[LivePortStats]),
 ) -> Result<LiveReport, LiveError> {
     let mut ports = ports;
     ports.sort_by(|a, b| a.0.cmp(&b.0));
@@ -510,6 +656,11 @@ pub fn run<D: Datapath, P: PortIo + 'static>(
         Time::from_ns(u64::try_from(at.duration_since(start).as_nanos()).unwrap_or(u64::MAX))
     };
     'main: while !stop.load(Ordering::Relaxed) {
+        if let Some(flag) = &opts.dump {
+            if flag.swap(false, Ordering::Relaxed) {
+                hook(dp, &stats);
+            }
+        }
         // Timers due now.
         let now = time_of(Instant::now()).max(last);
         let mut steps = 0;
@@ -582,17 +733,13 @@ pub fn run<D: Datapath, P: PortIo + 'static>(
     }
     for (i, o) in recorders {
         for r in [i, o].into_iter().flatten() {
-            let file = r.file.clone();
-            let mut inner = r.w.into_writer();
-            if let Err(e) = io::Write::flush(&mut inner) {
-                result = result.and(Err(LiveError::Record {
-                    file,
-                    detail: e.to_string(),
-                }));
+            if let Err(e) = r.finish() {
+                result = result.and(Err(e));
             }
         }
     }
     result?;
+    report.driver = "socket";
     report.ports = stats;
     report.duration = start.elapsed();
     Ok(report)
@@ -724,7 +871,7 @@ mod tests {
         let opts = LiveOptions {
             snaplen: 64,
             poll: Duration::from_millis(5),
-            record_dir: None,
+            ..LiveOptions::default()
         };
         let rep = run(&mut dp, ports, stop, &opts).unwrap();
         assert_eq!(dp.seen, 3);

@@ -4,12 +4,16 @@
 //! * [`pcap`]: deterministic replay of `DIR/<name>_in.pcap` files into
 //!   `DIR/<name>_out.pcap`, time taken from the capture timestamps;
 //! * [`live`]: Linux interfaces through AF_PACKET sockets, time from the
-//!   monotonic clock, until a stop flag is raised.
+//!   monotonic clock, until a stop flag is raised; [`live::serve`] picks
+//!   the fast path below and falls back to plain sockets;
+//! * [`tpacket`]: the fast live path: `TPACKET_V2` memory-mapped receive
+//!   rings and `sendmmsg` batches, one thread for all ports.
 //!
 //! Both bind ports to names with `-i PORT@NAME` ([`PortSpec`]).
 
 pub mod live;
 pub mod pcap;
+pub mod tpacket;
 
 use std::fmt;
 use std::str::FromStr;

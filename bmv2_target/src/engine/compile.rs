@@ -1142,7 +1142,7 @@ fn load_inner(a: &Artifact, v1model: bool, extra: &[ExtraBlock<'_>]) -> Result<L
         }
         (Arch::NetSparseSwitch, _) => {
             return Err(LoadError::Unsupported {
-                what: "architecture netsparse_switch (the multi-pipe NetSparse switch is not built yet; this target runs v1model programs)".into(),
+                what: "architecture netsparse_switch in the v1model switch (NetSparse switch programs run on the multi-pipe `NsSwitch`)".into(),
                 place: format!("program {}", a.program),
             })
         }
@@ -1405,6 +1405,8 @@ fn load_inner(a: &Artifact, v1model: bool, extra: &[ExtraBlock<'_>]) -> Result<L
                 }
                 ExternRt::DirectMeter { table: table.0 }
             }
+            // The target owns the cache (CacheLookup/CacheInsert go to its hook).
+            ExternKind::PropertyCache if pkg.is_none() => ExternRt::PropertyCache,
             ExternKind::PropertyCache => {
                 return Err(cx
                     .unsupported("a Property Cache (NetSparse middle pipes) in a v1model program"))
@@ -1517,10 +1519,17 @@ fn load_inner(a: &Artifact, v1model: bool, extra: &[ExtraBlock<'_>]) -> Result<L
     }
 
     // Controls.
+    let ns_deparsers = match &a.package {
+        Package::NetSparseSwitch(ns) if pkg.is_none() => {
+            [Some(ns.ingress_deparser.index()), Some(ns.egress_deparser.index())]
+        }
+        _ => [None, None],
+    };
     let mut controls = Vec::with_capacity(a.controls.len());
     for (ci, c) in a.controls.iter().enumerate() {
         cx.place = format!("control {}", c.name);
-        cx.ctx = if pkg.is_some_and(|p| ci == p.deparser.index()) {
+        cx.ctx = if pkg.is_some_and(|p| ci == p.deparser.index()) || ns_deparsers.contains(&Some(ci))
+        {
             Ctx::Deparser
         } else {
             Ctx::Control

@@ -27,6 +27,9 @@ pub(crate) enum ExternRt {
         /// The table.
         table: u32,
     },
+    /// A NetSparse middle pipe's Property Cache: its state lives in the
+    /// target (`crate::nsswitch`), reached through `CacheLookup`/`CacheInsert`.
+    PropertyCache,
 }
 
 impl ExternRt {
@@ -38,6 +41,7 @@ impl ExternRt {
             ExternRt::Meter(_) => "meter",
             ExternRt::DirectCounter { .. } => "direct_counter",
             ExternRt::DirectMeter { .. } => "direct_meter",
+            ExternRt::PropertyCache => "property_cache",
         }
     }
 }

@@ -1026,7 +1026,18 @@ impl Checker<'_> {
             self.emit(d);
             return None;
         }
-        let bound = self.bind_args(&sig.params, args, &mut subst, &method.name, span)?;
+        // Type parameters of the instance left open by its declaration
+        // (`register<bit<32>>(16) r` leaves the index type `I` open): an
+        // `int` literal given for one of them takes `bit<32>`, the index
+        // type of every v1model extern, as p4c infers for `r.read(x, 3)`.
+        let open: Vec<String> = d
+            .type_params
+            .iter()
+            .filter(|p| !subst.iter().any(|(n, _)| n == *p))
+            .cloned()
+            .collect();
+        let bound =
+            self.bind_args_defaulting(&sig.params, args, &mut subst, &method.name, span, &open)?;
         self.builtin_context(op, span)?;
         let ret = subst_apply(&sig.ret, &subst);
         if ret.has_vars() {
@@ -1146,6 +1157,21 @@ impl Checker<'_> {
         subst: &mut Subst,
         callee: &str,
         span: Span,
+    ) -> Option<Vec<Arg>> {
+        self.bind_args_defaulting(params, args, subst, callee, span, &[])
+    }
+
+    /// As [`Self::bind_args`]; an `int` literal given for a parameter whose
+    /// type is one of the still unbound type variables `int_vars` binds that
+    /// variable to `bit<32>` instead of being an error.
+    pub(super) fn bind_args_defaulting(
+        &mut self,
+        params: &[ParamDef],
+        args: &[ast::Argument],
+        subst: &mut Subst,
+        callee: &str,
+        span: Span,
+        int_vars: &[String],
     ) -> Option<Vec<Arg>> {
         // 1. Which argument goes to which parameter.
         let named = args.iter().filter(|a| a.name.is_some()).count();
@@ -1292,6 +1318,16 @@ impl Checker<'_> {
                     out.push(Arg::Out(x, dir));
                 }
                 _ => {
+                    if let (Type::Var(v), Type::InfInt) = (&target, &x.ty) {
+                        if int_vars.contains(v) {
+                            subst.push((v.clone(), Type::Bit(32)));
+                            match self.coerce(x, &Type::Bit(32)) {
+                                Some(x) => out.push(Arg::In(x)),
+                                None => ok = false,
+                            }
+                            continue;
+                        }
+                    }
                     if target.has_vars() {
                         if x.ty == Type::InfInt {
                             let d = Diagnostic::error(

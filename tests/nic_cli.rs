@@ -1,0 +1,276 @@
+//! `netsparse nic` on pcap files: a gather completed in three deterministic
+//! passes (node 0 issues reads, node 1 serves them, node 0 takes the
+//! responses), the gathered properties written and checked; and the CLI's
+//! handling of bad input.
+
+mod nic_support;
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+use netsparse_nic::property_bytes;
+use nic_support::root;
+use pcap_file::pcap::{PcapReader, PcapWriter};
+
+fn nic(dir: &Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_netsparse"))
+        .arg("nic")
+        .arg(root().join("programs/netsparse_nic.p4"))
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .expect("netsparse runs")
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+/// Append the records of `src` to the pcap `dst` (same format).
+fn append(dst: &Path, src: &Path) {
+    let mut r = PcapReader::new(std::fs::File::open(dst).unwrap()).unwrap();
+    let header = r.header();
+    let mut packets = Vec::new();
+    while let Some(p) = r.next_packet() {
+        packets.push(p.unwrap().into_owned());
+    }
+    let mut s = PcapReader::new(std::fs::File::open(src).unwrap()).unwrap();
+    while let Some(p) = s.next_packet() {
+        packets.push(p.unwrap().into_owned());
+    }
+    let mut w = PcapWriter::with_header(std::fs::File::create(dst).unwrap(), header).unwrap();
+    for p in &packets {
+        w.write_packet(p).unwrap();
+    }
+}
+
+#[test]
+fn a_gather_in_three_pcap_passes() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    std::fs::write(d.join("parts.txt"), "# two nodes\n0 32\n32 64\n").unwrap();
+    std::fs::write(d.join("node0.idx"), "40\n41\n40\n3 # local\n\n63\n41\n50\n").unwrap();
+    let common = ["--partition", "parts.txt", "--use-files", ".", "--k", "4"];
+    // Pass 1: node 0 issues its reads; nothing answers (the watchdog fires at the end).
+    let o = nic(
+        d,
+        &[&common[..], &["--node", "0", "--gather", "node0.idx"]].concat(),
+    );
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(stderr(&o).contains("watchdog"), "{}", stderr(&o));
+    assert!(
+        d.join("node0_in.pcap").exists(),
+        "the anchor record was written"
+    );
+    // Pass 2: node 1 serves them.
+    std::fs::copy(d.join("node0_out.pcap"), d.join("node1_in.pcap")).unwrap();
+    let o = nic(
+        d,
+        &[&common[..], &["--node", "1", "--stats-json", "n1.json"]].concat(),
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let n1: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(d.join("n1.json")).unwrap()).unwrap();
+    assert_eq!(n1["nic"]["reads_served"], 4);
+    // Pass 3: node 0 again, with the responses after its anchor record.
+    append(&d.join("node0_in.pcap"), &d.join("node1_out.pcap"));
+    let o = nic(
+        d,
+        &[
+            &common[..],
+            &[
+                "--node",
+                "0",
+                "--gather",
+                "node0.idx",
+                "--out",
+                "props.txt",
+                "--stats-json",
+                "n0.json",
+            ],
+        ]
+        .concat(),
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(stderr(&o).contains("gathered 4 remote properties, all verified"));
+    let text = std::fs::read_to_string(d.join("props.txt")).unwrap();
+    let lines: Vec<&str> = text.lines().filter(|l| !l.starts_with('#')).collect();
+    assert_eq!(lines.len(), 4);
+    for (l, idx) in lines.iter().zip([40u64, 41, 50, 63]) {
+        let mut want = [0u8; 16];
+        property_bytes(idx, &mut want);
+        let hex: String = want.iter().map(|b| format!("{b:02x}")).collect();
+        assert_eq!(*l, format!("{idx} {hex}"));
+    }
+    let n0: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(d.join("n0.json")).unwrap()).unwrap();
+    assert_eq!(n0["nic"]["prs_issued"], 4);
+    assert_eq!(n0["nic"]["prs_coalesced"], 2);
+    assert_eq!(n0["nic"]["prs_local"], 1);
+    assert_eq!(n0["commands"][0]["status"]["status"], "success");
+    // Binary output: records of u64 idx + property.
+    let o = nic(
+        d,
+        &[
+            &common[..],
+            &[
+                "--node",
+                "0",
+                "--gather",
+                "node0.idx",
+                "--out",
+                "props.bin",
+                "--out-format",
+                "bin",
+            ],
+        ]
+        .concat(),
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let bin = std::fs::read(d.join("props.bin")).unwrap();
+    assert_eq!(bin.len(), 4 * (8 + 16));
+    assert_eq!(u64::from_le_bytes(bin[24..32].try_into().unwrap()), 41);
+}
+
+#[test]
+fn bad_input_is_reported() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    std::fs::write(d.join("parts.txt"), "0 32\n32 64\n").unwrap();
+    std::fs::write(d.join("gaps.txt"), "0 10\n20 64\n").unwrap();
+    std::fs::write(d.join("bad.idx"), "4\nfive\n").unwrap();
+    std::fs::write(d.join("ok.idx"), "40\n").unwrap();
+    let run = |args: &[&str]| nic(d, args);
+    // A partition with a gap: the simulator's parser names the line.
+    let o = run(&["--node", "0", "--partition", "gaps.txt", "--use-files", "."]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("gaps.txt:2"), "{}", stderr(&o));
+    // A node the partition does not have.
+    let o = run(&[
+        "--node",
+        "5",
+        "--partition",
+        "parts.txt",
+        "--use-files",
+        ".",
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("2 nodes"), "{}", stderr(&o));
+    // A gather job with a bad line.
+    let o = run(&[
+        "--node",
+        "0",
+        "--partition",
+        "parts.txt",
+        "--use-files",
+        ".",
+        "--gather",
+        "bad.idx",
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("bad.idx:2"), "{}", stderr(&o));
+    // A bad config key.
+    std::fs::write(d.join("nic.toml"), "client_units = 0\n").unwrap();
+    let o = run(&[
+        "--node",
+        "0",
+        "--partition",
+        "parts.txt",
+        "--use-files",
+        ".",
+        "--config",
+        "nic.toml",
+    ]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(stderr(&o).contains("client_units"), "{}", stderr(&o));
+    std::fs::write(d.join("nic.toml"), "nodez = 1\n").unwrap();
+    let o = run(&[
+        "--node",
+        "0",
+        "--partition",
+        "parts.txt",
+        "--use-files",
+        ".",
+        "--config",
+        "nic.toml",
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("nodez"), "{}", stderr(&o));
+    // Entries: a bad command names the line.
+    std::fs::write(
+        d.join("e.txt"),
+        "table_add dest_solver set_dst 100->200 => 1 5\nbogus\n",
+    )
+    .unwrap();
+    let o = run(&[
+        "--node",
+        "0",
+        "--partition",
+        "parts.txt",
+        "--use-files",
+        ".",
+        "--entries",
+        "e.txt",
+    ]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(stderr(&o).contains("e.txt:2"), "{}", stderr(&o));
+    // Neither an interface nor --use-files.
+    let o = run(&["--node", "0", "--partition", "parts.txt"]);
+    assert_eq!(o.status.code(), Some(2));
+    // A NIC has one port.
+    let o = run(&[
+        "--node",
+        "0",
+        "--partition",
+        "parts.txt",
+        "--use-files",
+        ".",
+        "-i",
+        "1@x",
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    // A switch program is not a NIC program.
+    let o = Command::new(env!("CARGO_BIN_EXE_netsparse"))
+        .args(["nic"])
+        .arg(root().join("programs/ipv4_forward.p4"))
+        .args([
+            "--node",
+            "0",
+            "--partition",
+            "parts.txt",
+            "--use-files",
+            ".",
+        ])
+        .current_dir(d)
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(1));
+    assert!(stderr(&o).contains("NetSparseNic"), "{}", stderr(&o));
+    // An ablation define compiles the program differently; nothing answers,
+    // so the gather fails by watchdog at the end of the input.
+    let o = run(&[
+        "--node",
+        "0",
+        "--partition",
+        "parts.txt",
+        "--use-files",
+        ".",
+        "--gather",
+        "ok.idx",
+        "-D",
+        "NS_NO_FILTER",
+    ]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(stderr(&o).contains("watchdog"), "{}", stderr(&o));
+    let o = run(&[
+        "--node",
+        "0",
+        "--partition",
+        "parts.txt",
+        "--use-files",
+        ".",
+        "-D",
+        "1BAD",
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+}

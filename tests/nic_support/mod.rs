@@ -1,0 +1,132 @@
+//! Helpers of the root NIC tests (`tests/nic_*.rs`): compile the shipped NIC
+//! program, a small sparse matrix with a 1D row partition, NICs for its
+//! nodes, and what a gather must do, computed independently.
+#![allow(dead_code)]
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+
+use netsparse_compiler::source::SourceMap;
+use netsparse_compiler::{compile_file, CompileOptions};
+use netsparse_externs::artifact::Artifact;
+use netsparse_nic::testing::{gather_memory, DEST_BASE};
+use netsparse_nic::{is_property, DenseMemory, Nic, NicConfig};
+
+pub fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// Compile `programs/netsparse_nic.p4` with `defines`.
+pub fn nic_program(defines: &[&str]) -> Artifact {
+    compile(&root().join("programs/netsparse_nic.p4"), defines)
+}
+
+/// Compile a program file.
+pub fn compile(path: &Path, defines: &[&str]) -> Artifact {
+    let opts = CompileOptions {
+        defines: defines
+            .iter()
+            .map(|d| (d.to_string(), "1".to_string()))
+            .collect(),
+        ..CompileOptions::default()
+    };
+    let mut sources = SourceMap::new();
+    match compile_file(&mut sources, path, &opts) {
+        Ok(c) => c.artifact,
+        Err(d) => panic!(
+            "{} does not compile:\n{}",
+            path.display(),
+            netsparse_compiler::diag::render_all(&d, &sources)
+        ),
+    }
+}
+
+/// Column idxs of each node's nonzeros (row order) of an `n × n` matrix with
+/// `per_row` nonzeros per row (half from a hot set of 8 columns), equal row
+/// ranges over `nodes`; and the partition bounds.
+pub fn matrix(n: u64, nodes: usize, per_row: u64, seed: u64) -> (Vec<Vec<u64>>, Vec<u64>) {
+    let mut x = seed | 1;
+    let mut rnd = move |m: u64| {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        x % m
+    };
+    let bounds: Vec<u64> = (0..=nodes as u64).map(|i| i * n / nodes as u64).collect();
+    let mut idxs = vec![Vec::new(); nodes];
+    for (node, list) in idxs.iter_mut().enumerate() {
+        for _ in bounds[node]..bounds[node + 1] {
+            for _ in 0..per_row {
+                let c = if rnd(2) == 0 {
+                    rnd(8) * (n / 8)
+                } else {
+                    rnd(n)
+                };
+                list.push(c);
+            }
+        }
+    }
+    (idxs, bounds)
+}
+
+/// Remote nonzeros and distinct remote idxs of node `node`.
+pub fn remote(idxs: &[u64], bounds: &[u64], node: usize) -> (u64, BTreeSet<u64>) {
+    let own = bounds[node]..bounds[node + 1];
+    let r: Vec<u64> = idxs.iter().copied().filter(|i| !own.contains(i)).collect();
+    (r.len() as u64, r.into_iter().collect())
+}
+
+/// One NIC per node with its gather memory, partition and slice.
+pub fn nics(
+    art: &Artifact,
+    idxs: &[Vec<u64>],
+    bounds: &[u64],
+    prop_len: u32,
+    tweak: impl Fn(&mut NicConfig),
+) -> Vec<Nic<DenseMemory>> {
+    (0..idxs.len())
+        .map(|n| {
+            let (mem, slice) = gather_memory(bounds, n, prop_len, &idxs[n]).unwrap();
+            let mut cfg = NicConfig {
+                node: n as u32,
+                filter_columns: *bounds.last().unwrap(),
+                ..NicConfig::default()
+            };
+            tweak(&mut cfg);
+            let mut nic = Nic::new(art, cfg, mem).unwrap();
+            nic.install_partition(bounds).unwrap();
+            nic.serve_properties(slice).unwrap();
+            nic
+        })
+        .collect()
+}
+
+/// Every needed property in its slot, nothing else written.
+pub fn check_destination(
+    nic: &Nic<DenseMemory>,
+    needed: &BTreeSet<u64>,
+    columns: u64,
+    prop_len: u32,
+) {
+    let data = nic
+        .memory()
+        .data(DEST_BASE)
+        .expect("destination registered");
+    let p = prop_len as usize;
+    for c in 0..columns {
+        let slot = &data[c as usize * p..(c as usize + 1) * p];
+        if needed.contains(&c) {
+            assert!(
+                is_property(c, slot),
+                "node {}: wrong property in slot {c}",
+                nic.config().node
+            );
+        } else {
+            assert!(
+                slot.iter().all(|b| *b == 0),
+                "node {}: slot {c} written",
+                nic.config().node
+            );
+        }
+    }
+}
