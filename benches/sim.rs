@@ -1,5 +1,7 @@
 //! Simulator benchmarks: Matrix Market reading (10M nonzeros), the
-//! per-node/per-core remote analysis, and event-loop throughput.
+//! per-node/per-core remote analysis, event-loop throughput, and a full
+//! NetSparse gather on the simulated cluster (compiled NIC, ToR and spine
+//! programs; throughput in remote nonzeros, i.e. idxs through the RIG units).
 //!
 //! `CARGO_TARGET_DIR=... cargo bench -p netsparse --bench sim`
 
@@ -13,7 +15,12 @@ use netsparse::sim::devices::Reflector;
 use netsparse::sim::engine::{Engine, EngineConfig, LinkParams};
 use netsparse::sim::matrix::gen::{GenSpec, RmatParams};
 use netsparse::sim::matrix::{read_mtx_file, write_mtx_file, CooBuilder, ReadOptions};
+use netsparse::sim::cluster::RunOptions;
 use netsparse::sim::partition::{analyze, Partition};
+use netsparse::sim::programs::ProgramCache;
+use netsparse::sim::report::MatrixSummary;
+use netsparse::sim::{simulate_with, Mode};
+use netsparse::sim::config::SimConfig;
 use netsparse_externs::Time;
 
 const NNZ: u64 = 10_000_000;
@@ -117,5 +124,60 @@ fn event_loop(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, mtx_read, partition_analysis, event_loop);
+fn netsparse_gather(c: &mut Criterion) {
+    let (m, _) = GenSpec::Rmat(RmatParams {
+        scale: 15,
+        edge_factor: 10,
+        ..RmatParams::default()
+    })
+    .generate(1)
+    .expect("generator");
+    let cfg = SimConfig {
+        nodes: 32,
+        racks: 4,
+        rig_batch: 512,
+        ..SimConfig::default()
+    };
+    let part = Partition::equal(&m, cfg.nodes).expect("partition");
+    let summary = MatrixSummary {
+        name: "rmat15".into(),
+        rows: m.rows(),
+        cols: m.cols(),
+        nnz: m.nnz(),
+        duplicates: 0,
+    };
+    let mut programs = ProgramCache::new();
+    let mut g = c.benchmark_group("netsparse_gather_rmat15_32_nodes");
+    g.sample_size(10);
+    g.measurement_time(Duration::from_secs(20));
+    g.throughput(Throughput::Elements(m.nnz()));
+    for mode in [Mode::Rig, Mode::NetSparse] {
+        g.bench_function(mode.name(), |b| {
+            b.iter(|| {
+                let r = simulate_with(
+                    &m,
+                    summary.clone(),
+                    &part,
+                    &cfg,
+                    &[mode],
+                    &RunOptions::default(),
+                    &mut programs,
+                    &mut |_| true,
+                )
+                .expect("simulate");
+                r.check().expect("verified");
+                black_box(r.modes[0].time())
+            })
+        });
+    }
+    g.finish();
+}
+
+criterion_group!(
+    benches,
+    mtx_read,
+    partition_analysis,
+    event_loop,
+    netsparse_gather
+);
 criterion_main!(benches);

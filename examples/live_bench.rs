@@ -94,6 +94,32 @@ fn rx_packets(netns: &str, iface: &str) -> Result<u64, String> {
         .ok_or_else(|| format!("no rx counter in {v}"))
 }
 
+/// CPU time (user + system) of process `pid`, in seconds.
+fn process_cpu(pid: u32) -> f64 {
+    let s = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+    let rest = s.rfind(')').map(|i| &s[i + 1..]).unwrap_or("");
+    let f: Vec<u64> = rest
+        .split_whitespace()
+        .skip(11)
+        .take(2)
+        .filter_map(|x| x.parse().ok())
+        .collect();
+    // SAFETY: sysconf has no preconditions.
+    let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) }.max(1) as f64;
+    f.iter().sum::<u64>() as f64 / hz
+}
+
+/// CPU time of the calling thread, in seconds.
+fn thread_cpu() -> f64 {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: valid timespec out-pointer.
+    unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
+    ts.tv_sec as f64 + ts.tv_nsec as f64 / 1e9
+}
+
 fn frames() -> Vec<Vec<u8>> {
     (0..64u16)
         .map(|i| {
@@ -191,6 +217,7 @@ fn bench(o: &Opts, st: &netsparse::topo::state::RunState) -> Result<(), String> 
     )
     .map_err(|e| format!("sender socket: {e}"))?;
     let stop = Arc::new(AtomicBool::new(false));
+    let measuring = Arc::new(AtomicBool::new(false));
     let sent = Arc::new(AtomicU64::new(0));
     let fs = frames();
     let arena: Vec<u8> = fs.concat();
@@ -201,31 +228,46 @@ fn bench(o: &Opts, st: &netsparse::topo::state::RunState) -> Result<(), String> 
         off += f.len();
     }
     let ranges: Vec<(usize, usize)> = ranges.iter().cycle().take(o.batch).copied().collect();
-    let (stop2, sent2, pin) = (Arc::clone(&stop), Arc::clone(&sent), o.pin);
-    let sender = std::thread::spawn(move || {
+    let (stop2, sent2, meas2, pin) = (
+        Arc::clone(&stop),
+        Arc::clone(&sent),
+        Arc::clone(&measuring),
+        o.pin,
+    );
+    // Returns the sender thread's CPU seconds during the measurement.
+    let sender = std::thread::spawn(move || -> f64 {
         if pin {
             pin_to(0, 0);
         }
         let mut scratch = TxScratch::default();
+        let mut cpu0 = None;
         while !stop2.load(Ordering::Relaxed) {
+            if cpu0.is_none() && meas2.load(Ordering::Relaxed) {
+                cpu0 = Some(thread_cpu());
+            }
             let (n, _) = port.send_batch(&arena, &ranges, &mut scratch);
             sent2.fetch_add(n as u64, Ordering::Relaxed);
         }
+        cpu0.map(|c| thread_cpu() - c).unwrap_or(0.0)
     });
     std::thread::sleep(Duration::from_secs_f64(o.warmup));
-    let (rx0, tx0, t0) = (
+    measuring.store(true, Ordering::Relaxed);
+    let (rx0, tx0, t0, sw0) = (
         rx_packets(&h2.netns, &h2_if)?,
         sent.load(Ordering::Relaxed),
         Instant::now(),
+        process_cpu(switch_pid),
     );
     std::thread::sleep(Duration::from_secs_f64(o.seconds));
-    let (rx1, tx1, dt) = (
+    let (rx1, tx1, dt, sw1) = (
         rx_packets(&h2.netns, &h2_if)?,
         sent.load(Ordering::Relaxed),
         t0.elapsed().as_secs_f64(),
+        process_cpu(switch_pid),
     );
     stop.store(true, Ordering::Relaxed);
-    let _ = sender.join();
+    let sender_cpu = sender.join().unwrap_or(0.0);
+    let switch_cpu = sw1 - sw0;
     let rx = rx1 - rx0;
     let tx = tx1 - tx0;
     println!(
@@ -237,7 +279,10 @@ fn bench(o: &Opts, st: &netsparse::topo::state::RunState) -> Result<(), String> 
             ""
         }
     );
-    println!("  sender:   {tx} frames accepted by sendmmsg, {:.0} frames/s", tx as f64 / dt);
+    println!(
+        "  sender:   {tx} frames accepted by sendmmsg, {:.0} frames/s",
+        tx as f64 / dt
+    );
     println!(
         "  receiver: {rx} frames on h2's veth (rx_packets), {:.0} packets/s",
         rx as f64 / dt
@@ -245,6 +290,11 @@ fn bench(o: &Opts, st: &netsparse::topo::state::RunState) -> Result<(), String> 
     println!(
         "  delivered {:.1}% of what was sent (the rest was dropped at the switch's full receive ring)",
         100.0 * rx as f64 / tx.max(1) as f64
+    );
+    println!(
+        "  CPU: sender thread {sender_cpu:.2} s ({:.0} frames per CPU-second), switch process {switch_cpu:.2} s ({:.0} packets per CPU-second; kernel work counted where it ran)",
+        tx as f64 / sender_cpu.max(1e-9),
+        rx as f64 / switch_cpu.max(1e-9)
     );
     Ok(())
 }

@@ -28,6 +28,8 @@ enum Command {
     Matrix(cli::matrix::Args),
     /// Simulate the gather of one SpMM iteration on a leaf-spine cluster.
     Sim(Box<cli::sim::Args>),
+    /// The main job in one command: simulate a 32-node cluster on a generated matrix under SUOpt, SAOpt and NetSparse, verify, report.
+    Demo(cli::demo::Args),
     /// Run a v1model program on pcap files or live interfaces (BMv2 simple_switch style).
     Switch(cli::switch::Args),
     /// Run one NetSparse SmartNIC endpoint (RIG gathers, serving reads) on pcap files or an interface.
@@ -47,6 +49,7 @@ fn main() -> ExitCode {
         Command::Explain(a) => cli::explain::run(a),
         Command::Matrix(a) => cli::matrix::run(a),
         Command::Sim(a) => cli::sim::run(*a),
+        Command::Demo(a) => cli::demo::run(a),
         Command::Switch(a) => cli::switch::run(a),
         Command::Nic(a) => cli::nic::run(a),
         Command::Bench(a) => cli::bench::run(a),

@@ -73,7 +73,10 @@ fn tshark(pcap: &Path, args: &[&str]) -> String {
         .unwrap();
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(o.status.success(), "tshark failed: {err}");
-    assert!(!err.contains("Lua: Error"), "the script failed to load: {err}");
+    assert!(
+        !err.contains("Lua: Error"),
+        "the script failed to load: {err}"
+    );
     String::from_utf8_lossy(&o.stdout).into_owned()
 }
 
@@ -90,7 +93,11 @@ fn tshark_decodes_netsparse_layers() {
         PrType::Read,
         3,
         64,
-        &[pr(1, 0, 42, 0x10), pr(1, 0, 43, 0x11), pr(1, 5, 1 << 40, 0x12)],
+        &[
+            pr(1, 0, 42, 0x10),
+            pr(1, 0, 43, 0x11),
+            pr(1, 5, 1 << 40, 0x12),
+        ],
     );
     let resp = frame(
         DeviceAddr::Switch(0),
@@ -148,8 +155,7 @@ fn tshark_decodes_netsparse_layers() {
         "{out}"
     );
     assert_eq!(
-        lines[1],
-        "2|2|1|8|2|1,1|0,2|42,7|0x00000010,0x00000013|0x4e5350",
+        lines[1], "2|2|1|8|2|1,1|0,2|42,7|0x00000010,0x00000013|0x4e5350",
         "{out}"
     );
     // The overrun packet decodes the PRs that fit, the trailing one the two declared.
@@ -161,26 +167,59 @@ fn tshark_decodes_netsparse_layers() {
     // Payloads of the response.
     let out = tshark(
         &pcap,
-        &["-Y", "netsparse.type == 2", "-T", "fields", "-e", "netsparse.pr.payload"],
+        &[
+            "-Y",
+            "netsparse.type == 2",
+            "-T",
+            "fields",
+            "-e",
+            "netsparse.pr.payload",
+        ],
     );
     assert_eq!(out.trim(), "0001020304050607,1011121314151617");
 
     // Display filters on PR fields.
     let out = tshark(
         &pcap,
-        &["-Y", "netsparse.pr.idx == 7", "-T", "fields", "-e", "frame.number"],
+        &[
+            "-Y",
+            "netsparse.pr.idx == 7",
+            "-T",
+            "fields",
+            "-e",
+            "frame.number",
+        ],
     );
     assert_eq!(out.trim(), "2");
     let out = tshark(
         &pcap,
-        &["-Y", "netsparse.pr.idx == 42", "-T", "fields", "-e", "frame.number"],
+        &[
+            "-Y",
+            "netsparse.pr.idx == 42",
+            "-T",
+            "fields",
+            "-e",
+            "frame.number",
+        ],
     );
-    assert_eq!(out.split_whitespace().collect::<Vec<_>>(), ["1", "2", "3", "4"]);
+    assert_eq!(
+        out.split_whitespace().collect::<Vec<_>>(),
+        ["1", "2", "3", "4"]
+    );
 
     // Expert info on the malformed packets.
     let out = tshark(
         &pcap,
-        &["-Y", "_ws.expert", "-T", "fields", "-e", "frame.number", "-e", "_ws.expert.message"],
+        &[
+            "-Y",
+            "_ws.expert",
+            "-T",
+            "fields",
+            "-e",
+            "frame.number",
+            "-e",
+            "_ws.expert.message",
+        ],
     );
     assert!(
         out.lines()
@@ -192,10 +231,20 @@ fn tshark_decodes_netsparse_layers() {
             .any(|l| l.starts_with("4\t") && l.contains("after the last")),
         "{out}"
     );
-    assert!(!out.lines().any(|l| l.starts_with("1\t") || l.starts_with("2\t")), "{out}");
+    assert!(
+        !out.lines()
+            .any(|l| l.starts_with("1\t") || l.starts_with("2\t")),
+        "{out}"
+    );
 
     // The tree, as a user sees it.
     let out = tshark(&pcap, &["-V", "-Y", "frame.number == 2"]);
-    assert!(out.contains("NetSparse (concatenation and PR layers), Response to node 1, 2 PRs"), "{out}");
-    assert!(out.contains("PR 1: src 1, tid 2, idx 7, req_id 0x00000013"), "{out}");
+    assert!(
+        out.contains("NetSparse (concatenation and PR layers), Response to node 1, 2 PRs"),
+        "{out}"
+    );
+    assert!(
+        out.contains("PR 1: src 1, tid 2, idx 7, req_id 0x00000013"),
+        "{out}"
+    );
 }

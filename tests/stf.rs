@@ -175,8 +175,8 @@ fn mutate_expect(line: &str) -> Option<String> {
     let data_at = code.find(port)? + port.len();
     let (pos, c) = code
         .char_indices()
-        .filter(|(i, c)| *i >= data_at && c.is_ascii_hexdigit())
-        .last()?;
+        .rev()
+        .find(|(i, c)| *i >= data_at && c.is_ascii_hexdigit())?;
     let d = c.to_digit(16)?;
     let flipped = char::from_digit(d ^ 1, 16)?;
     let mut out = line.to_owned();
@@ -243,4 +243,41 @@ fn mutation_helper() {
         mutate_expect("expect 12 ** 0*").as_deref(),
         Some("expect 12 ** 1*")
     );
+}
+
+mod robustness {
+    use std::sync::OnceLock;
+
+    use proptest::prelude::*;
+
+    use super::*;
+
+    fn artifact() -> &'static Artifact {
+        static ART: OnceLock<Artifact> = OnceLock::new();
+        ART.get_or_init(|| {
+            compile(&root().join("table_keys_valid.p4")).unwrap_or_else(|e| panic!("{e}"))
+        })
+    }
+
+    fn line() -> impl Strategy<Value = String> {
+        prop_oneof![
+            "[ -~]{0,40}",
+            "(packet|expect) [0-9]{1,3}( [0-9a-fA-F*$ ]{0,40})?",
+            "add (t|ingress\\.t|x) ([0-9]{1,3} )?((opt\\.\\$valid\\$|dmac|s\\$0\\.v|hdr\\.s\\[0\\]\\.v):[0-9a-fx*&>/.:-]{1,12} ){0,3}(fwd|NoAction|z)\\((port:[0-9x]{1,4})?\\)( = [A-Z])?",
+            "(remove|check_counter|setdefault|mirroring_add|mc_node_create|mc_mgrp_create|mc_node_associate|register_write|meter_set_rates) [ -~]{0,30}",
+        ]
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(300))]
+        /// Any script gives an outcome or an error, never a panic.
+        #[test]
+        fn arbitrary_scripts_never_panic(lines in prop::collection::vec(line(), 0..10)) {
+            let opts = StfOptions { file: "fuzz.stf".into(), ..StfOptions::default() };
+            match stf::run(artifact(), &lines.join("\n"), &opts) {
+                Ok(o) => { let _ = o.render(true); }
+                Err(e) => prop_assert!(e.to_string().starts_with("fuzz.stf:"), "{e}"),
+            }
+        }
+    }
 }

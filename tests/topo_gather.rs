@@ -183,7 +183,10 @@ fn check_common(rep: &Value) {
             k + n["nic"]["tx_packets"].as_u64().unwrap(),
         )
     });
-    assert!(prs > pkts, "PRs were concatenated: {prs} PRs in {pkts} packets");
+    assert!(
+        prs > pkts,
+        "PRs were concatenated: {prs} PRs in {pkts} packets"
+    );
 }
 
 #[test]
@@ -243,7 +246,11 @@ fn gather_over_netsparse_rack_hits_the_tor_cache() {
         return;
     }
     let id = format!("{:x}", std::process::id() % 0xfff + 0x5000);
-    let rep = run_gather(dir.path(), &id[id.len() - 4..], &["--netsparse", "--k", "16"]);
+    let rep = run_gather(
+        dir.path(),
+        &id[id.len() - 4..],
+        &["--netsparse", "--k", "16"],
+    );
     check_common(&rep);
     let tor_hits: u64 = rep["switches"]
         .as_array()
@@ -254,11 +261,15 @@ fn gather_over_netsparse_rack_hits_the_tor_cache() {
         .sum();
     assert!(tor_hits >= 1, "no read was served by a ToR cache: {rep}");
     // Responses reach the NICs concatenated too.
-    let (prs, pkts) = rep["nodes"].as_array().unwrap().iter().fold((0, 0), |(p, k), n| {
-        (
-            p + n["nic"]["rx_prs"].as_u64().unwrap(),
-            k + n["nic"]["rx_packets"].as_u64().unwrap(),
-        )
-    });
+    let (prs, pkts) = rep["nodes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .fold((0, 0), |(p, k), n| {
+            (
+                p + n["nic"]["rx_prs"].as_u64().unwrap(),
+                k + n["nic"]["rx_packets"].as_u64().unwrap(),
+            )
+        });
     assert!(prs > pkts, "{prs} PRs in {pkts} packets");
 }

@@ -171,7 +171,13 @@ fn leaf_spine_forwards_and_down_cleans_up() {
     assert_eq!(pids.len(), 4);
     // Jumbo MTU on the links.
     let mtu = Command::new("ip")
-        .args(["-n", &format!("ns{id}-h0"), "link", "show", &format!("{id}-h0-p0")])
+        .args([
+            "-n",
+            &format!("ns{id}-h0"),
+            "link",
+            "show",
+            &format!("{id}-h0-p0"),
+        ])
         .output()
         .unwrap();
     assert!(String::from_utf8_lossy(&mtu.stdout).contains("mtu 9000"));
@@ -201,7 +207,10 @@ fn leaf_spine_forwards_and_down_cleans_up() {
             got.push((String::from_utf8_lossy(&buf[..n]).into_owned(), from));
         }
         got.sort();
-        let want: Vec<String> = (0..4).filter(|&a| a != b).map(|a| format!("{a}->{b}")).collect();
+        let want: Vec<String> = (0..4)
+            .filter(|&a| a != b)
+            .map(|a| format!("{a}->{b}"))
+            .collect();
         assert_eq!(got.iter().map(|g| g.0.clone()).collect::<Vec<_>>(), want);
         for (m, from) in &got {
             let a: usize = m[..1].parse().unwrap();
@@ -256,9 +265,12 @@ fn leaf_spine_forwards_and_down_cleans_up() {
     let links = Command::new("ip").args(["-o", "link"]).output().unwrap();
     assert!(!String::from_utf8_lossy(&links.stdout).contains(&format!("{id}-")));
     // pcaps were recorded per switch port, flushed at exit.
-    assert!(std::fs::metadata(run.join(format!("tor0/pcap/{id}-tor0-p0_in.pcap")))
-        .unwrap()
-        .len() > 24);
+    assert!(
+        std::fs::metadata(run.join(format!("tor0/pcap/{id}-tor0-p0_in.pcap")))
+            .unwrap()
+            .len()
+            > 24
+    );
     // Idempotent.
     let o = netsparse(&["topo", "down", run.to_str().unwrap()]);
     assert!(o.status.success(), "{}", text(&o));
@@ -291,45 +303,88 @@ fn bad_topologies_are_rejected_before_anything_exists() {
     let ok_links = r#"[["h1", "s1-p1"], ["h2", "s1-p2"]]"#;
     let cases: Vec<(PathBuf, &str)> = vec![
         (
-            small(dir.path(), "case0.json", prog, r#"[["h1", "s1-p1"], ["h9", "s1-p2"]]"#, ""),
+            small(
+                dir.path(),
+                "case0.json",
+                prog,
+                r#"[["h1", "s1-p1"], ["h9", "s1-p2"]]"#,
+                "",
+            ),
             "h9",
         ),
         (
-            small(dir.path(), "case1.json", prog, r#"[["h1", "s1-p1"], ["h2", "s1-p1"]]"#, ""),
+            small(
+                dir.path(),
+                "case1.json",
+                prog,
+                r#"[["h1", "s1-p1"], ["h2", "s1-p1"]]"#,
+                "",
+            ),
             "s1-p1",
         ),
         (
-            small(dir.path(), "case2.json", "/no/such/program.p4", ok_links, ""),
+            small(
+                dir.path(),
+                "case2.json",
+                "/no/such/program.p4",
+                ok_links,
+                "",
+            ),
             "program.p4",
         ),
     ];
     for (i, (f, want)) in cases.iter().enumerate() {
         let o = netsparse(&["topo", "up", f.to_str().unwrap(), "--run-id", id]);
         assert_eq!(o.status.code(), Some(1), "{}", text(&o));
-        assert!(String::from_utf8_lossy(&o.stderr).contains(want), "{}", text(&o));
+        assert!(
+            String::from_utf8_lossy(&o.stderr).contains(want),
+            "{}",
+            text(&o)
+        );
         assert!(namespaces_of(id).is_empty());
         assert!(!dir.path().join(format!("case{i}.run/state.json")).exists());
     }
     // A namespace of the run exists already.
     let good = small(dir.path(), "good.json", prog, ok_links, "");
     let taken = format!("ns{id}-h2");
-    assert!(Command::new("ip").args(["netns", "add", &taken]).status().unwrap().success());
+    assert!(Command::new("ip")
+        .args(["netns", "add", &taken])
+        .status()
+        .unwrap()
+        .success());
     let o = netsparse(&["topo", "up", good.to_str().unwrap(), "--run-id", id]);
     let _ = Command::new("ip").args(["netns", "del", &taken]).status();
     assert_eq!(o.status.code(), Some(1), "{}", text(&o));
-    assert!(String::from_utf8_lossy(&o.stderr).contains(&taken), "{}", text(&o));
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains(&taken),
+        "{}",
+        text(&o)
+    );
     assert!(namespaces_of(id).is_empty(), "{:?}", namespaces_of(id));
     // An interface of the run exists already (in the root namespace).
     let iface = format!("{id}-s1-p2");
     assert!(Command::new("ip")
-        .args(["link", "add", &iface, "type", "veth", "peer", "name", &format!("{id}-peer")])
+        .args([
+            "link",
+            "add",
+            &iface,
+            "type",
+            "veth",
+            "peer",
+            "name",
+            &format!("{id}-peer")
+        ])
         .status()
         .unwrap()
         .success());
     let o = netsparse(&["topo", "up", good.to_str().unwrap(), "--run-id", id]);
     let _ = Command::new("ip").args(["link", "del", &iface]).status();
     assert_eq!(o.status.code(), Some(1), "{}", text(&o));
-    assert!(String::from_utf8_lossy(&o.stderr).contains(&iface), "{}", text(&o));
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains(&iface),
+        "{}",
+        text(&o)
+    );
     assert!(namespaces_of(id).is_empty());
     // Entries that do not apply to the program.
     let bad_entries = dir.path().join("bad.txt");
@@ -343,7 +398,11 @@ fn bad_topologies_are_rejected_before_anything_exists() {
     );
     let o = netsparse(&["topo", "up", f.to_str().unwrap(), "--run-id", id]);
     assert_eq!(o.status.code(), Some(1), "{}", text(&o));
-    assert!(String::from_utf8_lossy(&o.stderr).contains("switches.s1.entries"), "{}", text(&o));
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains("switches.s1.entries"),
+        "{}",
+        text(&o)
+    );
     assert!(namespaces_of(id).is_empty());
 }
 
@@ -369,7 +428,10 @@ fn a_process_dying_during_up_undoes_everything() {
     let o = netsparse(&["topo", "up", f.to_str().unwrap(), "--run-id", id]);
     assert_eq!(o.status.code(), Some(2), "{}", text(&o));
     let err = String::from_utf8_lossy(&o.stderr);
-    assert!(err.contains("s1: the switch process exited during `up`"), "{err}");
+    assert!(
+        err.contains("s1: the switch process exited during `up`"),
+        "{err}"
+    );
     assert!(err.contains("not-a-number"), "the log tail is shown: {err}");
     assert!(namespaces_of(id).is_empty(), "{:?}", namespaces_of(id));
     let st: Value = serde_json::from_str(

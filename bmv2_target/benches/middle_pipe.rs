@@ -20,39 +20,52 @@ use netsparse_compiler::{compile_file, CompileOptions};
 use netsparse_externs::{Datapath, Outputs, Time};
 
 fn middle_pipe(c: &mut Criterion) {
-    let path = std::env::var("NS_BENCH_PROGRAM").map(std::path::PathBuf::from).unwrap_or_else(|_| Path::new(env!("CARGO_MANIFEST_DIR")).join("../programs/netsparse_tor.p4"));
+    let path = std::env::var("NS_BENCH_PROGRAM")
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|_| {
+            Path::new(env!("CARGO_MANIFEST_DIR")).join("../programs/netsparse_tor.p4")
+        });
     let mut sources = SourceMap::default();
     let artifact = compile_file(&mut sources, &path, &CompileOptions::default())
         .map(|c| c.artifact)
         .unwrap_or_else(|d| panic!("netsparse_tor.p4 does not compile: {d:?}"));
     let cfg = NsConfig::default();
-    let w = middle_workload(2048, 64, 1 << 22, cfg.ports_per_pipe(), 1).expect("workload");
+    let range: u64 = std::env::var("NS_BENCH_RANGE")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(1 << 22);
+    let w = middle_workload(2048, 64, range, cfg.ports_per_pipe(), 1).expect("workload");
     let mut sw = NsSwitch::new(&artifact, cfg).expect("load");
     install_tor_routes(&mut sw, &w.routes).expect("routes");
     let mut out = Outputs::new();
     let mut now = Time::ZERO;
     let mut g = c.benchmark_group("middle_pipe");
     g.throughput(Throughput::Elements(w.prs));
-    if std::env::var_os("NS_BENCH_CPU_ONLY").is_none() { g.bench_function("tor_k16", |b| {
-        b.iter(|| {
-            for (port, f) in &w.frames {
-                now = now + Time::from_ns(50);
-                while let Some(d) = sw.next_deadline().filter(|d| *d <= now) {
-                    sw.on_timer(d, &mut out);
+    if std::env::var_os("NS_BENCH_CPU_ONLY").is_none() {
+        g.bench_function("tor_k16", |b| {
+            b.iter(|| {
+                for (port, f) in &w.frames {
+                    now += Time::from_ns(50);
+                    while let Some(d) = sw.next_deadline().filter(|d| *d <= now) {
+                        sw.on_timer(d, &mut out);
+                        out.clear();
+                    }
+                    sw.on_packet(now, *port, f, &mut out);
                     out.clear();
                 }
-                sw.on_packet(now, *port, f, &mut out);
-                out.clear();
-            }
-        })
-    }); }
+            })
+        });
+    }
     g.finish();
     // Per-core figure, independent of other load: thread CPU time.
     let cpu0 = netsparse_bmv2::testing::thread_cpu_time();
-    let reps: u64 = std::env::var("NS_BENCH_REPS").ok().and_then(|v| v.parse().ok()).unwrap_or(20);
+    let reps: u64 = std::env::var("NS_BENCH_REPS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(20);
     for _ in 0..reps {
         for (port, f) in &w.frames {
-            now = now + Time::from_ns(50);
+            now += Time::from_ns(50);
             while let Some(d) = sw.next_deadline().filter(|d| *d <= now) {
                 sw.on_timer(d, &mut out);
                 out.clear();

@@ -25,6 +25,45 @@ pub enum What {
     Switch(SwitchArgs),
     /// Idxs per second through one RIG client unit of the NIC, in-process.
     Nic(NicArgs),
+    /// PRs per second through one middle pipe of the NetSparse switch, in-process.
+    MiddlePipe(MiddlePipeArgs),
+}
+
+/// Arguments of `netsparse bench middle-pipe`.
+#[derive(clap::Args, Debug)]
+#[command(after_help = "\
+The NetSparse switch in Table 5's shape (32 ports in 8 pipes, 2 GHz, a 32 MiB\n\
+16-way Property Cache, DelayCycles 125) runs the compiled ToR program on full\n\
+K = 16 packets (64-byte properties) that all meet in middle pipe 0: responses\n\
+from remote owners (inserts) alternating with reads from the rack's hosts (half\n\
+of them for idxs a response carried: hits become responses to the requester).\n\
+Every packet goes through the whole switch (ingress, crossbar, the middle pipe's\n\
+Deconcatenator, per-PR program, Property Cache and Concatenator, egress), with\n\
+the Concatenator's timers serviced. PRs/s is reported against wall-clock time\n\
+and against the thread's CPU time (the per-core figure).\n\
+\n\
+Example: cargo run --release -- bench middle-pipe --prs 20000000")]
+pub struct MiddlePipeArgs {
+    /// PRs to replay (rounded up to whole passes over the packets).
+    #[arg(long, default_value_t = 10_000_000)]
+    pub prs: u64,
+    /// Distinct packets in the workload.
+    #[arg(long, default_value_t = 2048)]
+    pub packets: usize,
+    /// Idxs are drawn from 0..RANGE.
+    #[arg(long, default_value_t = 1 << 22)]
+    pub range: u64,
+    /// Nanoseconds between packets.
+    #[arg(long, default_value_t = 50)]
+    pub gap_ns: u64,
+    /// The program (`.p4` or artifact `.json`; a NetSparseSwitch program with
+    /// the tables of programs/netsparse_tor.p4). Default: the bundled
+    /// programs/netsparse_tor.p4.
+    #[arg(long, value_name = "FILE")]
+    pub program: Option<PathBuf>,
+    /// The switch's shape (TOML, as `netsparse switch --config`).
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<PathBuf>,
 }
 
 /// Arguments of `netsparse bench nic`.
@@ -84,6 +123,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     match args.what {
         What::Switch(a) => switch(a),
         What::Nic(a) => nic(a),
+        What::MiddlePipe(a) => middle_pipe(a),
     }
 }
 
@@ -218,5 +258,108 @@ fn switch(a: SwitchArgs) -> anyhow::Result<ExitCode> {
         "cpu:  {cpu:.3} s, {:.0} packets/s per core",
         n / cpu.max(1e-9)
     );
+    Ok(ExitCode::SUCCESS)
+}
+
+fn middle_pipe(a: MiddlePipeArgs) -> anyhow::Result<ExitCode> {
+    use netsparse_bmv2::nsswitch::testing::{install_tor_routes, middle_workload};
+    use netsparse_bmv2::nsswitch::{NsConfig, NsSwitch};
+    let (artifact, name) = match &a.program {
+        Some(p) => match super::switch::load_program(p)? {
+            Ok(art) => (art, p.display().to_string()),
+            Err(code) => return Ok(code),
+        },
+        None => {
+            let mut sources = SourceMap::new();
+            let text = include_str!("../../programs/netsparse_tor.p4");
+            match compile_source(
+                &mut sources,
+                "netsparse_tor.p4",
+                text,
+                &CompileOptions::default(),
+            ) {
+                Ok(c) => (c.artifact, "programs/netsparse_tor.p4 (bundled)".to_owned()),
+                Err(d) => anyhow::bail!(
+                    "the bundled netsparse_tor.p4 does not compile: {}",
+                    netsparse_compiler::diag::render_all(&d, &sources)
+                ),
+            }
+        }
+    };
+    let cfg = match &a.config {
+        Some(f) => {
+            let text = std::fs::read_to_string(f)?;
+            match NsConfig::from_toml(&text) {
+                Ok(c) => c,
+                Err(e) => {
+                    eprintln!("error: {}: {e}", f.display());
+                    return Ok(ExitCode::from(1));
+                }
+            }
+        }
+        None => NsConfig::default(),
+    };
+    let w = middle_workload(
+        a.packets.max(2),
+        64,
+        a.range.max(1),
+        cfg.ports_per_pipe(),
+        1,
+    )?;
+    let shape = cfg.describe();
+    let mut sw = match NsSwitch::new(&artifact, cfg) {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("error: {name}: {e}");
+            return Ok(ExitCode::from(1));
+        }
+    };
+    if let Err(e) = install_tor_routes(&mut sw, &w.routes) {
+        eprintln!("error: {name}: {e}");
+        return Ok(ExitCode::from(1));
+    }
+    let mut out = Outputs::new();
+    let mut now = Time::ZERO;
+    let gap = Time::from_ns(a.gap_ns);
+    let mut pass = |sw: &mut NsSwitch, now: &mut Time| {
+        for (port, f) in &w.frames {
+            *now += gap;
+            while let Some(d) = sw.next_deadline().filter(|d| *d <= *now) {
+                sw.on_timer(d, &mut out);
+                out.clear();
+            }
+            sw.on_packet(*now, *port, f, &mut out);
+            out.clear();
+        }
+    };
+    // Warm up (caches, pools, queues) outside the measurement.
+    pass(&mut sw, &mut now);
+    sw.reset_stats();
+    let passes = a.prs.div_ceil(w.prs.max(1)).max(1);
+    let cpu0 = thread_cpu_time();
+    let t0 = Instant::now();
+    for _ in 0..passes {
+        pass(&mut sw, &mut now);
+    }
+    let wall = t0.elapsed().as_secs_f64();
+    let cpu = thread_cpu_time() - cpu0;
+    let s = sw.stats();
+    let p = &s.pipes[0];
+    println!("program: {name}");
+    println!("switch: {shape}");
+    println!(
+        "middle pipe 0: {} PRs in {} packets; {} hits, {} misses, {} inserts; {} PRs out in {} packets ({:.1} PRs/packet)",
+        p.prs_in,
+        p.netsparse_packets,
+        p.cache.hits,
+        p.cache.misses,
+        p.cache.inserts,
+        p.prs_out,
+        p.concat_packets,
+        p.prs_per_packet
+    );
+    let n = p.prs_in as f64;
+    println!("wall: {wall:.3} s, {:.0} PRs/s", n / wall.max(1e-9));
+    println!("cpu:  {cpu:.3} s, {:.0} PRs/s per core", n / cpu.max(1e-9));
     Ok(ExitCode::SUCCESS)
 }

@@ -3,6 +3,7 @@
 
 pub mod bench;
 pub mod compile;
+pub mod demo;
 pub mod explain;
 pub mod matrix;
 pub mod nic;

@@ -14,27 +14,39 @@ use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use netsparse::sim::config::SimConfig;
 use netsparse::sim::matrix::{self, CsrMatrix, GenSpec, ReadOptions};
 use netsparse::sim::partition::Partition;
-use netsparse::sim::plot::{self, Line};
+use netsparse::sim::plot;
 use netsparse::sim::report::{MatrixSummary, Report};
 use netsparse::sim::topology::TableTemplates;
-use netsparse::sim::{simulate, Mode, Progress};
+use netsparse::sim::cluster::{check_mode, RunOptions};
+use netsparse::sim::programs::ProgramCache;
+use netsparse::sim::{simulate_with, Mode, Progress};
 
 /// Arguments of `netsparse sim`.
 #[derive(clap::Args, Debug)]
 #[command(after_help = "\
-Modes: su (SUOpt) and sa (SAOpt) of the paper's section 8.1.\n\
+Modes: su (SUOpt) and sa (SAOpt) of the paper's section 8.1 (analytic), and\n\
+the cumulative ablation steps of Table 8 on the simulated cluster running the\n\
+compiled programs: rig (RIG units only), +filter, +coalesce, +nic-concat, and\n\
+netsparse (= +switch: NetSparse ToRs with Property Cache and concatenation).\n\
+Every NetSparse run verifies each node's gathered properties (--spmm also\n\
+checks one SpMM iteration); a mismatch or failed command exits with 1.\n\
+\n\
 Parameters: Table 5's values are the defaults; --config FILE.toml sets any\n\
 of them (kebab-case keys: nodes, racks, spines, k, mtu, link-gbps,\n\
-link-latency-ns, switch-latency-ns, rig-batch, rig-units, pending-entries,\n\
-nic-delay-cycles, switch-delay-cycles, nic-clock-mhz, switch-clock-mhz,\n\
-cache-bytes, cache-ways, cache-latency-cycles, sa-cores, sa-pr-overhead-ns,\n\
-seed, max-events, max-sim-time-ms); command-line flags override the file.\n\
+link-latency-ns, switch-latency-ns, rig-batch, rig-units, rig-clients,\n\
+pending-entries, nic-delay-cycles, switch-delay-cycles, nic-clock-mhz,\n\
+switch-clock-mhz, cache-bytes, cache-unbounded, cache-ways,\n\
+cache-latency-cycles, sa-cores, sa-pr-overhead-ns, seed, max-events,\n\
+max-sim-time-ms); command-line flags override the file. --sweep also takes\n\
+delay-cycles=V (NIC V, switch V/4, as Figure 17) and cache-bytes=unbounded.\n\
 \n\
-Exit status: 0 done, 2 usage or input error, 130 stopped by Ctrl-C (the\n\
-partial statistics are still printed and written).\n\
+Exit status: 0 done, 1 verification failed, 2 usage or input error, 130\n\
+stopped by Ctrl-C (the partial statistics are still printed and written).\n\
 \n\
 Example: netsparse sim --gen rmat:scale=16,ef=16 --nodes 32 --racks 4 --k 16\n\
-         netsparse sim --matrix queen.mtx --mode su,sa --json out.json --plot-dir plots")]
+         netsparse sim --matrix queen.mtx --mode su,sa,netsparse --json out.json --plot-dir plots\n\
+         netsparse sim --gen grid2d:nx=512,ny=512 --mode su,rig,+filter,+coalesce,+nic-concat,netsparse\n\
+         netsparse sim --gen rmat:scale=16 --mode netsparse --sweep rig-batch=1024,4096,16384")]
 pub struct Args {
     /// A Matrix Market file.
     #[arg(
@@ -52,9 +64,18 @@ pub struct Args {
     /// A partition file (N lines `start end`); default: equal contiguous rows.
     #[arg(long, value_name = "FILE")]
     pub partition: Option<PathBuf>,
-    /// Modes to run, comma-separated.
-    #[arg(long, value_delimiter = ',', default_value = "su,sa")]
+    /// Modes to run, comma-separated: su, sa, rig, +filter, +coalesce,
+    /// +nic-concat, netsparse.
+    #[arg(long, value_delimiter = ',', default_value = "su,sa,netsparse", allow_hyphen_values = true)]
     pub mode: Vec<Mode>,
+    /// Also check one SpMM iteration with the gathered properties against a
+    /// direct computation (stores the gathered properties: more memory).
+    #[arg(long)]
+    pub spmm: bool,
+    /// Test hook: the owner of this idx serves a corrupted property, so the
+    /// verification must fail.
+    #[arg(long, hide = true)]
+    pub corrupt_idx: Option<u64>,
     /// TOML file with parameters.
     #[arg(long, value_name = "FILE.toml")]
     pub config: Option<PathBuf>,
@@ -88,6 +109,9 @@ pub struct Args {
     /// RIG Units per SNIC.
     #[arg(long)]
     pub rig_units: Option<u32>,
+    /// Client RIG Units per SNIC (default: half of them).
+    #[arg(long)]
+    pub rig_clients: Option<u32>,
     /// Pending PR Table entries per RIG Unit.
     #[arg(long)]
     pub pending_entries: Option<u32>,
@@ -100,9 +124,21 @@ pub struct Args {
     /// Property Cache bytes per switch.
     #[arg(long)]
     pub cache_bytes: Option<u64>,
+    /// An unbounded Property Cache (overrides --cache-bytes).
+    #[arg(long)]
+    pub cache_unbounded: bool,
     /// Property Cache ways.
     #[arg(long)]
     pub cache_ways: Option<u32>,
+    /// Property Cache latency, switch cycles.
+    #[arg(long)]
+    pub cache_latency_cycles: Option<u64>,
+    /// SmartNIC clock, MHz.
+    #[arg(long)]
+    pub nic_clock_mhz: Option<u64>,
+    /// Switch clock, MHz.
+    #[arg(long)]
+    pub switch_clock_mhz: Option<u64>,
     /// SAOpt cores per node.
     #[arg(long)]
     pub sa_cores: Option<u32>,
@@ -196,12 +232,21 @@ fn config(args: &Args) -> anyhow::Result<SimConfig> {
         switch_delay_cycles,
         cache_bytes,
         cache_ways,
+        cache_latency_cycles,
+        nic_clock_mhz,
+        switch_clock_mhz,
         sa_cores,
         sa_pr_overhead_ns,
         seed
     );
     if args.spines.is_some() {
         c.spines = args.spines;
+    }
+    if args.rig_clients.is_some() {
+        c.rig_clients = args.rig_clients;
+    }
+    if args.cache_unbounded {
+        c.cache_unbounded = true;
     }
     c.validate()?;
     Ok(c)
@@ -254,11 +299,14 @@ pub fn load_matrix(
     }
 }
 
+#[allow(clippy::too_many_arguments)]
 fn run_one(
     m: &CsrMatrix,
     summary: &MatrixSummary,
     args: &Args,
     cfg: &SimConfig,
+    opts: &RunOptions,
+    programs: &mut ProgramCache,
     stop: &AtomicBool,
     bar: &mut DelayedBar,
 ) -> anyhow::Result<Report> {
@@ -266,12 +314,14 @@ fn run_one(
         Some(p) => Partition::read_file(p, m, Some(cfg.nodes))?,
         None => Partition::equal(m, cfg.nodes)?,
     };
-    let report = simulate(
+    let report = simulate_with(
         m,
         summary.clone(),
         &part,
         cfg,
         &args.mode,
+        opts,
+        programs,
         &mut |p: Progress| {
             bar.update(p.phase, p.done, p.total);
             !stop.load(Ordering::Relaxed)
@@ -338,14 +388,45 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         }
         None => None,
     };
+    let opts = RunOptions {
+        spmm: args.spmm,
+        corrupt_idx: args.corrupt_idx,
+        stop: Some(stop.clone()),
+    };
+    let mut programs = ProgramCache::new();
     match &sweep {
-        None => reports.push(run_one(&m, &summary, &args, &cfg, &stop, &mut bar)?),
+        None => reports.push(run_one(
+            &m,
+            &summary,
+            &args,
+            &cfg,
+            &opts,
+            &mut programs,
+            &stop,
+            &mut bar,
+        )?),
         Some((key, values)) => {
+            let mut checked = Vec::new();
             for v in values {
                 let mut c = cfg.clone();
                 c.set(key, v)?;
                 c.validate().with_context(|| format!("--sweep {key}={v}"))?;
-                reports.push(run_one(&m, &summary, &args, &c, &stop, &mut bar)?);
+                for &mode in &args.mode {
+                    check_mode(&c, mode).with_context(|| format!("--sweep {key}={v}"))?;
+                }
+                checked.push(c);
+            }
+            for c in &checked {
+                reports.push(run_one(
+                    &m,
+                    &summary,
+                    &args,
+                    c,
+                    &opts,
+                    &mut programs,
+                    &stop,
+                    &mut bar,
+                )?);
                 if stop.load(Ordering::Relaxed) {
                     break;
                 }
@@ -359,6 +440,9 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             println!("== {key} = {}", values[i]);
         }
         print!("{}", r.table());
+        if !args.quiet {
+            eprint!("{}", r.perf_lines());
+        }
     }
     if let Some(p) = &args.json {
         let text = if sweep.is_some() {
@@ -380,36 +464,40 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     if let Some(dir) = &args.plot_dir {
         std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
         let last = &reports[reports.len() - 1];
-        let path = dir.join("speedup.svg");
-        plot::speedup_chart(&path, &[last])?;
-        eprintln!("wrote {}", path.display());
-        if let Some((key, values)) = &sweep {
-            let mut lines = Vec::new();
-            for mode in &args.mode {
-                let points = reports
-                    .iter()
-                    .zip(values)
-                    .filter_map(|(r, v)| {
-                        let x: f64 = v.replace('_', "").parse().ok()?;
-                        Some((x, r.mode(mode.name())?.speedup_vs_su?))
-                    })
-                    .collect();
-                lines.push(Line {
-                    name: mode.name().to_string(),
-                    points,
-                });
-            }
-            let path = dir.join("sweep.svg");
-            plot::line_chart(
-                &path,
-                &format!("Speedup over SUOpt vs {key}"),
-                key,
-                "speedup over SU",
-                &lines,
-                false,
-            )?;
-            eprintln!("wrote {}", path.display());
+        let mut plots: Vec<(PathBuf, Result<(), plot::PlotError>)> = Vec::new();
+        let p = dir.join("speedup.svg");
+        plots.push((p.clone(), plot::speedup_chart(&p, &[last])));
+        if args.mode.iter().any(|m| Mode::ABLATION.contains(m)) {
+            let p = dir.join("ablation.svg");
+            plots.push((p.clone(), plot::ablation_report_chart(&p, last)));
         }
+        if let Some((key, values)) = &sweep {
+            let p = dir.join("sweep.svg");
+            let r = plot::sweep_chart(&p, key, values, &reports, &args.mode, false);
+            plots.push((p, r));
+            let p = dir.join("sweep-relative.svg");
+            let r = plot::sweep_chart(&p, key, values, &reports, &args.mode, true);
+            plots.push((p, r));
+        }
+        for (p, r) in plots {
+            match r {
+                Ok(()) => eprintln!("wrote {}", p.display()),
+                Err(e @ plot::PlotError::Empty(_)) => {
+                    eprintln!("not writing {}: {e}", p.display())
+                }
+                Err(e) => return Err(e.into()),
+            }
+        }
+    }
+    let mut failed = false;
+    for r in &reports {
+        if let Err(e) = r.check() {
+            eprintln!("error: {e}");
+            failed = true;
+        }
+    }
+    if failed {
+        return Ok(ExitCode::from(1));
     }
     if stop.load(Ordering::Relaxed) || reports.iter().any(|r| r.stopped) {
         eprintln!("stopped by Ctrl-C: the statistics above are partial");

@@ -1,4 +1,6 @@
-//! `netsparse switch`: run a v1model program on pcap files or live interfaces.
+//! `netsparse switch`: run a v1model program, or a NetSparse switch program
+//! on the multi-pipe NetSparse switch (chosen from the artifact's
+//! architecture), on pcap files or live interfaces.
 
 use std::io::IsTerminal as _;
 use std::path::{Path, PathBuf};
@@ -12,7 +14,7 @@ use netsparse_bmv2::drivers::{self, live, pcap, PortSpec};
 use netsparse_bmv2::{Switch, SwitchConfig};
 use netsparse_compiler::source::SourceMap;
 use netsparse_compiler::{compile_file, CompileOptions};
-use netsparse_externs::artifact::Artifact;
+use netsparse_externs::artifact::{Arch, Artifact};
 
 /// Arguments of `netsparse switch`.
 #[derive(clap::Args, Debug)]
@@ -28,6 +30,12 @@ SIGUSR1 writes the counters to that file while running (field dump_seq counts).\
 --entries: a .json file is the p4lang tutorials' runtime JSON (table_entries,\n\
 multicast_group_entries, clone_session_entries); anything else is a BMv2\n\
 simple_switch_CLI command file (table_add t a k... => p... [prio], ...).\n\
+\n\
+NetSparse switch programs (NetSparseSwitch(...) main;, e.g. programs/netsparse_tor.p4)\n\
+run on the multi-pipe NetSparse switch: --config FILE gives its shape (TOML: ports,\n\
+pipes, clock_mhz, delay_cycles, mtu, [switch] id, [cache] size/ways/latency_cycles/\n\
+mode; Table 5 defaults), command files also take cache_mode <bytes> and\n\
+cache_invalidate, and the summary and --stats-json are per pipe.\n\
 \n\
 Exit status: 0 ok; 1 bad input (program errors, bad entries, a corrupt pcap);\n\
 2 usage or I/O errors.\n\
@@ -71,6 +79,11 @@ pub struct Args {
     /// Drop frames longer than N bytes (counted as malformed).
     #[arg(long, value_name = "N", default_value_t = 9216)]
     pub max_frame: usize,
+    /// NetSparse switch programs: the switch's shape (TOML: ports, pipes,
+    /// clock, DelayCycles, MTU, Property Cache, the switch's address);
+    /// keys left out take Table 5's values.
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<PathBuf>,
 }
 
 /// Load `.json` artifacts or compile `.p4` sources. `Ok(Err(code))` means
@@ -125,6 +138,17 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         Ok(a) => a,
         Err(code) => return Ok(code),
     };
+    if artifact.arch == Arch::NetSparseSwitch {
+        return run_netsparse(&args, &artifact);
+    }
+    if args.config.is_some() {
+        eprintln!(
+            "error: --config shapes NetSparse switch programs; {} is a {:?} program",
+            args.program.display(),
+            artifact.arch
+        );
+        return Ok(ExitCode::from(2));
+    }
     let cfg = SwitchConfig {
         seed: args.seed,
         max_frame: args.max_frame,
@@ -333,4 +357,190 @@ fn write_atomically(file: &Path, doc: &serde_json::Value) -> anyhow::Result<()> 
 
 fn print_stats(sw: &Switch) {
     eprint!("{}", sw.stats().summary());
+}
+
+// ----- the NetSparse multi-pipe switch ---------------------------------------------------
+
+/// `netsparse switch` for `NetSparseSwitch` programs: the multi-pipe switch
+/// shaped by `--config`, the same drivers, entries (plus `cache_mode` and
+/// `cache_invalidate` in command files), a per-pipe summary at the end and
+/// `--stats-json`.
+fn run_netsparse(args: &Args, artifact: &Artifact) -> anyhow::Result<ExitCode> {
+    use netsparse_bmv2::nsswitch::{NsConfig, NsSwitch};
+    let mut cfg = match &args.config {
+        Some(file) => {
+            let text = std::fs::read_to_string(file)
+                .with_context(|| format!("cannot read {}", file.display()))?;
+            match NsConfig::from_toml(&text) {
+                Ok(c) => c,
+                Err(e) => {
+                    eprintln!("error: {}: {e}", file.display());
+                    return Ok(ExitCode::from(1));
+                }
+            }
+        }
+        None => NsConfig::default(),
+    };
+    cfg.seed = args.seed;
+    cfg.max_frame = args.max_frame;
+    cfg.trace = args.log_console;
+    cfg.dump_bytes = args.dump_packet_data;
+    if let Some(p) = args.interfaces.iter().find(|p| p.port >= cfg.ports) {
+        eprintln!(
+            "error: -i {p}: the switch has ports 0..{} (see --config)",
+            cfg.ports
+        );
+        return Ok(ExitCode::from(2));
+    }
+    let mut sw = match NsSwitch::new(artifact, cfg) {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("error: {}: {e}", args.program.display());
+            return Ok(ExitCode::from(1));
+        }
+    };
+    eprintln!("NetSparse switch: {}", sw.config().describe());
+    if let Some(file) = &args.entries {
+        let text = std::fs::read_to_string(file)
+            .with_context(|| format!("cannot read {}", file.display()))?;
+        let name = file.display().to_string();
+        let loaded = if file.extension().and_then(|e| e.to_str()) == Some("json") {
+            runtime_json::apply(&mut sw, &text, &name)
+                .map(|l| format!("{} entries, {} default actions", l.entries, l.defaults))
+        } else {
+            commands::apply(&mut sw, &text, &name)
+                .map(|a| format!("{} commands, {} entries", a.commands, a.entries))
+        };
+        match loaded {
+            Ok(what) => eprintln!("{name}: {what}"),
+            Err(e) => {
+                eprintln!("error: {e}");
+                return Ok(ExitCode::from(1));
+            }
+        }
+    }
+    let summary = |sw: &NsSwitch| eprint!("{}", sw.stats().summary());
+    let (code, driver_json) = if let Some(dir) = &args.use_files {
+        let rep = match pcap::run(
+            &mut sw,
+            &args.interfaces,
+            dir,
+            &pcap::PcapOptions::default(),
+        ) {
+            Ok(r) => r,
+            Err(e) => {
+                eprintln!("error: {e}");
+                summary(&sw);
+                return Ok(ExitCode::from(if matches!(e, pcap::PcapError::Io { .. }) {
+                    2
+                } else {
+                    1
+                }));
+            }
+        };
+        let mut failed = false;
+        for p in &rep.ports {
+            let name = p.spec.as_ref().map(ToString::to_string).unwrap_or_default();
+            eprintln!("{name}: {} packets in, {} out", p.packets_in, p.packets_out);
+            if let Some(e) = &p.error {
+                eprintln!("error: {e}");
+                failed = true;
+            }
+        }
+        if rep.unbound_port_frames > 0 {
+            eprintln!(
+                "{} frames sent to ports without a binding (dropped)",
+                rep.unbound_port_frames
+            );
+        }
+        let json = serde_json::json!({
+            "mode": "pcap",
+            "unbound_port_frames": rep.unbound_port_frames,
+            "ports": rep.ports.iter().map(|p| serde_json::json!({
+                "port": p.spec.as_ref().map(|s| s.port),
+                "name": p.spec.as_ref().map(|s| s.name.clone()),
+                "packets_in": p.packets_in,
+                "packets_out": p.packets_out,
+                "error": p.error.as_ref().map(ToString::to_string),
+            })).collect::<Vec<_>>(),
+        });
+        let code = if failed {
+            ExitCode::from(1)
+        } else {
+            ExitCode::SUCCESS
+        };
+        (code, json)
+    } else {
+        let stop = Arc::new(AtomicBool::new(false));
+        live::stop_on_signals(Arc::clone(&stop))
+            .context("cannot install the SIGINT/SIGTERM handlers")?;
+        let dump = Arc::new(AtomicBool::new(false));
+        if args.stats_json.is_some() {
+            live::dump_on_sigusr1(Arc::clone(&dump))
+                .context("cannot install the SIGUSR1 handler")?;
+        }
+        let opts = live::LiveOptions {
+            record_dir: args.pcap.clone(),
+            dump: Some(dump),
+            ..live::LiveOptions::default()
+        };
+        let ports = match live::open_best(&args.interfaces, &opts) {
+            Ok(p) => p,
+            Err(e) => {
+                eprintln!("error: {e}");
+                return Ok(ExitCode::from(2));
+            }
+        };
+        eprintln!("switch running (Ctrl-C to stop)");
+        let mut seq = 0u64;
+        let stats_file = args.stats_json.clone();
+        let mut hook = |sw: &NsSwitch, ports: &[live::LivePortStats]| {
+            let Some(file) = &stats_file else { return };
+            seq += 1;
+            let doc = serde_json::json!({
+                "dump_seq": seq,
+                "arch": "netsparse_switch",
+                "switch": sw.stats(),
+                "driver": live_ports_json(ports),
+            });
+            if let Err(e) = write_atomically(file, &doc) {
+                eprintln!("warning: {e:#}");
+            }
+        };
+        let rep = match live::serve_ports(&mut sw, ports, stop, &opts, &mut hook) {
+            Ok(r) => r,
+            Err(e) => {
+                eprintln!("error: {e}");
+                summary(&sw);
+                return Ok(ExitCode::from(2));
+            }
+        };
+        let json = serde_json::json!({
+            "mode": "live",
+            "driver": rep.driver,
+            "seconds": rep.duration.as_secs_f64(),
+            "unbound_port_frames": rep.unbound_port_frames,
+            "ports": live_ports_json(&rep.ports)["ports"],
+        });
+        let code = match rep.receiver_error {
+            Some(e) => {
+                eprintln!("error: {e}");
+                ExitCode::from(2)
+            }
+            None => ExitCode::SUCCESS,
+        };
+        (code, json)
+    };
+    summary(&sw);
+    if let Some(file) = &args.stats_json {
+        let doc = serde_json::json!({
+            "arch": "netsparse_switch",
+            "config": sw.config().describe(),
+            "switch": sw.stats(),
+            "driver": driver_json,
+        });
+        let text = serde_json::to_string_pretty(&doc).unwrap_or_default();
+        std::fs::write(file, text).with_context(|| format!("cannot write {}", file.display()))?;
+    }
+    Ok(code)
 }

@@ -44,8 +44,14 @@ cache hits are the counters named *hits.\n\
 \n\
 Exit status: 0 all verified; 1 a command failed or a property is wrong; 2 errors.")]
 pub struct GatherArgs {
-    /// The topology file.
-    pub topology: PathBuf,
+    /// The topology file (or give --attach).
+    #[arg(required_unless_present = "attach")]
+    pub topology: Option<PathBuf>,
+    /// Gather on endpoints listed in a JSON file instead of a `topo up` run
+    /// (hosts: name, node, netns path, iface; switches: name, pid, stats
+    /// file; nic_program; work_dir), e.g. Mininet hosts (examples/mininet).
+    #[arg(long, value_name = "FILE", conflicts_with = "topology")]
+    pub attach: Option<PathBuf>,
     /// The matrix (Matrix Market).
     #[arg(long, value_name = "FILE.mtx")]
     pub matrix: PathBuf,
@@ -176,14 +182,22 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
 
 fn gather(a: GatherArgs) -> anyhow::Result<ExitCode> {
     use anyhow::Context as _;
-    let topo = match Topology::read(&a.topology) {
-        Ok(t) => t,
+    use netsparse::topo::gather::Endpoints;
+    let eps = match (&a.topology, &a.attach) {
+        (_, Some(f)) => Endpoints::read(f),
+        (Some(t), None) => Topology::read(t).and_then(|topo| {
+            let dir = a
+                .run_dir
+                .clone()
+                .unwrap_or_else(|| run::default_run_dir(&topo.file));
+            Endpoints::from_run(&topo, &dir)
+        }),
+        (None, None) => anyhow::bail!("give TOPO.json or --attach FILE"),
+    };
+    let eps = match eps {
+        Ok(e) => e,
         Err(e) => return Ok(fail(&e)),
     };
-    let dir = a
-        .run_dir
-        .clone()
-        .unwrap_or_else(|| run::default_run_dir(&topo.file));
     let f = std::fs::File::open(&a.matrix)
         .with_context(|| format!("cannot open {}", a.matrix.display()))?;
     let (m, _) = match netsparse::sim::matrix::mtx::read_mtx(
@@ -214,7 +228,7 @@ fn gather(a: GatherArgs) -> anyhow::Result<ExitCode> {
             }
         };
     }
-    let rep = match netsparse::topo::gather::gather(&topo, &dir, &m, &opts) {
+    let rep = match netsparse::topo::gather::gather_on(&eps, &m, &opts) {
         Ok(r) => r,
         Err(e) => return Ok(fail(&e)),
     };
@@ -263,12 +277,13 @@ fn up(a: UpArgs) -> anyhow::Result<ExitCode> {
         Ok((st, dir)) => {
             println!("run {} is up; run directory {}", st.run_id, dir.display());
             for (name, n) in &st.plan.nodes {
-                let ifs: Vec<String> = n
-                    .ifaces
-                    .iter()
-                    .map(|(p, i)| format!("{p}@{i}"))
-                    .collect();
-                println!("  {name:<10} {:<6} netns {:<16} {}", n.kind, n.netns, ifs.join(" "));
+                let ifs: Vec<String> = n.ifaces.iter().map(|(p, i)| format!("{p}@{i}")).collect();
+                println!(
+                    "  {name:<10} {:<6} netns {:<16} {}",
+                    n.kind,
+                    n.netns,
+                    ifs.join(" ")
+                );
             }
             println!("stop it with: netsparse topo down {}", dir.display());
             Ok(ExitCode::SUCCESS)

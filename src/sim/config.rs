@@ -76,6 +76,9 @@ pub struct SimConfig {
     pub rig_batch: u32,
     /// RIG Units per SNIC (32).
     pub rig_units: u32,
+    /// How many of the RIG Units are client threads (default: half, the
+    /// paper's client/server pairs); the rest serve reads.
+    pub rig_clients: Option<u32>,
     /// Pending PR Table entries per RIG Unit (256).
     pub pending_entries: u32,
     /// NIC concatenation delay cycles (500).
@@ -88,6 +91,9 @@ pub struct SimConfig {
     pub switch_clock_mhz: u64,
     /// Property Cache size per switch, bytes (32 MiB; 0 disables it).
     pub cache_bytes: u64,
+    /// An unbounded Property Cache (Figure 18's "infinite"); overrides
+    /// `cache-bytes`.
+    pub cache_unbounded: bool,
     /// Property Cache associativity (16).
     pub cache_ways: u32,
     /// Property Cache latency, switch cycles (16).
@@ -121,12 +127,14 @@ impl Default for SimConfig {
             switch_latency_ns: 300,
             rig_batch: 32 * 1024,
             rig_units: 32,
+            rig_clients: None,
             pending_entries: 256,
             nic_delay_cycles: 500,
             switch_delay_cycles: 125,
             nic_clock_mhz: 2200,
             switch_clock_mhz: 2000,
             cache_bytes: 32 << 20,
+            cache_unbounded: false,
             cache_ways: 16,
             cache_latency_cycles: 16,
             sa_cores: 64,
@@ -200,6 +208,9 @@ impl SimConfig {
         )?;
         check("rig-batch", self.rig_batch, 1, 1 << 24)?;
         check("rig-units", self.rig_units, 2, 1024)?;
+        if let Some(c) = self.rig_clients {
+            check("rig-clients", c, 1, self.rig_units - 1)?;
+        }
         check("pending-entries", self.pending_entries, 1, 1 << 20)?;
         check("nic-delay-cycles", self.nic_delay_cycles, 0, 100_000_000)?;
         check(
@@ -211,7 +222,7 @@ impl SimConfig {
         check("nic-clock-mhz", self.nic_clock_mhz, 1, 100_000)?;
         check("switch-clock-mhz", self.switch_clock_mhz, 1, 100_000)?;
         check("cache-bytes", self.cache_bytes, 0, 1 << 34)?;
-        check("cache-ways", self.cache_ways, 1, 1024)?;
+        check("cache-ways", self.cache_ways, 1, 128)?;
         check(
             "cache-latency-cycles",
             self.cache_latency_cycles,
@@ -231,8 +242,36 @@ impl SimConfig {
         }
         check("max-events", self.max_events, 1, u64::MAX)?;
         check("max-sim-time-ms", self.max_sim_time_ms, 1, 1_000_000_000)?;
-        self.topology()?;
+        let t = self.topology()?;
+        if self.cache_bytes > 0 && !self.cache_unbounded {
+            // Each middle pipe of a ToR gets an equal share, which must be
+            // 512 B x ways x a power of two (the cache's sets).
+            let pipes = u64::from(t.tor_pipes());
+            let per_way = 512 * u64::from(self.cache_ways);
+            let share = self.cache_bytes / pipes;
+            if self.cache_bytes % pipes != 0
+                || share % per_way != 0
+                || !(share / per_way).is_power_of_two()
+            {
+                return Err(ConfigError::OutOfRange {
+                    name: "cache-bytes",
+                    value: self.cache_bytes.to_string(),
+                    range: format!(
+                        "0, or {pipes} pipes x 512 B x {} ways x a power of two (e.g. {})",
+                        self.cache_ways,
+                        pipes * per_way * 1024
+                    ),
+                });
+            }
+        }
         Ok(())
+    }
+
+    /// Client RIG Units per SmartNIC.
+    pub fn client_units(&self) -> u32 {
+        self.rig_clients
+            .unwrap_or((self.rig_units / 2).max(1))
+            .min(self.rig_units.saturating_sub(1).max(1))
     }
 
     /// The leaf-spine topology of these parameters.
@@ -295,10 +334,24 @@ impl SimConfig {
             "switch-latency-ns" => self.switch_latency_ns = p(value).ok_or_else(|| bad(int))?,
             "rig-batch" => self.rig_batch = p(value).ok_or_else(|| bad(int))?,
             "rig-units" => self.rig_units = p(value).ok_or_else(|| bad(int))?,
+            "rig-clients" => self.rig_clients = Some(p(value).ok_or_else(|| bad(int))?),
+            "delay-cycles" => {
+                // Figure 17: the NIC's cycles, the switch's scaled alike
+                // (Table 5's 500 : 125).
+                let v: u64 = p(value).ok_or_else(|| bad(int))?;
+                self.nic_delay_cycles = v;
+                self.switch_delay_cycles = v / 4;
+            }
             "pending-entries" => self.pending_entries = p(value).ok_or_else(|| bad(int))?,
             "nic-delay-cycles" => self.nic_delay_cycles = p(value).ok_or_else(|| bad(int))?,
             "switch-delay-cycles" => self.switch_delay_cycles = p(value).ok_or_else(|| bad(int))?,
-            "cache-bytes" => self.cache_bytes = p(value).ok_or_else(|| bad(int))?,
+            "cache-bytes" => match value.trim() {
+                "unbounded" | "inf" | "infinite" => self.cache_unbounded = true,
+                v => {
+                    self.cache_bytes = p(v).ok_or_else(|| bad("an integer or `unbounded`"))?;
+                    self.cache_unbounded = false;
+                }
+            },
             "cache-ways" => self.cache_ways = p(value).ok_or_else(|| bad(int))?,
             "sa-cores" => self.sa_cores = p(value).ok_or_else(|| bad(int))?,
             "sa-pr-overhead-ns" => {
@@ -328,9 +381,11 @@ pub const SWEEPABLE: &[&str] = &[
     "switch-latency-ns",
     "rig-batch",
     "rig-units",
+    "rig-clients",
     "pending-entries",
     "nic-delay-cycles",
     "switch-delay-cycles",
+    "delay-cycles",
     "cache-bytes",
     "cache-ways",
     "sa-cores",

@@ -176,6 +176,10 @@ pub struct LinkCounters {
     pub read_prs: u64,
     /// Response PRs carried.
     pub response_prs: u64,
+    /// NetSparse packets of read PRs.
+    pub read_packets: u64,
+    /// NetSparse packets of response PRs.
+    pub response_packets: u64,
     /// Frames that are not NetSparse (valid foreign traffic).
     pub other_packets: u64,
     /// Their bytes.
@@ -201,6 +205,8 @@ impl LinkCounters {
         self.prs += o.prs;
         self.read_prs += o.read_prs;
         self.response_prs += o.response_prs;
+        self.read_packets += o.read_packets;
+        self.response_packets += o.response_packets;
         self.other_packets += o.other_packets;
         self.other_bytes += o.other_bytes;
         self.malformed_packets += o.malformed_packets;
@@ -225,8 +231,14 @@ impl LinkCounters {
                 self.header_bytes += len - payload.min(len);
                 self.prs += n;
                 match f.concat.pr_type {
-                    PrType::Read => self.read_prs += n,
-                    PrType::Response => self.response_prs += n,
+                    PrType::Read => {
+                        self.read_prs += n;
+                        self.read_packets += 1;
+                    }
+                    PrType::Response => {
+                        self.response_prs += n;
+                        self.response_packets += 1;
+                    }
                 }
             }
             Err(e) => {
@@ -533,6 +545,20 @@ impl<D: Datapath + ?Sized> Engine<D> {
         &mut self,
         progress: &mut dyn FnMut(&EngineStats),
     ) -> Result<Outcome, EngineError> {
+        self.run_observed(&mut |e: &Engine<D>| {
+            progress(&e.stats);
+            true
+        })
+    }
+
+    /// [`Engine::run`], calling `observe` with the whole engine (devices
+    /// included, e.g. to sum their counters for a progress bar) every
+    /// [`PROGRESS_EVERY`] events and once at the end. `observe` returning
+    /// `false` stops the run like the stop flag ([`Outcome::Stopped`]).
+    pub fn run_observed(
+        &mut self,
+        observe: &mut dyn FnMut(&Engine<D>) -> bool,
+    ) -> Result<Outcome, EngineError> {
         if !self.started {
             self.started = true;
             for d in 0..self.devices.len() {
@@ -602,11 +628,13 @@ impl<D: Datapath + ?Sized> Engine<D> {
             }
             if self.stats.events % PROGRESS_EVERY == 0 {
                 self.sync_stats();
-                progress(&self.stats);
+                if !observe(self) {
+                    break Outcome::Stopped;
+                }
             }
         };
         self.sync_stats();
-        progress(&self.stats);
+        observe(self);
         Ok(outcome)
     }
 

@@ -11,39 +11,37 @@
 //! * [`report`]: Table 7's columns as a table, JSON and CSV; [`plot`]: SVG.
 //! * [`rng`]: the seeded generators' PRNG.
 //!
+//! * [`cluster`]: the NetSparse modes (Table 8's ablation steps up to full
+//!   NetSparse) on the leaf-spine cluster running the compiled programs
+//!   ([`programs`]: embedded, compiled once per run), with a host model per
+//!   node and [`hostmem`]'s memory-light host memory; end-of-run
+//!   verification of every gathered property (and optionally SpMM).
+//!
 //! [`simulate`] runs the selected modes on a partitioned matrix and returns
-//! a [`report::Report`].
+//! a [`report::Report`]; [`simulate_with`] adds the NetSparse options and a
+//! program cache shared by the runs of a sweep.
 //!
-//! # Plugging in the NetSparse devices
+//! # Devices in the event loop
 //!
-//! The NetSparse modes run the behavioural NIC and switch in the event loop:
-//!
-//! 1. `let t = cfg.topology()?;` and
-//!    `Engine::leaf_spine(&t, cfg.engine_config(stop), cfg.link(),
-//!    cfg.switch_latency(), &mut |d| ...)` with one device per
-//!    [`topology::Device`] (a NIC per node, the ToR program per ToR, the
-//!    spine program per spine). `DeviceId`s are
-//!    [`topology::LeafSpine::device_index`]; switch addresses come from
-//!    [`topology::LeafSpine::switch_addr`].
-//! 2. Fill each switch's tables from
-//!    [`topology::LeafSpine::control_plane`] (templates matching the
-//!    programs' table and action names), and each NIC's host memory from
-//!    [`partition::Partition::node`] (its idx list and owners).
-//! 3. `engine.run_with_progress(..)`; per node, `engine.rx_counters(node, 0)`
-//!    gives the bytes (header/payload) and PRs on its link, and
-//!    [`engine::Engine::get`] the device for its own counters (completion
-//!    time, filter/coalesce counts, cache hits).
-//! 4. Build [`report::NodeResult`]s, push a [`report::ModeResult`] into the
-//!    report, and call [`report::Report::compare`]; add the mode names to
-//!    [`Mode`] once they work.
+//! [`cluster::run_mode`] builds one [`cluster::ClusterDevice`] per
+//! [`topology::Device`] in [`topology::LeafSpine::device_index`] order (so a
+//! device's [`engine::DeviceId`] is its dense index), fills each switch's
+//! tables from [`topology::LeafSpine::control_plane`], posts each node's RIG
+//! commands, runs the [`engine::Engine`] until it is idle and reads the
+//! results: per node, `engine.rx_counters(node, 0)` for the bytes and PRs on
+//! its link, the NIC's own counters and completion queue, each ToR's cache
+//! counters.
 
 pub mod analytic;
+pub mod cluster;
 pub mod config;
 pub mod devices;
 pub mod engine;
+pub mod hostmem;
 pub mod matrix;
 pub mod partition;
 pub mod plot;
+pub mod programs;
 pub mod report;
 pub mod rng;
 pub mod topology;
@@ -59,7 +57,9 @@ use matrix::CsrMatrix;
 use partition::Partition;
 use report::{MatrixSummary, Report};
 
-/// A communication mode the simulator can run.
+/// A communication mode the simulator can run: the two software baselines
+/// of §8.1 and the cumulative ablation steps of Table 8, the last of which
+/// is full NetSparse.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Mode {
@@ -67,18 +67,101 @@ pub enum Mode {
     Su,
     /// SAOpt (§8.1).
     Sa,
+    /// Table 8 "RIG": RIG units on the SmartNICs, no filtering, no
+    /// coalescing, no NIC concatenation (DelayCycles 0); the ToRs forward
+    /// plainly (they run `netsparse_spine.p4`).
+    Rig,
+    /// Table 8 "Filter": RIG + the Idx Filter.
+    #[serde(rename = "+filter")]
+    Filter,
+    /// Table 8 "Coalesce": + the Pending PR Table check.
+    #[serde(rename = "+coalesce")]
+    Coalesce,
+    /// Table 8 "Conc_NIC": + NIC concatenation (NIC DelayCycles).
+    #[serde(rename = "+nic-concat")]
+    NicConcat,
+    /// Table 8 "Switch" = full NetSparse: + the NetSparse ToR switches
+    /// (`netsparse_tor.p4`: Property Cache and switch concatenation).
+    #[serde(rename = "netsparse")]
+    NetSparse,
+}
+
+/// What a NetSparse mode enables (each step of Table 8 adds one item).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct Ablation {
+    /// The Idx Filter (else `-D NS_NO_FILTER`).
+    pub filter: bool,
+    /// Coalescing in the Pending PR Table (else `-D NS_NO_COALESCE`).
+    pub coalesce: bool,
+    /// NIC concatenation (else NIC DelayCycles 0).
+    pub nic_concat: bool,
+    /// NetSparse ToRs (else the ToRs run `netsparse_spine.p4`).
+    pub switch: bool,
 }
 
 impl Mode {
     /// Every mode, in report order.
-    pub const ALL: &'static [Mode] = &[Mode::Su, Mode::Sa];
+    pub const ALL: &'static [Mode] = &[
+        Mode::Su,
+        Mode::Sa,
+        Mode::Rig,
+        Mode::Filter,
+        Mode::Coalesce,
+        Mode::NicConcat,
+        Mode::NetSparse,
+    ];
+
+    /// The ablation steps of Table 8, in order.
+    pub const ABLATION: &'static [Mode] = &[
+        Mode::Rig,
+        Mode::Filter,
+        Mode::Coalesce,
+        Mode::NicConcat,
+        Mode::NetSparse,
+    ];
 
     /// The mode's name on the command line and in reports.
     pub fn name(self) -> &'static str {
         match self {
             Mode::Su => "su",
             Mode::Sa => "sa",
+            Mode::Rig => "rig",
+            Mode::Filter => "+filter",
+            Mode::Coalesce => "+coalesce",
+            Mode::NicConcat => "+nic-concat",
+            Mode::NetSparse => "netsparse",
         }
+    }
+
+    /// Table 8's name of the step.
+    pub fn table8_name(self) -> &'static str {
+        match self {
+            Mode::Su => "SUOpt",
+            Mode::Sa => "SAOpt",
+            Mode::Rig => "RIG",
+            Mode::Filter => "Filter",
+            Mode::Coalesce => "Coalesce",
+            Mode::NicConcat => "Conc_NIC",
+            Mode::NetSparse => "Switch",
+        }
+    }
+
+    /// The mechanisms of a NetSparse mode (`None` for SU and SA).
+    pub fn ablation(self) -> Option<Ablation> {
+        let step = match self {
+            Mode::Su | Mode::Sa => return None,
+            Mode::Rig => 0,
+            Mode::Filter => 1,
+            Mode::Coalesce => 2,
+            Mode::NicConcat => 3,
+            Mode::NetSparse => 4,
+        };
+        Some(Ablation {
+            filter: step >= 1,
+            coalesce: step >= 2,
+            nic_concat: step >= 3,
+            switch: step >= 4,
+        })
     }
 }
 
@@ -90,7 +173,7 @@ impl fmt::Display for Mode {
 
 /// An unknown mode name.
 #[derive(Clone, Debug, PartialEq, Eq, Error)]
-#[error("unknown mode {0:?} (available: su, sa)")]
+#[error("unknown mode {0:?} (available: su, sa, rig, +filter, +coalesce, +nic-concat, netsparse (= +switch))")]
 pub struct UnknownMode(pub String);
 
 impl FromStr for Mode {
@@ -99,7 +182,12 @@ impl FromStr for Mode {
         match s.trim().to_ascii_lowercase().as_str() {
             "su" | "suopt" => Ok(Mode::Su),
             "sa" | "saopt" => Ok(Mode::Sa),
-            other => Err(UnknownMode(other.to_string())),
+            "rig" => Ok(Mode::Rig),
+            "+filter" | "filter" => Ok(Mode::Filter),
+            "+coalesce" | "coalesce" => Ok(Mode::Coalesce),
+            "+nic-concat" | "nic-concat" | "+conc-nic" => Ok(Mode::NicConcat),
+            "netsparse" | "+switch" | "switch" | "ns" => Ok(Mode::NetSparse),
+            _ => Err(UnknownMode(s.trim().to_string())),
         }
     }
 }
@@ -119,8 +207,18 @@ pub enum SimError {
         nodes: u32,
     },
     /// No mode selected.
-    #[error("no mode selected (available: su, sa)")]
+    #[error("no mode selected (available: su, sa, rig, +filter, +coalesce, +nic-concat, netsparse)")]
     NoModes,
+    /// A bundled program does not compile.
+    #[error(transparent)]
+    Program(#[from] programs::ProgramError),
+    /// The cluster could not be built (a device, its tables).
+    #[error("building the cluster: {0}")]
+    Cluster(String),
+    /// The event loop stopped with an error (a limit, a device breaking
+    /// the contract).
+    #[error("simulation: {0}")]
+    Engine(engine::EngineError),
 }
 
 /// Progress of a simulation, for progress bars.
@@ -145,6 +243,33 @@ pub fn simulate(
     modes: &[Mode],
     progress: &mut dyn FnMut(Progress) -> bool,
 ) -> Result<Report, SimError> {
+    simulate_with(
+        m,
+        summary,
+        part,
+        cfg,
+        modes,
+        &cluster::RunOptions::default(),
+        &mut programs::ProgramCache::new(),
+        progress,
+    )
+}
+
+/// [`simulate`] with the NetSparse modes' options (SpMM check, stop flag,
+/// test hooks) and a program cache shared by several runs (a sweep), so
+/// each program variant is compiled once. The NetSparse modes'
+/// verification outcome is in the report ([`Report::check`]).
+#[allow(clippy::too_many_arguments)]
+pub fn simulate_with(
+    m: &CsrMatrix,
+    summary: MatrixSummary,
+    part: &Partition,
+    cfg: &SimConfig,
+    modes: &[Mode],
+    opts: &cluster::RunOptions,
+    programs: &mut programs::ProgramCache,
+    progress: &mut dyn FnMut(Progress) -> bool,
+) -> Result<Report, SimError> {
     cfg.validate()?;
     if part.nodes() != cfg.nodes {
         return Err(SimError::NodeMismatch {
@@ -154,6 +279,9 @@ pub fn simulate(
     }
     if modes.is_empty() {
         return Err(SimError::NoModes);
+    }
+    for &mode in modes {
+        cluster::check_mode(cfg, mode)?;
     }
     let mut report = Report::new(summary, cfg.clone());
     let mut seen = Vec::new();
@@ -178,6 +306,15 @@ pub fn simulate(
                 let partial = a.nodes.len() < part.nodes() as usize;
                 report.modes.push(analytic::sa(&a, cfg, partial));
                 if partial || !go_on {
+                    report.stopped = true;
+                    break;
+                }
+            }
+            _ => {
+                let r = cluster::run_mode(m, part, cfg, mode, programs, opts, progress)?;
+                let partial = r.partial;
+                report.modes.push(r);
+                if partial {
                     report.stopped = true;
                     break;
                 }

@@ -285,3 +285,101 @@ pub fn ablation_chart(
 ) -> Result<(), PlotError> {
     bar_chart(path, title, "x over SU (log)", steps, metrics)
 }
+
+/// Table 8 style from one report: one group per NetSparse ablation step it
+/// ran (in order), bars for the speedup and the tail node's traffic
+/// reduction over SUOpt. `Err(PlotError::Empty)` without SU or ablation modes.
+pub fn ablation_report_chart(path: &Path, report: &Report) -> Result<(), PlotError> {
+    let steps: Vec<&super::report::ModeResult> = super::Mode::ABLATION
+        .iter()
+        .filter_map(|m| report.mode(m.name()))
+        .collect();
+    let names: Vec<String> = super::Mode::ABLATION
+        .iter()
+        .filter(|m| report.mode(m.name()).is_some())
+        .map(|m| m.table8_name().to_string())
+        .collect();
+    let spd = Series {
+        name: "Spd (speedup vs SU)".into(),
+        values: steps
+            .iter()
+            .map(|m| m.speedup_vs_su.unwrap_or(f64::NAN))
+            .collect(),
+    };
+    let trfc = Series {
+        name: "-Trfc (tail traffic reduction vs SU)".into(),
+        values: steps
+            .iter()
+            .map(|m| m.traffic_reduction_vs_su.unwrap_or(f64::NAN))
+            .collect(),
+    };
+    ablation_chart(
+        path,
+        &format!(
+            "Ablation vs SUOpt: {} (K = {})",
+            report.matrix.name, report.config.k
+        ),
+        &names,
+        &[spd, trfc],
+    )
+}
+
+/// Figures 15, 17 and 18 style: for each mode, the speedup of every sweep
+/// point over the first one (`relative`), or over SUOpt of the same point.
+/// `values` are the swept values as given (points whose value is not a
+/// number, e.g. `unbounded`, are left out). A log x axis when the values
+/// span two decades or more.
+pub fn sweep_chart(
+    path: &Path,
+    key: &str,
+    values: &[String],
+    reports: &[Report],
+    modes: &[super::Mode],
+    relative: bool,
+) -> Result<(), PlotError> {
+    let xs: Vec<Option<f64>> = values
+        .iter()
+        .map(|v| v.replace('_', "").parse::<f64>().ok())
+        .collect();
+    let mut lines = Vec::new();
+    for mode in modes {
+        let base = reports
+            .first()
+            .and_then(|r| r.mode(mode.name()))
+            .map(|m| m.time().as_ps() as f64);
+        let points = reports
+            .iter()
+            .zip(&xs)
+            .filter_map(|(r, x)| {
+                let m = r.mode(mode.name())?;
+                let y = if relative {
+                    let t = m.time().as_ps() as f64;
+                    (t > 0.0).then(|| base.unwrap_or(f64::NAN) / t)?
+                } else {
+                    m.speedup_vs_su?
+                };
+                Some(((*x)?, y))
+            })
+            .collect();
+        lines.push(Line {
+            name: mode.name().to_string(),
+            points,
+        });
+    }
+    let finite: Vec<f64> = xs.iter().flatten().copied().filter(|x| *x > 0.0).collect();
+    let lo = finite.iter().copied().fold(f64::INFINITY, f64::min);
+    let hi = finite.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    let log_x = finite.len() == xs.len() && lo > 0.0 && hi / lo >= 100.0;
+    let (title, y) = if relative {
+        (
+            format!(
+                "Speedup vs {key} = {} (first sweep point)",
+                values.first().map_or("", String::as_str)
+            ),
+            "speedup over the first point",
+        )
+    } else {
+        (format!("Speedup over SUOpt vs {key}"), "speedup over SU")
+    };
+    line_chart(path, &title, key, y, &lines, log_x)
+}

@@ -28,6 +28,7 @@ use serde::Serialize;
 
 use netsparse_externs::Time;
 
+use super::cluster::{RunStats, Verification};
 use super::config::SimConfig;
 
 /// Bytes split into headers and property payload.
@@ -154,6 +155,12 @@ pub struct ModeResult {
     pub pr_reduction_vs_sa: Option<f64>,
     /// The run was stopped early: some nodes are missing or incomplete.
     pub partial: bool,
+    /// Property Cache hit rate over every ToR (NetSparse with switches).
+    pub cache_hit_rate: Option<f64>,
+    /// The end-of-run check (NetSparse modes; `None` when stopped early).
+    pub verification: Option<Verification>,
+    /// The simulator's own performance (NetSparse modes).
+    pub run: Option<RunStats>,
 }
 
 impl ModeResult {
@@ -174,6 +181,9 @@ impl ModeResult {
             traffic_reduction_vs_su: None,
             pr_reduction_vs_sa: None,
             partial,
+            cache_hit_rate: None,
+            verification: None,
+            run: None,
         }
     }
 
@@ -191,6 +201,18 @@ impl ModeResult {
     pub fn node(&self, n: u32) -> Option<&NodeResult> {
         self.nodes.iter().find(|r| r.node == n)
     }
+}
+
+/// A run whose gathered data did not check out.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("verification failed in mode {mode}: {summary}\n{details}")]
+pub struct VerifyError {
+    /// The first failing mode.
+    pub mode: String,
+    /// Counts.
+    pub summary: String,
+    /// The first problems, one per line.
+    pub details: String,
 }
 
 /// The matrix a run used.
@@ -238,6 +260,40 @@ impl Report {
     /// The results of mode `name`.
     pub fn mode(&self, name: &str) -> Option<&ModeResult> {
         self.modes.iter().find(|m| m.mode == name)
+    }
+
+    /// `Err` naming the first mode whose verification failed (mismatching
+    /// or missing properties, failed commands, SpMM rows).
+    pub fn check(&self) -> Result<(), VerifyError> {
+        for m in &self.modes {
+            let Some(v) = &m.verification else { continue };
+            if v.passed() {
+                continue;
+            }
+            return Err(VerifyError {
+                mode: m.mode.clone(),
+                summary: format!(
+                    "{} of {} needed properties right ({} missing, {} wrong, {} unexpected writes), \
+                     {} failed / {} rejected / {} unfinished RIG commands, {} wrong SpMM rows",
+                    v.ok,
+                    v.needed,
+                    v.missing,
+                    v.wrong,
+                    v.unexpected,
+                    v.failed_commands,
+                    v.rejected_commands,
+                    v.unfinished_commands,
+                    v.spmm_wrong_rows
+                ),
+                details: v
+                    .first
+                    .iter()
+                    .map(|l| format!("  {l}"))
+                    .collect::<Vec<_>>()
+                    .join("\n"),
+            });
+        }
+        Ok(())
     }
 
     /// Fill the comparison columns (vs SU, vs SA) of every mode.
@@ -347,8 +403,50 @@ impl Report {
                 s.push('\n');
             }
         }
+        for m in &self.modes {
+            if let Some(v) = &m.verification {
+                let spmm = v
+                    .spmm_rows
+                    .map_or(String::new(), |r| format!(", SpMM {r} rows compared"));
+                let _ = writeln!(
+                    s,
+                    "{}: {} ({} of {} remote properties verified on {} nodes{spmm})",
+                    m.mode,
+                    if v.passed() { "verified" } else { "VERIFICATION FAILED" },
+                    v.ok,
+                    v.needed,
+                    v.nodes
+                );
+            }
+            if let Some(h) = m.cache_hit_rate {
+                let _ = writeln!(s, "{}: Property Cache hit rate over all ToRs {}", m.mode, pct(h));
+            }
+        }
         if self.stopped {
             s.push_str("(stopped early: partial statistics)\n");
+        }
+        s
+    }
+
+    /// One line per NetSparse mode on the simulator's own speed.
+    pub fn perf_lines(&self) -> String {
+        let mut s = String::new();
+        for m in &self.modes {
+            if let Some(r) = &m.run {
+                let _ = writeln!(
+                    s,
+                    "{}: {} idxs, {} PRs issued, {} events, {} simulated in {:.2} s wall ({:.2} M idxs/s, {:.2} M PRs/s; setup {:.2} s)",
+                    m.mode,
+                    r.idxs,
+                    r.prs_issued,
+                    r.events,
+                    r.sim_time,
+                    r.wall_secs,
+                    r.idxs_per_sec / 1e6,
+                    r.prs_per_sec / 1e6,
+                    r.setup_secs
+                );
+            }
         }
         s
     }

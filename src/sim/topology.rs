@@ -197,6 +197,16 @@ impl LeafSpine {
     pub fn tor_ports(&self) -> u32 {
         self.hosts_per_rack + self.spines
     }
+    /// Pipes of a NetSparse ToR: ports are grouped 4 per pipe as in Table 5
+    /// (32 ports in 8 pipes); more precisely each pipe gets the smallest
+    /// divisor of the port count that is at least 4 (all ports in one pipe
+    /// when there is none, e.g. 2 or 3 ports).
+    pub fn tor_pipes(&self) -> u32 {
+        let p = self.tor_ports();
+        let per = (4..=p).find(|d| p % d == 0).unwrap_or(p).max(1);
+        p / per
+    }
+
     /// Ports of a spine (one per rack).
     pub fn spine_ports(&self) -> u32 {
         self.racks
@@ -490,7 +500,11 @@ mod tests {
         assert_eq!(t.hosts_per_rack(), 16);
         assert_eq!(t.spines(), 16);
         assert_eq!(t.tor_ports(), 32);
+        assert_eq!(t.tor_pipes(), 8);
         assert_eq!(t.spine_ports(), 8);
+        assert_eq!(LeafSpine::new(32, 4, None).unwrap().tor_pipes(), 4);
+        assert_eq!(LeafSpine::new(6, 2, None).unwrap().tor_pipes(), 1);
+        assert_eq!(LeafSpine::new(10, 2, None).unwrap().tor_pipes(), 2);
         assert_eq!(t.device_count(), 128 + 8 + 16);
         assert_eq!(t.links().len(), 128 + 8 * 16);
         for i in 0..t.device_count() {

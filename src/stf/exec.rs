@@ -50,7 +50,7 @@ impl<'a> Runner<'a> {
         move |source| StfError::Rejected {
             file: self.file.to_owned(),
             line,
-            source,
+            source: Box::new(source),
         }
     }
 
@@ -154,7 +154,7 @@ impl<'a> Runner<'a> {
                 name,
             } => {
                 let info = self.sw.table_info(table).map_err(self.rejected(line))?;
-                let matches = self.matches(line, &info, keys, true)?;
+                let matches = self.matches(line, &info, keys)?;
                 let (aname, vals) = self.action(line, &info, action, args)?;
                 let prio = if info.needs_priority {
                     Some(priority.unwrap_or(0))
@@ -242,11 +242,7 @@ impl<'a> Runner<'a> {
             Command::Cli(text) => {
                 commands::apply_line(&mut self.sw, text).map_err(|e| match e {
                     LineError::Syntax(detail) => self.command_err(line, detail),
-                    LineError::Rejected(source) => StfError::Rejected {
-                        file: self.file.to_owned(),
-                        line,
-                        source,
-                    },
+                    LineError::Rejected(source) => self.rejected(line)(source),
                 })?;
             }
             Command::Read { what, name, index } => {
@@ -297,7 +293,7 @@ impl<'a> Runner<'a> {
                 keys,
             } => {
                 let info = self.sw.table_info(table).map_err(self.rejected(line))?;
-                let matches = self.matches(line, &info, keys, true)?;
+                let matches = self.matches(line, &info, keys)?;
                 let prio = info.needs_priority.then(|| priority.unwrap_or(0));
                 let h = self
                     .sw
@@ -317,13 +313,13 @@ impl<'a> Runner<'a> {
         Ok(())
     }
 
-    /// One match per key of the table, from `key:value` pairs.
+    /// One match per key of the table, from `key:value` pairs; keys left out
+    /// are wildcards, exact ones 0 (bmv2stf's defaults).
     fn matches(
         &self,
         line: usize,
         info: &TableInfo,
         keys: &[(String, String)],
-        defaults: bool,
     ) -> Result<Vec<KeyMatch>, StfError> {
         let mut out: Vec<Option<KeyMatch>> = vec![None; info.keys.len()];
         for (name, text) in keys {
@@ -334,14 +330,12 @@ impl<'a> Runner<'a> {
                 );
             }
             let k = &info.keys[i];
-            let m = stf_match(text, k).map_err(|detail| StfError::Rejected {
-                file: self.file.to_owned(),
-                line,
-                source: ControlPlaneError::Parse {
+            let m = stf_match(text, k).map_err(|detail| {
+                self.rejected(line)(ControlPlaneError::Parse {
                     what: format!("value of key `{}` ({:?}, {} bits)", k.name, k.kind, k.width),
                     text: text.clone(),
                     detail,
-                },
+                })
             })?;
             out[i] = Some(m);
         }
@@ -351,7 +345,7 @@ impl<'a> Runner<'a> {
             .zip(out)
             .map(|(k, m)| {
                 m.unwrap_or_else(|| {
-                    if defaults && k.kind == MatchKind::Exact {
+                    if k.kind == MatchKind::Exact {
                         tracing::warn!(
                             "{}:{line}: key `{}` of table `{}` not given: it is 0 \
                              (as in p4c's bmv2stf)",

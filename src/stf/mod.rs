@@ -116,7 +116,7 @@ pub enum StfError {
         line: usize,
         /// The switch's error.
         #[source]
-        source: ControlPlaneError,
+        source: Box<ControlPlaneError>,
     },
     /// A command that cannot be carried out for another reason (an unknown
     /// entry name, a key given twice, a bare and a data `expect` on one port).

@@ -160,18 +160,16 @@ impl GatherReport {
     }
     /// Response PRs per response packet received by the NICs.
     pub fn prs_per_packet_in(&self) -> f64 {
-        let (p, k) = self
-            .nodes
-            .iter()
-            .fold((0u64, 0u64), |(p, k), n| (p + n.nic.rx_prs, k + n.nic.rx_packets));
+        let (p, k) = self.nodes.iter().fold((0u64, 0u64), |(p, k), n| {
+            (p + n.nic.rx_prs, k + n.nic.rx_packets)
+        });
         p as f64 / k.max(1) as f64
     }
     /// PRs per packet the NICs sent.
     pub fn prs_per_packet_out(&self) -> f64 {
-        let (p, k) = self
-            .nodes
-            .iter()
-            .fold((0u64, 0u64), |(p, k), n| (p + n.nic.tx_prs, k + n.nic.tx_packets));
+        let (p, k) = self.nodes.iter().fold((0u64, 0u64), |(p, k), n| {
+            (p + n.nic.tx_prs, k + n.nic.tx_packets)
+        });
         p as f64 / k.max(1) as f64
     }
     /// Property Cache hits over all switches.
@@ -275,8 +273,7 @@ impl Endpoint {
         }
         if self.finished.is_none()
             && self.started.is_some()
-            && self.nic.stats_ref().commands_posted as usize + self.rejected.len()
-                == self.posted()
+            && self.nic.stats_ref().commands_posted as usize + self.rejected.len() == self.posted()
         {
             self.finished = Some(now);
             self.done.fetch_add(1, Ordering::SeqCst);
@@ -514,7 +511,10 @@ fn switch_stats(sw: &SwitchEndpoint) -> Result<Value, TopoError> {
     if !t.is_some_and(|t| net::signal(sw.pid, t, libc::SIGUSR1)) {
         return Err(TopoError::State {
             path: file.clone(),
-            detail: format!("the switch process of {} (pid {}) is not running", sw.name, sw.pid),
+            detail: format!(
+                "the switch process of {} (pid {}) is not running",
+                sw.name, sw.pid
+            ),
         });
     }
     let end = Instant::now() + Duration::from_secs(10);
@@ -530,7 +530,10 @@ fn switch_stats(sw: &SwitchEndpoint) -> Result<Value, TopoError> {
         if Instant::now() > end {
             return Err(TopoError::State {
                 path: file.clone(),
-                detail: format!("{} did not write its counters within 10 s of SIGUSR1", sw.name),
+                detail: format!(
+                    "{} did not write its counters within 10 s of SIGUSR1",
+                    sw.name
+                ),
             });
         }
         std::thread::sleep(Duration::from_millis(10));
@@ -666,7 +669,12 @@ pub fn gather_on(
             node: h.node,
             netns: h.netns.clone(),
             iface: h.iface.clone(),
-            idxs: part.node(m, h.node).cols.iter().map(|&c| u64::from(c)).collect(),
+            idxs: part
+                .node(m, h.node)
+                .cols
+                .iter()
+                .map(|&c| u64::from(c))
+                .collect(),
         })
         .collect();
     // Switch counters before.
@@ -745,8 +753,12 @@ pub fn gather_on(
                 let rep = tpacket::run(&mut ep, vec![(spec, port)], stop, &lopts, &mut |_, _| {})
                     .map_err(|e| e.to_string())?;
                 let own = bounds[job.node as usize]..bounds[job.node as usize + 1];
-                let mut remote: Vec<u64> =
-                    job.idxs.iter().copied().filter(|i| !own.contains(i)).collect();
+                let mut remote: Vec<u64> = job
+                    .idxs
+                    .iter()
+                    .copied()
+                    .filter(|i| !own.contains(i))
+                    .collect();
                 remote.sort_unstable();
                 remote.dedup();
                 let p = prop_len as usize;

@@ -65,11 +65,14 @@ fn abs(key: &str, p: &Path) -> Result<PathBuf, TopoError> {
 /// Write the topology to `out` and the command files next to it
 /// (`<out stem>-<switch>.txt`). Returns every file written.
 pub fn leaf_spine(opts: &LeafSpineOptions, out: &Path) -> Result<Vec<PathBuf>, TopoError> {
-    let nodes = opts.racks.checked_mul(opts.hosts).ok_or_else(|| TopoError::Schema {
-        file: "(generator)".into(),
-        key: "racks × hosts".into(),
-        detail: "too many nodes".into(),
-    })?;
+    let nodes = opts
+        .racks
+        .checked_mul(opts.hosts)
+        .ok_or_else(|| TopoError::Schema {
+            file: "(generator)".into(),
+            key: "racks × hosts".into(),
+            detail: "too many nodes".into(),
+        })?;
     let t = LeafSpine::new(nodes, opts.racks, opts.spines).map_err(|e| TopoError::Schema {
         file: "(generator)".into(),
         key: "leaf-spine".into(),
@@ -136,11 +139,9 @@ pub fn leaf_spine(opts: &LeafSpineOptions, out: &Path) -> Result<Vec<PathBuf>, T
                 text.push('\n');
             }
         }
-        std::fs::write(&file, text).map_err(|e| {
-            TopoError::Io {
-                path: file.clone(),
-                detail: e.to_string(),
-            }
+        std::fs::write(&file, text).map_err(|e| TopoError::Io {
+            path: file.clone(),
+            detail: e.to_string(),
         })?;
         written.push(file);
     }
@@ -194,7 +195,10 @@ mod tests {
             cmds.contains("10.0.0.4/32 => 02:4e:53:00:00:03 3"),
             "{cmds}"
         );
-        assert!(cmds.contains("10.0.0.1/32 => 02:4e:53:00:00:00 0"), "{cmds}");
+        assert!(
+            cmds.contains("10.0.0.1/32 => 02:4e:53:00:00:00 0"),
+            "{cmds}"
+        );
         assert!(cmds.ends_with("cache_mode 64\n"), "{cmds}");
         let spine = std::fs::read_to_string(d.path().join("ls-spine0.txt")).unwrap();
         assert!(!spine.contains("cache_mode"));

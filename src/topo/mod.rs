@@ -133,7 +133,9 @@ pub enum TopoError {
         tail: String,
     },
     /// A process did not become ready in time.
-    #[error("{node}: the {what} process did not report it was running within {seconds} s (log: {log})")]
+    #[error(
+        "{node}: the {what} process did not report it was running within {seconds} s (log: {log})"
+    )]
     NotReady {
         /// The node.
         node: String,

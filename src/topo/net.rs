@@ -167,7 +167,11 @@ pub fn disable_tx_checksum(netns: &str, iface: &str) -> Result<(), TopoError> {
             data: &mut val,
             _pad: [0; 16],
         };
-        for (d, s) in req.name.iter_mut().zip(name.bytes().take(libc::IFNAMSIZ - 1)) {
+        for (d, s) in req
+            .name
+            .iter_mut()
+            .zip(name.bytes().take(libc::IFNAMSIZ - 1))
+        {
             *d = s as libc::c_char;
         }
         // SAFETY: an ifreq whose ifr_data points to a live ethtool_value.

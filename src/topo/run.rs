@@ -227,9 +227,7 @@ pub fn spawn_recorded(
         })?;
     let pid = child.id();
     if let Some(Resource::Process {
-        pid: p,
-        start_time,
-        ..
+        pid: p, start_time, ..
     }) = st.resources.get_mut(resource)
     {
         *p = Some(pid);
@@ -343,9 +341,8 @@ pub fn up(topo: &Topology, opts: &UpOptions) -> Result<(RunState, PathBuf), Topo
                     break;
                 }
             }
-            found.ok_or_else(|| {
-                TopoError::Unsupported("no free run id after 32 attempts".into())
-            })?
+            found
+                .ok_or_else(|| TopoError::Unsupported("no free run id after 32 attempts".into()))?
         }
     };
     // Programs and entries, once per distinct program file.
@@ -435,11 +432,13 @@ fn create(
         };
         let (ans, aif) = (
             plan.netns(&l.a.node).ok_or_else(|| missing(&l.a))?,
-            plan.iface(&l.a.node, l.a.port).ok_or_else(|| missing(&l.a))?,
+            plan.iface(&l.a.node, l.a.port)
+                .ok_or_else(|| missing(&l.a))?,
         );
         let (bns, bif) = (
             plan.netns(&l.b.node).ok_or_else(|| missing(&l.b))?,
-            plan.iface(&l.b.node, l.b.port).ok_or_else(|| missing(&l.b))?,
+            plan.iface(&l.b.node, l.b.port)
+                .ok_or_else(|| missing(&l.b))?,
         );
         st.record(
             dir,
@@ -462,7 +461,9 @@ fn create(
         if let Some(m) = &amac {
             args.extend(["address", m.as_str()]);
         }
-        args.extend(["type", "veth", "peer", "name", bif, "netns", bns, "mtu", &mtu]);
+        args.extend([
+            "type", "veth", "peer", "name", bif, "netns", bns, "mtu", &mtu,
+        ]);
         if let Some(m) = &bmac {
             args.extend(["address", m.as_str()]);
         }

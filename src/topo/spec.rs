@@ -397,14 +397,13 @@ impl Topology {
                 let s = e
                     .as_str()
                     .ok_or_else(|| bad(&format!("{key}[{j}]"), "expected a string".into()))?;
-                let end = parse_end(s, &hosts, &switches).map_err(|detail| {
-                    TopoError::UnknownNode {
+                let end =
+                    parse_end(s, &hosts, &switches).map_err(|detail| TopoError::UnknownNode {
                         file: shown.clone(),
                         link: i,
                         endpoint: s.to_owned(),
                         detail,
-                    }
-                })?;
+                    })?;
                 if let Some(&first) = used.get(&end) {
                     return Err(TopoError::DuplicatePort {
                         file: shown.clone(),
@@ -436,10 +435,7 @@ impl Topology {
             if !links.iter().any(|l| &l.a.node == name || &l.b.node == name) {
                 return Err(bad(
                     &format!("switches.{name}"),
-                    format!(
-                        "not linked to anything (program {})",
-                        s.program.display()
-                    ),
+                    format!("not linked to anything (program {})", s.program.display()),
                 ));
             }
         }
@@ -520,7 +516,10 @@ fn parse_end(
                     .ok()
                     .filter(|p| *p <= netsparse_bmv2::drivers::MAX_PORT)
                     .ok_or_else(|| {
-                        format!("port {port} is out of range (0..={})", netsparse_bmv2::drivers::MAX_PORT)
+                        format!(
+                            "port {port} is out of range (0..={})",
+                            netsparse_bmv2::drivers::MAX_PORT
+                        )
                     })?;
                 return Ok(End {
                     node: node.to_owned(),
@@ -610,7 +609,13 @@ mod tests {
         assert_eq!(t.hosts.len(), 2);
         assert_eq!(t.hosts["h1"].ip, Some(("10.0.1.1".parse().unwrap(), 24)));
         assert_eq!(t.switches["s1"].entries, Some(d.path().join("e.txt")));
-        assert_eq!(t.links[1].b, End { node: "s1".into(), port: 2 });
+        assert_eq!(
+            t.links[1].b,
+            End {
+                node: "s1".into(),
+                port: 2
+            }
+        );
         assert_eq!(t.ports_of("s1").len(), 2);
         assert_eq!(t.mtu, 1500);
     }
@@ -662,7 +667,17 @@ mod tests {
             d.path(),
         )
         .unwrap_err();
-        assert!(matches!(e, TopoError::DuplicatePort { first: 0, second: 1, .. }), "{e}");
+        assert!(
+            matches!(
+                e,
+                TopoError::DuplicatePort {
+                    first: 0,
+                    second: 1,
+                    ..
+                }
+            ),
+            "{e}"
+        );
         let e = parse(
             r#"{"program": "p.p4", "hosts": {"h1": {}}, "switches": {"s1": {}},
                 "links": [["h1", "s1-p1"], ["h7", "s1-p2"]]}"#,
@@ -676,7 +691,10 @@ mod tests {
     fn cidr_and_mac() {
         assert_eq!(parse_cidr("10.0.0.1").unwrap().1, 32);
         assert!(parse_cidr("10.0.0.1/33").is_err());
-        assert_eq!(fmt_mac(parse_mac("02:4E:53:00:00:01").unwrap()), "02:4e:53:00:00:01");
+        assert_eq!(
+            fmt_mac(parse_mac("02:4E:53:00:00:01").unwrap()),
+            "02:4e:53:00:00:01"
+        );
         assert!(parse_mac("02:4e:53:00:00").is_err());
     }
 }

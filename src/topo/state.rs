@@ -171,8 +171,13 @@ mod tests {
             },
             resources: Vec::new(),
         };
-        st.record(d.path(), Resource::Netns { name: "nsab-x".into() })
-            .unwrap();
+        st.record(
+            d.path(),
+            Resource::Netns {
+                name: "nsab-x".into(),
+            },
+        )
+        .unwrap();
         st.record(
             d.path(),
             Resource::Process {

@@ -27,8 +27,8 @@ use netsparse_externs::artifact::{KeyMatch, MatchKind};
 use serde_json::Value;
 
 use super::values::parse_value;
-use crate::error::{ControlPlaneError, EntriesError};
 use super::ControlPlane;
+use crate::error::{ControlPlaneError, EntriesError};
 use crate::v1model::Replica;
 #[cfg(doc)]
 use crate::v1model::Switch;

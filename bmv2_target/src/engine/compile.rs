@@ -1520,20 +1520,21 @@ fn load_inner(a: &Artifact, v1model: bool, extra: &[ExtraBlock<'_>]) -> Result<L
 
     // Controls.
     let ns_deparsers = match &a.package {
-        Package::NetSparseSwitch(ns) if pkg.is_none() => {
-            [Some(ns.ingress_deparser.index()), Some(ns.egress_deparser.index())]
-        }
+        Package::NetSparseSwitch(ns) if pkg.is_none() => [
+            Some(ns.ingress_deparser.index()),
+            Some(ns.egress_deparser.index()),
+        ],
         _ => [None, None],
     };
     let mut controls = Vec::with_capacity(a.controls.len());
     for (ci, c) in a.controls.iter().enumerate() {
         cx.place = format!("control {}", c.name);
-        cx.ctx = if pkg.is_some_and(|p| ci == p.deparser.index()) || ns_deparsers.contains(&Some(ci))
-        {
-            Ctx::Deparser
-        } else {
-            Ctx::Control
-        };
+        cx.ctx =
+            if pkg.is_some_and(|p| ci == p.deparser.index()) || ns_deparsers.contains(&Some(ci)) {
+                Ctx::Deparser
+            } else {
+                Ctx::Control
+            };
         controls.push(CControl {
             name: c.name.clone(),
             body: cx.block(&c.body)?,

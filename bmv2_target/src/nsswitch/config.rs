@@ -31,9 +31,13 @@
 //!
 //! Unknown keys are errors; every validation error names its key.
 
-use netsparse_externs::cache::{CacheCapacity, CacheConfig, CacheMode, MAX_WAYS, SEGMENTS, SEGMENT_BYTES};
+use netsparse_externs::cache::{
+    CacheCapacity, CacheConfig, CacheMode, MAX_WAYS, SEGMENTS, SEGMENT_BYTES,
+};
 use netsparse_externs::concat::{ConcatConfig, VirtualCqConfig};
-use netsparse_externs::wire::{pr_capacity, pr_stride, DeviceAddr, PrType, DEFAULT_MTU, MAX_SWITCH_ID};
+use netsparse_externs::wire::{
+    pr_capacity, pr_stride, DeviceAddr, PrType, DEFAULT_MTU, MAX_SWITCH_ID,
+};
 use netsparse_externs::{Clock, Time};
 use serde::Deserialize;
 use thiserror::Error;
@@ -135,7 +139,9 @@ impl Default for NsConfig {
                 mode: CacheMode::new(64).unwrap_or(CacheMode::new(16).expect("16 is a valid mode")),
             },
             switch_id: id,
-            mac: DeviceAddr::Switch(id).mac().unwrap_or([0x02, 0x4e, 0x57, 0, 0, 0]),
+            mac: DeviceAddr::Switch(id)
+                .mac()
+                .unwrap_or([0x02, 0x4e, 0x57, 0, 0, 0]),
             ipv4: DeviceAddr::Switch(id).ipv4().unwrap_or([10, 128, 0, 1]),
             seed: 0,
             max_frame: 9216,
@@ -241,15 +247,18 @@ fn parse_mac(s: &str) -> Option<[u8; 6]> {
 }
 
 fn parse_ipv4(s: &str) -> Option<[u8; 4]> {
-    s.trim().parse::<std::net::Ipv4Addr>().ok().map(|a| a.octets())
+    s.trim()
+        .parse::<std::net::Ipv4Addr>()
+        .ok()
+        .map(|a| a.octets())
 }
 
 impl NsConfig {
     /// Read a TOML configuration (keys left out keep their Table 5
     /// defaults) and validate it.
     pub fn from_toml(text: &str) -> Result<NsConfig, NsConfigError> {
-        let raw: RawConfig =
-            toml::from_str(text).map_err(|e| NsConfigError::Syntax(e.to_string().trim_end().to_owned()))?;
+        let raw: RawConfig = toml::from_str(text)
+            .map_err(|e| NsConfigError::Syntax(e.to_string().trim_end().to_owned()))?;
         let mut c = NsConfig::default();
         if let Some(v) = raw.ports {
             c.ports = v;
@@ -259,7 +268,10 @@ impl NsConfig {
         }
         if let Some(v) = raw.clock_mhz {
             if v == 0 || v > 1_000_000 {
-                return Err(invalid("clock_mhz", format!("{v} MHz (must be 1..=1000000)")));
+                return Err(invalid(
+                    "clock_mhz",
+                    format!("{v} MHz (must be 1..=1000000)"),
+                ));
             }
             c.clock = Clock::from_mhz(v);
         }
@@ -292,8 +304,12 @@ impl NsConfig {
             c.ipv4 = ip;
         }
         if let Some(m) = &sw.mac {
-            c.mac = parse_mac(m)
-                .ok_or_else(|| invalid("switch.mac", format!("`{m}` is not a MAC address (aa:bb:cc:dd:ee:ff)")))?;
+            c.mac = parse_mac(m).ok_or_else(|| {
+                invalid(
+                    "switch.mac",
+                    format!("`{m}` is not a MAC address (aa:bb:cc:dd:ee:ff)"),
+                )
+            })?;
         }
         if let Some(a) = &sw.ipv4 {
             c.ipv4 = parse_ipv4(a)
@@ -311,7 +327,10 @@ impl NsConfig {
         }
         if let Some(v) = cache.mode {
             c.cache.mode = CacheMode::new(v).map_err(|_| {
-                invalid("cache.mode", format!("{v} bytes is not a power of two in 16..=512"))
+                invalid(
+                    "cache.mode",
+                    format!("{v} bytes is not a power of two in 16..=512"),
+                )
             })?;
         }
         c.virtual_cqs = raw.virtual_cqs.map(|v| VirtualCqConfig {
@@ -325,7 +344,10 @@ impl NsConfig {
     /// Check every value and their consistency.
     pub fn validate(&self) -> Result<(), NsConfigError> {
         if self.ports == 0 || self.ports > MAX_PORTS {
-            return Err(invalid("ports", format!("{} (must be 1..={MAX_PORTS})", self.ports)));
+            return Err(invalid(
+                "ports",
+                format!("{} (must be 1..={MAX_PORTS})", self.ports),
+            ));
         }
         if self.pipes == 0 || self.ports % self.pipes != 0 {
             return Err(invalid(
@@ -350,7 +372,11 @@ impl NsConfig {
         if self.max_frame < self.mtu + 14 {
             return Err(invalid(
                 "max_frame",
-                format!("{} is below the MTU plus Ethernet ({})", self.max_frame, self.mtu + 14),
+                format!(
+                    "{} is below the MTU plus Ethernet ({})",
+                    self.max_frame,
+                    self.mtu + 14
+                ),
             ));
         }
         if self.max_queues == 0 {
@@ -369,7 +395,10 @@ impl NsConfig {
             }
         }
         if self.cache.ways == 0 || self.cache.ways > MAX_WAYS {
-            return Err(invalid("cache.ways", format!("{} (must be 1..={MAX_WAYS})", self.cache.ways)));
+            return Err(invalid(
+                "cache.ways",
+                format!("{} (must be 1..={MAX_WAYS})", self.cache.ways),
+            ));
         }
         if let CacheCapacity::Bytes(total) = self.cache.capacity {
             if total > 0 {
@@ -490,13 +519,18 @@ mod tests {
              [cache]\nsize = \"256KiB\"\nways = 4\nmode = 32\n[virtual_cqs]\nchunk_bytes = 128\nchunks = 64\n",
         )
         .unwrap();
-        assert_eq!((c.ports, c.pipes, c.pipe_of(15), c.pipe_of(4)), (16, 4, 3, 1));
+        assert_eq!(
+            (c.ports, c.pipes, c.pipe_of(15), c.pipe_of(4)),
+            (16, 4, 3, 1)
+        );
         assert_eq!(c.clock, Clock::from_mhz(1000));
         assert_eq!(c.ipv4, [10, 128, 0, 8]);
         assert_eq!(c.pipe_cache().capacity, CacheCapacity::Bytes(64 << 10));
         assert_eq!(c.cache.mode.bytes(), 32);
         assert!(c.virtual_cqs.is_some());
-        let c = NsConfig::from_toml("[switch]\nmac = \"02:00:00:00:00:09\"\nipv4 = \"192.0.2.1\"\n").unwrap();
+        let c =
+            NsConfig::from_toml("[switch]\nmac = \"02:00:00:00:00:09\"\nipv4 = \"192.0.2.1\"\n")
+                .unwrap();
         assert_eq!((c.mac[5], c.ipv4), (9, [192, 0, 2, 1]));
         for (s, cap) in [
             ("\"disabled\"", CacheCapacity::Disabled),
@@ -529,7 +563,10 @@ mod tests {
         assert_eq!(key("max_queues = 0\n"), "max_queues");
         assert_eq!(key("[switch]\nid = 9000000\n"), "switch.id");
         assert_eq!(key("[switch]\nmac = \"02:00\"\n"), "switch.mac");
-        assert_eq!(key("[virtual_cqs]\nchunk_bytes = 128\nchunks = 2\n"), "virtual_cqs");
+        assert_eq!(
+            key("[virtual_cqs]\nchunk_bytes = 128\nchunks = 2\n"),
+            "virtual_cqs"
+        );
         let s = key("port = 16\n");
         assert!(s.starts_with("syntax") && s.contains("port"), "{s}");
         let s = key("[cache]\nsise = 1\n");

@@ -329,13 +329,22 @@ impl NsStats {
             ("malformed: read PRs with payloads", m.read_with_payload),
             ("malformed: bad property length", m.bad_prop_len),
             ("malformed: no PRs", m.empty),
-            ("malformed: property length is not the cache mode", m.cache_mode_mismatch),
-            ("program error: response without a property", e.response_without_payload),
+            (
+                "malformed: property length is not the cache mode",
+                m.cache_mode_mismatch,
+            ),
+            (
+                "program error: response without a property",
+                e.response_without_payload,
+            ),
             ("program error: read with a property", e.read_with_payload),
             ("program error: bad PR type", e.bad_type),
             ("program error: bad egress port", e.bad_port),
             ("program error: property length changed", e.prop_len_changed),
-            ("program error: Insert without a property", e.insert_without_payload),
+            (
+                "program error: Insert without a property",
+                e.insert_without_payload,
+            ),
             ("program error: unaddressable destination", e.unaddressable),
             ("program error: unsupported primitive", e.unsupported),
             ("program error: PR refused by the Concatenator", e.rejected),
@@ -346,12 +355,18 @@ impl NsStats {
             ("bad egress_spec from ingress", t.bad_egress_spec),
             ("packets dropped by the middle pipe", t.packets_dropped),
             ("PRs dropped by the middle pipe", t.prs_dropped),
-            ("CQ flushes: property length change", t.flushes.prop_len_change),
+            (
+                "CQ flushes: property length change",
+                t.flushes.prop_len_change,
+            ),
             ("CQ flushes: evicted", t.flushes.evicted),
             ("egress parser errors", t.egress_parser_errors),
             ("dropped by egress", t.egress_drops),
             ("PRs still pending", t.prs_pending),
-            ("extern index out of range", self.engine.extern_index_out_of_range),
+            (
+                "extern index out of range",
+                self.engine.extern_index_out_of_range,
+            ),
             ("parser timeouts", self.engine.parser_timeouts),
         ];
         for (what, n) in lines {

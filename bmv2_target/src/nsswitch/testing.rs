@@ -79,7 +79,12 @@ pub fn read_frame(src: u32, dst: u32, prop_len: u32, idxs: &[u64]) -> Result<Vec
 /// A response frame from node `src` (the owner) to node `dst` (the
 /// requester) carrying [`property`] of each idx (tid 0, req_id = position;
 /// the PR's `src` is the requester, as in a read turned into a response).
-pub fn response_frame(src: u32, dst: u32, prop_len: u32, idxs: &[u64]) -> Result<Vec<u8>, WireError> {
+pub fn response_frame(
+    src: u32,
+    dst: u32,
+    prop_len: u32,
+    idxs: &[u64],
+) -> Result<Vec<u8>, WireError> {
     let props: Vec<Vec<u8>> = idxs.iter().map(|&i| property(i, prop_len)).collect();
     let prs: Vec<(PrRepr, &[u8])> = idxs
         .iter()
@@ -97,7 +102,14 @@ pub fn response_frame(src: u32, dst: u32, prop_len: u32, idxs: &[u64]) -> Result
             )
         })
         .collect();
-    pr_frame(DeviceAddr::Node(src), PrType::Response, dst, prop_len, &prs, 0)
+    pr_frame(
+        DeviceAddr::Node(src),
+        PrType::Response,
+        dst,
+        prop_len,
+        &prs,
+        0,
+    )
 }
 
 /// A frame that left the switch: when, on which port, the bytes.
@@ -152,7 +164,10 @@ pub fn replay<D: Datapath>(
 /// Routes of `programs/netsparse_tor.p4`: table `node_port` gets node →
 /// port for every `(node, port)` pair (NetSparse traffic) and `ipv4_port`
 /// the node's /32 (other IPv4 traffic).
-pub fn install_tor_routes(sw: &mut NsSwitch, routes: &[(u32, u32)]) -> Result<(), ControlPlaneError> {
+pub fn install_tor_routes(
+    sw: &mut NsSwitch,
+    routes: &[(u32, u32)],
+) -> Result<(), ControlPlaneError> {
     for &(node, port) in routes {
         sw.add_entry(
             "node_port",

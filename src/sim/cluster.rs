@@ -1,0 +1,652 @@
+//! The NetSparse modes: the leaf-spine cluster running the compiled
+//! programs in the event loop, with a host model per node, and the
+//! end-of-run verification.
+//!
+//! # Devices
+//!
+//! * every node: a [`Nic`] running `netsparse_nic.p4` (without the Idx
+//!   Filter for `rig`, without coalescing for `rig` and `+filter`) with
+//!   [`SimMemory`] as host memory, the partition installed in its
+//!   destination solver and its property slice served;
+//! * every ToR: for `netsparse`, the NetSparse multi-pipe switch
+//!   ([`NsSwitch`]) running `netsparse_tor.p4`, H host ports + S uplinks in
+//!   [`LeafSpine::tor_pipes`] pipes, Property Cache in K × 4-byte mode;
+//!   before that step a v1model [`Switch`] running `netsparse_spine.p4`
+//!   (plain forwarding by destination node);
+//! * every spine: a v1model [`Switch`] running `netsparse_spine.p4`.
+//!
+//! Switch tables come from [`LeafSpine::control_plane`] with the default
+//! [`TableTemplates`] (`node_port` / `ipv4_port`, action `set_port`: the
+//! names both switch programs use), applied as BMv2 command files. Each
+//! program variant is compiled once per run ([`ProgramCache`]).
+//!
+//! # Host model
+//!
+//! Node `n`'s host posts, at time 0, one RIG command per `rig-batch`
+//! consecutive entries of its idx list — its nonzeros whose column another
+//! node owns, in row order (local nonzeros need no communication and are
+//! never posted). The NIC queues each command on the client unit with the
+//! fewest commands (ties to the lowest unit), i.e. round-robin over the
+//! `rig-clients` client units; each unit works through its commands in
+//! order. The node finishes when its last command completes (the
+//! completion's time, one PCIe latency after the last property write); the
+//! mode's communication time is the last finish (the tail node). A node
+//! without remote nonzeros finishes at 0 (it still serves reads).
+//!
+//! # Verification
+//!
+//! Every destination write is checked as it happens ([`SimMemory`]); at the
+//! end every node must have gathered the right property for every distinct
+//! remote idx it needed, no command may have failed or been rejected, and
+//! with `spmm` one SpMM iteration over the node's rows with the gathered
+//! plus local properties must equal the direct computation. Any failure is
+//! recorded in the mode's [`Verification`]; [`crate::sim::report::Report::check`]
+//! turns it into an error.
+
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
+use std::time::Instant;
+
+use serde::Serialize;
+
+use netsparse_bmv2::control::commands;
+use netsparse_bmv2::{NsConfig, NsSwitch, Switch, SwitchConfig};
+use netsparse_externs::cache::{CacheCapacity, CacheMode};
+use netsparse_externs::time::serialization_time;
+use netsparse_externs::wire::DeviceAddr;
+use netsparse_externs::{Clock, Datapath, Outputs, Time};
+use netsparse_nic::{
+    property_word, CompletionStatus, Nic, NicConfig, PropertySlice, RigCommand,
+};
+
+use super::config::{ConfigError, SimConfig};
+use super::engine::{DeviceId, Engine, Outcome};
+use super::hostmem::{SimMemory, DEST_BASE, IDX_BASE, PROP_BASE};
+use super::matrix::CsrMatrix;
+use super::partition::Partition;
+use super::programs::{Bundled, ProgramCache};
+use super::report::{Bytes, ModeResult, NodeResult};
+use super::topology::{Device, LeafSpine, TableTemplates};
+use super::{Mode, Progress, SimError};
+
+/// Options of a NetSparse run beyond the parameters.
+#[derive(Clone, Debug, Default)]
+pub struct RunOptions {
+    /// Also compute one SpMM iteration with the gathered properties and
+    /// compare it with a direct computation (stores the gathered bytes).
+    pub spmm: bool,
+    /// Test hook: the owner of this idx serves a wrong property for it.
+    pub corrupt_idx: Option<u64>,
+    /// Stop flag (Ctrl-C).
+    pub stop: Option<Arc<AtomicBool>>,
+}
+
+/// One device of the simulated cluster.
+#[allow(clippy::large_enum_variant)]
+pub enum ClusterDevice {
+    /// A node's SmartNIC.
+    Nic(Box<Nic<SimMemory>>),
+    /// A NetSparse ToR.
+    NetSparse(Box<NsSwitch>),
+    /// A v1model switch (spines; ToRs before the `+switch` step).
+    V1(Box<Switch>),
+}
+
+impl Datapath for ClusterDevice {
+    #[inline]
+    fn on_packet(&mut self, now: Time, port: u32, frame: &[u8], out: &mut Outputs) {
+        match self {
+            ClusterDevice::Nic(d) => d.on_packet(now, port, frame, out),
+            ClusterDevice::NetSparse(d) => d.on_packet(now, port, frame, out),
+            ClusterDevice::V1(d) => d.on_packet(now, port, frame, out),
+        }
+    }
+    #[inline]
+    fn on_timer(&mut self, now: Time, out: &mut Outputs) {
+        match self {
+            ClusterDevice::Nic(d) => d.on_timer(now, out),
+            ClusterDevice::NetSparse(d) => d.on_timer(now, out),
+            ClusterDevice::V1(d) => d.on_timer(now, out),
+        }
+    }
+    #[inline]
+    fn next_deadline(&self) -> Option<Time> {
+        match self {
+            ClusterDevice::Nic(d) => d.next_deadline(),
+            ClusterDevice::NetSparse(d) => d.next_deadline(),
+            ClusterDevice::V1(d) => d.next_deadline(),
+        }
+    }
+}
+
+/// The end-of-run check of one mode.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct Verification {
+    /// Nodes checked.
+    pub nodes: u32,
+    /// Distinct remote idxs needed, summed over nodes.
+    pub needed: u64,
+    /// Of which gathered with the right property.
+    pub ok: u64,
+    /// Never gathered.
+    pub missing: u64,
+    /// Gathered with a wrong property.
+    pub wrong: u64,
+    /// Writes of properties nobody asked for.
+    pub unexpected: u64,
+    /// RIG commands that failed (watchdog, bad address, unroutable).
+    pub failed_commands: u64,
+    /// RIG commands `post_rig` rejected.
+    pub rejected_commands: u64,
+    /// Commands that never completed although the cluster went idle.
+    pub unfinished_commands: u64,
+    /// SpMM rows compared (with `spmm`).
+    pub spmm_rows: Option<u64>,
+    /// SpMM rows that differ from the direct computation.
+    pub spmm_wrong_rows: u64,
+    /// The first problems, one line each.
+    pub first: Vec<String>,
+}
+
+impl Verification {
+    /// Whether everything checked out.
+    pub fn passed(&self) -> bool {
+        self.ok == self.needed
+            && self.unexpected == 0
+            && self.failed_commands == 0
+            && self.rejected_commands == 0
+            && self.unfinished_commands == 0
+            && self.spmm_wrong_rows == 0
+    }
+
+    fn note(&mut self, line: String) {
+        if self.first.len() < 20 {
+            self.first.push(line);
+        }
+    }
+}
+
+/// How the simulator itself performed on one mode.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct RunStats {
+    /// Wall-clock time of the event loop, seconds.
+    pub wall_secs: f64,
+    /// Wall-clock time of building the cluster (devices, tables), seconds.
+    pub setup_secs: f64,
+    /// Events processed.
+    pub events: u64,
+    /// Simulated time at the end.
+    pub sim_time: Time,
+    /// Idxs the RIG client units ran through host_to_net (every remote
+    /// nonzero: each a PR generated, then filtered, coalesced or issued).
+    pub idxs: u64,
+    /// Read PRs issued by the NICs.
+    pub prs_issued: u64,
+    /// Response PRs the NICs received.
+    pub responses: u64,
+    /// Frames delivered over links.
+    pub frames: u64,
+    /// `idxs` per second of wall time.
+    pub idxs_per_sec: f64,
+    /// PR transits per second of wall time: (idxs + issued reads, each
+    /// answered by one response) / wall time.
+    pub prs_per_sec: f64,
+    /// Program variants compiled for this mode (0 when cached).
+    pub compilations: u32,
+}
+
+/// Property lengths the NetSparse ToR's Property Cache can be configured for.
+fn cache_mode(prop_len: u32) -> Option<CacheMode> {
+    CacheMode::new(prop_len).ok()
+}
+
+/// Check the parameters a NetSparse mode needs beyond [`SimConfig::validate`].
+pub fn check_mode(cfg: &SimConfig, mode: Mode) -> Result<(), ConfigError> {
+    let Some(ab) = mode.ablation() else {
+        return Ok(());
+    };
+    if ab.switch && cache_mode(cfg.prop_bytes()).is_none() {
+        return Err(ConfigError::OutOfRange {
+            name: "k",
+            value: cfg.k.to_string(),
+            range: "4, 8, 16, 32, 64 or 128 for the netsparse mode (the ToR's Property Cache \
+                    holds properties of K x 4 = 16..=512 bytes, a power of two; the ablation \
+                    steps rig..+nic-concat run with any K)"
+                .into(),
+        });
+    }
+    Ok(())
+}
+
+fn cp_err(what: String) -> SimError {
+    SimError::Cluster(what)
+}
+
+/// Build and run one NetSparse mode. `programs` is shared by the modes of
+/// a run, so each program variant is compiled once.
+#[allow(clippy::too_many_arguments)]
+pub fn run_mode(
+    m: &CsrMatrix,
+    part: &Partition,
+    cfg: &SimConfig,
+    mode: Mode,
+    programs: &mut ProgramCache,
+    opts: &RunOptions,
+    progress: &mut dyn FnMut(Progress) -> bool,
+) -> Result<ModeResult, SimError> {
+    let Some(ab) = mode.ablation() else {
+        return Err(cp_err(format!("{mode} is not a NetSparse mode")));
+    };
+    check_mode(cfg, mode)?;
+    let setup_start = Instant::now();
+    let t = cfg.topology().map_err(ConfigError::from)?;
+    let prop_len = cfg.prop_bytes();
+    let compiled_before = programs.compilations();
+    let mut defines: Vec<&'static str> = Vec::new();
+    if !ab.filter {
+        defines.push("NS_NO_FILTER");
+    }
+    if !ab.coalesce {
+        defines.push("NS_NO_COALESCE");
+    }
+    let nic_art = programs.get(Bundled::Nic, &defines)?;
+    let spine_art = programs.get(Bundled::Spine, &[])?;
+    let tor_art = if ab.switch {
+        Some(programs.get(Bundled::Tor, &[])?)
+    } else {
+        None
+    };
+    let compilations = programs.compilations() - compiled_before;
+
+    // Devices, in LeafSpine::device_index order.
+    let nodes = t.nodes();
+    let cols = u64::from(m.cols());
+    let bounds: Vec<u64> = part.cols.bounds().iter().map(|&b| u64::from(b)).collect();
+    let mut devices: Vec<ClusterDevice> = Vec::with_capacity(t.device_count());
+    let mut remote_nnz = vec![0u64; nodes as usize];
+    for n in 0..nodes {
+        let view = part.node(m, n);
+        let idxs: Vec<u32> = view.remote().map(|(c, _)| c).collect();
+        remote_nnz[n as usize] = idxs.len() as u64;
+        let owned = part.cols.range(n);
+        let mut mem = SimMemory::new(
+            idxs,
+            cols,
+            prop_len,
+            u64::from(owned.start),
+            u64::from(owned.end - owned.start),
+            opts.spmm,
+        );
+        if let Some(i) = opts.corrupt_idx {
+            if u64::from(owned.start) <= i && i < u64::from(owned.end) {
+                mem.corrupt(Some(i));
+            }
+        }
+        let nic_cfg = NicConfig {
+            node: n,
+            rig_units: cfg.rig_units,
+            client_units: cfg.client_units(),
+            pending_entries: cfg.pending_entries as usize,
+            filter_columns: cols.max(1),
+            clock_mhz: cfg.nic_clock_mhz,
+            delay_cycles: if ab.nic_concat {
+                cfg.nic_delay_cycles
+            } else {
+                0
+            },
+            mtu: cfg.mtu as usize,
+            link_gbps: cfg.link_gbps,
+            watchdog_us: cfg.max_sim_time_ms.saturating_mul(1000).clamp(1, 3_600_000_000),
+            seed: cfg.seed ^ u64::from(n),
+            ..NicConfig::default()
+        };
+        let mut nic = Nic::new(&nic_art, nic_cfg, mem)
+            .map_err(|e| cp_err(format!("node {n}'s NIC: {e}")))?;
+        nic.install_partition(&bounds)
+            .map_err(|e| cp_err(format!("node {n}'s destination solver: {e}")))?;
+        let owned = part.cols.range(n);
+        nic.serve_properties(PropertySlice {
+            base_addr: PROP_BASE,
+            first_idx: u64::from(owned.start),
+            count: u64::from(owned.end - owned.start),
+            prop_len,
+        })
+        .map_err(|e| cp_err(format!("node {n}'s property slice: {e}")))?;
+        devices.push(ClusterDevice::Nic(Box::new(nic)));
+    }
+    let templates = TableTemplates::default();
+    for d in t.devices().filter(|d| !matches!(d, Device::Node(_))) {
+        let entries = t.control_plane(d, &templates);
+        let file = format!("{d}-commands.txt");
+        let dev = match (d, &tor_art) {
+            (Device::Tor(r), Some(art)) => {
+                let ns = tor_config(&t, cfg, r, prop_len)?;
+                let mut sw = NsSwitch::new(art, ns).map_err(|e| cp_err(format!("{d}: {e}")))?;
+                commands::apply(&mut sw, &entries, &file)
+                    .map_err(|e| cp_err(format!("{d}: {e}")))?;
+                sw.cache_invalidate();
+                ClusterDevice::NetSparse(Box::new(sw))
+            }
+            _ => {
+                let mut sw = Switch::new(
+                    &spine_art,
+                    SwitchConfig {
+                        seed: cfg.seed,
+                        ..SwitchConfig::default()
+                    },
+                )
+                .map_err(|e| cp_err(format!("{d}: {e}")))?;
+                commands::apply(&mut sw, &entries, &file)
+                    .map_err(|e| cp_err(format!("{d}: {e}")))?;
+                ClusterDevice::V1(Box::new(sw))
+            }
+        };
+        devices.push(dev);
+    }
+    let mut engine: Engine<ClusterDevice> = Engine::new(cfg.engine_config(opts.stop.clone()));
+    for (d, dev) in t.devices().zip(devices) {
+        let latency = match d {
+            Device::Node(_) => Time::ZERO,
+            _ => cfg.switch_latency(),
+        };
+        engine.add_device(Box::new(dev), latency, d.to_string());
+    }
+    for l in t.links() {
+        let a = t.device_index(l.a.device) as DeviceId;
+        let b = t.device_index(l.b.device) as DeviceId;
+        engine
+            .connect(a, l.a.port, b, l.b.port, cfg.link())
+            .map_err(SimError::Engine)?;
+    }
+
+    // The hosts post their commands.
+    let batch = u64::from(cfg.rig_batch);
+    let mut posted = vec![0u64; nodes as usize];
+    let mut ver = Verification {
+        nodes,
+        ..Verification::default()
+    };
+    for n in 0..nodes {
+        let Some(ClusterDevice::Nic(nic)) = engine.device_mut(n) else {
+            continue;
+        };
+        let count = remote_nnz[n as usize];
+        let mut i = 0;
+        while i < count {
+            let c = RigCommand {
+                idx_addr: IDX_BASE + i * 8,
+                dest_addr: DEST_BASE,
+                count: batch.min(count - i),
+                property_size: prop_len,
+            };
+            match nic.post_rig(Time::ZERO, c) {
+                Ok(_) => posted[n as usize] += 1,
+                Err(e) => {
+                    ver.rejected_commands += 1;
+                    ver.note(format!("node {n}: RIG command at idx {i} rejected: {e}"));
+                }
+            }
+            i += batch;
+        }
+    }
+    let setup_secs = setup_start.elapsed().as_secs_f64();
+
+    // Run.
+    let total: u64 = remote_nnz.iter().sum();
+    let phase = phase_name(mode);
+    let start = Instant::now();
+    let outcome = engine
+        .run_observed(&mut |e: &Engine<ClusterDevice>| {
+            let done = (0..nodes)
+                .filter_map(|n| match e.device(n) {
+                    Some(ClusterDevice::Nic(nic)) => Some(nic.stats_ref().idxs_read),
+                    _ => None,
+                })
+                .sum();
+            progress(Progress {
+                phase,
+                done,
+                total,
+            })
+        })
+        .map_err(SimError::Engine)?;
+    let wall_secs = start.elapsed().as_secs_f64();
+    let stopped = outcome == Outcome::Stopped;
+    let now = engine.now();
+
+    // Results.
+    let mut tor_rates = Vec::new();
+    let (mut hits, mut lookups) = (0u64, 0u64);
+    for r in 0..t.racks() {
+        let id = t.device_index(Device::Tor(r)) as DeviceId;
+        match engine.device(id) {
+            Some(ClusterDevice::NetSparse(sw)) => {
+                let c = sw.stats().total.cache;
+                hits += c.hits;
+                lookups += c.lookups;
+                tor_rates.push(Some(ratio(c.hits, c.lookups)));
+            }
+            _ => tor_rates.push(None),
+        }
+    }
+    let mut results = Vec::with_capacity(nodes as usize);
+    let mut stats = RunStats {
+        wall_secs,
+        setup_secs,
+        events: engine.stats().events,
+        sim_time: now,
+        compilations,
+        ..RunStats::default()
+    };
+    for n in 0..nodes {
+        let rx = engine.rx_counters(n, 0).unwrap_or_default();
+        let tx = engine.tx_counters(n, 0).unwrap_or_default();
+        stats.frames += rx.packets;
+        let Some(ClusterDevice::Nic(nic)) = engine.device_mut(n) else {
+            continue;
+        };
+        let mut finish = Time::ZERO;
+        let mut completed = 0u64;
+        while let Some(c) = nic.poll_cq() {
+            completed += 1;
+            finish = finish.max(c.at);
+            if let CompletionStatus::Failed(reason) = &c.status {
+                ver.failed_commands += 1;
+                ver.note(format!("node {n}: RIG command {} failed: {reason}", c.id.0));
+            }
+        }
+        let unfinished = posted[n as usize].saturating_sub(completed);
+        if unfinished > 0 {
+            if stopped {
+                finish = now;
+            } else {
+                ver.unfinished_commands += unfinished;
+                ver.note(format!(
+                    "node {n}: {unfinished} RIG command(s) never completed"
+                ));
+            }
+        }
+        let s = nic.stats_ref();
+        stats.idxs += s.idxs_read;
+        stats.prs_issued += s.prs_issued;
+        stats.responses += s.responses_received;
+        let rx_b = Bytes {
+            header: rx.header_bytes + rx.other_bytes,
+            payload: rx.payload_bytes,
+        };
+        let tx_b = Bytes {
+            header: tx.header_bytes + tx.other_bytes,
+            payload: tx.payload_bytes,
+        };
+        let wire = serialization_time(rx_b.total().max(tx_b.total()), cfg.link_gbps);
+        let mut r = NodeResult::new(n, finish, wire, rx_b, tx_b, cfg.link_gbps);
+        r.rx_packets = Some(rx.packets);
+        r.tx_packets = Some(tx.packets);
+        r.remote_nnz = remote_nnz[n as usize];
+        r.prs = Some(s.prs_issued);
+        r.fc_rate = (r.remote_nnz > 0)
+            .then(|| 1.0 - s.prs_issued as f64 / r.remote_nnz as f64);
+        r.prs_per_packet = (rx.response_packets > 0)
+            .then(|| rx.response_prs as f64 / rx.response_packets as f64);
+        r.cache_hit_rate = tor_rates
+            .get(t.rack_of(n) as usize)
+            .copied()
+            .flatten();
+        if !stopped {
+            let c = nic.memory().check();
+            ver.needed += c.needed;
+            ver.ok += c.ok;
+            ver.missing += c.missing;
+            ver.wrong += c.wrong;
+            ver.unexpected += c.unexpected;
+            for (idx, what) in &c.first {
+                ver.note(format!("node {n}: idx {idx}: {what}"));
+            }
+            let mut passed = c.passed() && unfinished == 0;
+            if opts.spmm {
+                let (rows, wrong, first) = spmm_check(m, part, n, nic.memory(), cfg.k);
+                *ver.spmm_rows.get_or_insert(0) += rows;
+                ver.spmm_wrong_rows += wrong;
+                if let Some(row) = first {
+                    passed = false;
+                    ver.note(format!(
+                        "node {n}: SpMM row {row} differs from the direct computation"
+                    ));
+                }
+            }
+            r.verified = Some(passed);
+        }
+        results.push(r);
+    }
+    if stats.wall_secs > 0.0 {
+        stats.idxs_per_sec = stats.idxs as f64 / stats.wall_secs;
+        stats.prs_per_sec = (stats.idxs + stats.prs_issued) as f64 / stats.wall_secs;
+    }
+    let mut mr = ModeResult::new(mode.name(), description(mode), results, stopped);
+    mr.cache_hit_rate = (lookups > 0).then(|| ratio(hits, lookups));
+    mr.verification = (!stopped).then_some(ver);
+    mr.run = Some(stats);
+    Ok(mr)
+}
+
+fn ratio(a: u64, b: u64) -> f64 {
+    if b == 0 {
+        0.0
+    } else {
+        a as f64 / b as f64
+    }
+}
+
+fn phase_name(mode: Mode) -> &'static str {
+    match mode {
+        Mode::Rig => "rig: idxs through the RIG units",
+        Mode::Filter => "+filter: idxs through the RIG units",
+        Mode::Coalesce => "+coalesce: idxs through the RIG units",
+        Mode::NicConcat => "+nic-concat: idxs through the RIG units",
+        _ => "netsparse: idxs through the RIG units",
+    }
+}
+
+/// One line on what a NetSparse mode runs.
+pub fn description(mode: Mode) -> &'static str {
+    match mode {
+        Mode::Rig => "RIG units only: no filter, no coalescing, NIC DelayCycles 0, plain ToRs",
+        Mode::Filter => "RIG + Idx Filter (no coalescing, NIC DelayCycles 0, plain ToRs)",
+        Mode::Coalesce => "RIG + filter + coalescing (NIC DelayCycles 0, plain ToRs)",
+        Mode::NicConcat => "RIG + filter + coalescing + NIC concatenation, plain ToRs",
+        _ => "full NetSparse: + NetSparse ToRs (Property Cache, switch concatenation)",
+    }
+}
+
+/// The NetSparse ToR shape of rack `r`.
+fn tor_config(t: &LeafSpine, cfg: &SimConfig, r: u32, prop_len: u32) -> Result<NsConfig, SimError> {
+    let mode = cache_mode(prop_len).ok_or_else(|| {
+        SimError::Config(ConfigError::OutOfRange {
+            name: "k",
+            value: cfg.k.to_string(),
+            range: "4..=128, a power of two, for the netsparse mode".into(),
+        })
+    })?;
+    let addr = DeviceAddr::Switch(r);
+    let mut ns = NsConfig {
+        ports: t.tor_ports(),
+        pipes: t.tor_pipes(),
+        clock: Clock::from_mhz(cfg.switch_clock_mhz),
+        delay_cycles: cfg.switch_delay_cycles,
+        mtu: cfg.mtu as usize,
+        switch_id: r,
+        mac: addr.mac().map_err(|e| cp_err(format!("tor{r}: {e}")))?,
+        ipv4: addr.ipv4().map_err(|e| cp_err(format!("tor{r}: {e}")))?,
+        seed: cfg.seed,
+        ..NsConfig::default()
+    };
+    ns.cache.capacity = if cfg.cache_unbounded {
+        CacheCapacity::Unbounded
+    } else if cfg.cache_bytes == 0 {
+        CacheCapacity::Disabled
+    } else {
+        CacheCapacity::Bytes(cfg.cache_bytes)
+    };
+    ns.cache.ways = cfg.cache_ways;
+    ns.cache.latency_cycles = cfg.cache_latency_cycles;
+    ns.cache.mode = mode;
+    ns.validate()
+        .map_err(|e| cp_err(format!("tor{r} ({}): {e}", ns.describe())))?;
+    Ok(ns)
+}
+
+/// Weight of nonzero `(r, c)` in the SpMM check (the simulator reads the
+/// pattern only): small, deterministic, never zero.
+fn weight(r: u32, c: u32) -> u32 {
+    1 + ((r.wrapping_mul(31) ^ c) & 7)
+}
+
+/// One SpMM iteration over node `n`'s rows, `y[r] = Σ w(r, c) · x[c]` in
+/// wrapping `u32` arithmetic per element, with `x[c]` the gathered property
+/// (remote) or the source (local), compared with `x[c]` always the source.
+/// Returns (rows, wrong rows, first wrong row).
+fn spmm_check(
+    m: &CsrMatrix,
+    part: &Partition,
+    n: u32,
+    mem: &SimMemory,
+    k: u32,
+) -> (u64, u64, Option<u32>) {
+    let view = part.node(m, n);
+    let k = k as usize;
+    let mut got = vec![0u32; k];
+    let mut want = vec![0u32; k];
+    let (mut rows, mut wrong, mut first) = (0u64, 0u64, None);
+    for r in view.rows.clone() {
+        got.iter_mut().for_each(|v| *v = 0);
+        want.iter_mut().for_each(|v| *v = 0);
+        for &c in view.row(r) {
+            let w = weight(r, c);
+            let gathered = if view.is_remote(c) {
+                mem.gathered(c)
+            } else {
+                None
+            };
+            for j in 0..k {
+                let src = property_word(u64::from(c), j as u32);
+                let x = match (view.is_remote(c), gathered) {
+                    (false, _) => src,
+                    (true, Some(b)) => {
+                        let mut w4 = [0u8; 4];
+                        w4.copy_from_slice(&b[4 * j..4 * j + 4]);
+                        u32::from_le_bytes(w4)
+                    }
+                    (true, None) => 0,
+                };
+                got[j] = got[j].wrapping_add(w.wrapping_mul(x));
+                want[j] = want[j].wrapping_add(w.wrapping_mul(src));
+            }
+        }
+        rows += 1;
+        if got != want {
+            wrong += 1;
+            first.get_or_insert(r);
+        }
+    }
+    (rows, wrong, first)
+}

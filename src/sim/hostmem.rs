@@ -1,0 +1,348 @@
+//! A memory-light [`HostMemory`] for the simulated nodes, so 128 nodes ×
+//! tens of millions of nonzeros fit in memory.
+//!
+//! Layout of node `n` (three registered regions, none stored densely):
+//!
+//! | region | address | content |
+//! |---|---|---|
+//! | idx array | [`IDX_BASE`] | the node's nonzeros with a remote column, in row order, as little-endian `u64`s (stored as `u32`s) |
+//! | destination array | [`DEST_BASE`] | one property slot per column (`cols × K × 4` bytes), sparse: only the slots of the node's distinct remote idxs are kept |
+//! | property slice | [`PROP_BASE`] | the node's own properties, computed on read from [`property_bytes`] |
+//!
+//! Every write into the destination array is checked against the source
+//! ([`is_property`]) as it happens: a slot is *ok* once written with the
+//! right bytes, and *wrong* for good once any write carried other bytes.
+//! With `keep_values` the written bytes are stored too (one slot per
+//! distinct remote idx), for the SpMM check.
+//!
+//! A test hook ([`SimMemory::corrupt`]) makes the node serve a wrong
+//! property for one idx, so the end-of-run verification can be seen to fail.
+
+use netsparse_nic::{is_property, property_bytes, HostMemory, MemError, Region, RegionKind};
+
+/// Host address of the idx array.
+pub const IDX_BASE: u64 = 1 << 44;
+/// Host address of the destination array (slot 0).
+pub const DEST_BASE: u64 = 2 << 44;
+/// Host address of the node's property slice.
+pub const PROP_BASE: u64 = 3 << 44;
+
+/// State of one destination slot.
+const NONE: u8 = 0;
+const OK: u8 = 1;
+const WRONG: u8 = 2;
+
+/// What the end-of-run check found on one node.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct NodeCheck {
+    /// Distinct remote idxs the node needed.
+    pub needed: u64,
+    /// Of which gathered with the right property.
+    pub ok: u64,
+    /// Never written.
+    pub missing: u64,
+    /// Written with a wrong property at least once.
+    pub wrong: u64,
+    /// Writes outside the needed slots (or misaligned).
+    pub unexpected: u64,
+    /// The first few problems, as `(idx, what)`.
+    pub first: Vec<(u64, &'static str)>,
+}
+
+impl NodeCheck {
+    /// Whether every needed property arrived intact and nothing else was written.
+    pub fn passed(&self) -> bool {
+        self.ok == self.needed && self.unexpected == 0
+    }
+}
+
+/// Problems listed per node at most.
+const FIRST: usize = 8;
+
+/// The simulated host memory of one node.
+#[derive(Clone, Debug)]
+pub struct SimMemory {
+    idxs: Vec<u32>,
+    prop_len: u32,
+    cols: u64,
+    first: u64,
+    count: u64,
+    needed: Vec<u32>,
+    state: Vec<u8>,
+    values: Option<Vec<u8>>,
+    unexpected: u64,
+    first_unexpected: Vec<u64>,
+    corrupt: Option<u64>,
+    writes: u64,
+}
+
+impl SimMemory {
+    /// Memory of a node whose remote nonzeros (columns, row order) are
+    /// `idxs`, in a matrix of `cols` columns with `prop_len`-byte
+    /// properties, owning properties `first..first + count`. With
+    /// `keep_values` the gathered bytes are stored (for the SpMM check).
+    pub fn new(
+        idxs: Vec<u32>,
+        cols: u64,
+        prop_len: u32,
+        first: u64,
+        count: u64,
+        keep_values: bool,
+    ) -> SimMemory {
+        let mut needed = idxs.clone();
+        needed.sort_unstable();
+        needed.dedup();
+        needed.shrink_to_fit();
+        let n = needed.len();
+        SimMemory {
+            idxs,
+            prop_len,
+            cols,
+            first,
+            count,
+            state: vec![NONE; n],
+            values: keep_values.then(|| vec![0; n * prop_len as usize]),
+            needed,
+            unexpected: 0,
+            first_unexpected: Vec::new(),
+            corrupt: None,
+            writes: 0,
+        }
+    }
+
+    /// Test hook: serve a wrong property (first byte inverted) for `idx`
+    /// when this node is its owner.
+    pub fn corrupt(&mut self, idx: Option<u64>) {
+        self.corrupt = idx;
+    }
+
+    /// The idx array (remote nonzeros in row order).
+    pub fn idxs(&self) -> &[u32] {
+        &self.idxs
+    }
+
+    /// Bytes of the idx array.
+    pub fn idx_bytes(&self) -> u64 {
+        self.idxs.len() as u64 * 8
+    }
+
+    /// The distinct remote idxs, sorted.
+    pub fn needed(&self) -> &[u32] {
+        &self.needed
+    }
+
+    /// Destination writes seen.
+    pub fn writes(&self) -> u64 {
+        self.writes
+    }
+
+    /// The gathered property of remote idx `idx` (with `keep_values`, once
+    /// written correctly).
+    pub fn gathered(&self, idx: u32) -> Option<&[u8]> {
+        let s = self.needed.binary_search(&idx).ok()?;
+        if self.state[s] != OK {
+            return None;
+        }
+        let p = self.prop_len as usize;
+        self.values.as_ref().map(|v| &v[s * p..(s + 1) * p])
+    }
+
+    /// Check every needed slot.
+    pub fn check(&self) -> NodeCheck {
+        let mut c = NodeCheck {
+            needed: self.needed.len() as u64,
+            unexpected: self.unexpected,
+            ..NodeCheck::default()
+        };
+        for &i in &self.first_unexpected {
+            c.first.push((i, "written but never requested"));
+        }
+        for (s, &st) in self.state.iter().enumerate() {
+            match st {
+                OK => c.ok += 1,
+                WRONG => c.wrong += 1,
+                _ => c.missing += 1,
+            }
+            if st != OK && c.first.len() < FIRST {
+                let what = if st == WRONG {
+                    "gathered property differs from the source"
+                } else {
+                    "property never gathered"
+                };
+                c.first.push((u64::from(self.needed[s]), what));
+            }
+        }
+        c
+    }
+
+    fn dest_len(&self) -> u64 {
+        self.cols.max(1).saturating_mul(u64::from(self.prop_len))
+    }
+
+    fn regions(&self) -> [Region; 3] {
+        [
+            Region {
+                start: IDX_BASE,
+                len: self.idx_bytes().max(8),
+                kind: RegionKind::Idxs,
+            },
+            Region {
+                start: DEST_BASE,
+                len: self.dest_len(),
+                kind: RegionKind::Destination,
+            },
+            Region {
+                start: PROP_BASE,
+                len: self.count.saturating_mul(u64::from(self.prop_len)).max(1),
+                kind: RegionKind::Properties,
+            },
+        ]
+    }
+
+    fn note_unexpected(&mut self, idx: u64) {
+        self.unexpected += 1;
+        if self.first_unexpected.len() < FIRST {
+            self.first_unexpected.push(idx);
+        }
+    }
+}
+
+impl HostMemory for SimMemory {
+    fn region(&self, addr: u64, len: u64) -> Option<Region> {
+        self.regions()
+            .into_iter()
+            .find(|r| r.contains(addr, len.max(1)) || (len == 0 && r.start == addr))
+    }
+
+    fn read(&self, addr: u64, buf: &mut [u8]) -> Result<(), MemError> {
+        let len = buf.len() as u64;
+        let r = self
+            .region(addr, len)
+            .ok_or(MemError::Unmapped { addr, len })?;
+        let off = addr - r.start;
+        match r.kind {
+            RegionKind::Idxs => {
+                // Idx entries are 8 bytes; serve any byte range of them.
+                for (k, b) in buf.iter_mut().enumerate() {
+                    let at = off + k as u64;
+                    let i = (at / 8) as usize;
+                    let v = u64::from(self.idxs.get(i).copied().unwrap_or(0));
+                    *b = v.to_le_bytes()[(at % 8) as usize];
+                }
+            }
+            RegionKind::Properties => {
+                let p = u64::from(self.prop_len.max(1));
+                if off % p == 0 && len == p {
+                    let idx = self.first + off / p;
+                    property_bytes(idx, buf);
+                    if self.corrupt == Some(idx) {
+                        buf[0] ^= 0xFF;
+                    }
+                } else {
+                    let mut prop = vec![0u8; p as usize];
+                    for (k, b) in buf.iter_mut().enumerate() {
+                        let at = off + k as u64;
+                        let idx = self.first + at / p;
+                        property_bytes(idx, &mut prop);
+                        if self.corrupt == Some(idx) {
+                            prop[0] ^= 0xFF;
+                        }
+                        *b = prop[(at % p) as usize];
+                    }
+                }
+            }
+            RegionKind::Destination => {
+                let p = u64::from(self.prop_len.max(1));
+                for (k, b) in buf.iter_mut().enumerate() {
+                    let at = off + k as u64;
+                    let idx = at / p;
+                    *b = u32::try_from(idx)
+                        .ok()
+                        .and_then(|i| self.gathered(i))
+                        .map_or(0, |v| v[(at % p) as usize]);
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn write(&mut self, addr: u64, data: &[u8]) -> Result<(), MemError> {
+        let len = data.len() as u64;
+        let r = self
+            .region(addr, len)
+            .ok_or(MemError::Unmapped { addr, len })?;
+        if r.kind != RegionKind::Destination {
+            return Err(MemError::WrongKind {
+                addr,
+                len,
+                kind: r.kind,
+                want: RegionKind::Destination,
+            });
+        }
+        self.writes += 1;
+        let p = u64::from(self.prop_len);
+        let off = addr - DEST_BASE;
+        let idx = off / p.max(1);
+        let slot = u32::try_from(idx)
+            .ok()
+            .and_then(|i| self.needed.binary_search(&i).ok());
+        let Some(s) = slot.filter(|_| off % p == 0 && len == p) else {
+            self.note_unexpected(idx);
+            return Ok(());
+        };
+        if is_property(idx, data) {
+            if self.state[s] == NONE {
+                self.state[s] = OK;
+            }
+        } else {
+            self.state[s] = WRONG;
+        }
+        if let Some(v) = self.values.as_mut() {
+            let p = p as usize;
+            v[s * p..(s + 1) * p].copy_from_slice(data);
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reads_writes_and_checks() {
+        // Columns 0..10, this node owns 4..6, K = 2 (8-byte properties).
+        let mut m = SimMemory::new(vec![9, 1, 9, 3], 10, 8, 4, 2, true);
+        assert_eq!(m.needed(), &[1, 3, 9]);
+        let mut w = [0u8; 16];
+        m.read(IDX_BASE + 8, &mut w).unwrap();
+        assert_eq!(u64::from_le_bytes(w[..8].try_into().unwrap()), 1);
+        assert_eq!(u64::from_le_bytes(w[8..].try_into().unwrap()), 9);
+        let mut p = [0u8; 8];
+        m.read(PROP_BASE + 8, &mut p).unwrap();
+        assert!(is_property(5, &p));
+        assert!(m.read(PROP_BASE + 16, &mut p).is_err());
+        assert_eq!(
+            m.region(DEST_BASE + 72, 8).map(|r| r.kind),
+            Some(RegionKind::Destination)
+        );
+        let mut good = [0u8; 8];
+        property_bytes(9, &mut good);
+        m.write(DEST_BASE + 72, &good).unwrap();
+        assert_eq!(m.gathered(9), Some(&good[..]));
+        let mut bad = [0u8; 8];
+        property_bytes(3, &mut bad);
+        bad[7] ^= 1;
+        m.write(DEST_BASE + 24, &bad).unwrap();
+        // Column 2 was never requested.
+        m.write(DEST_BASE + 16, &good).unwrap();
+        let c = m.check();
+        assert_eq!((c.needed, c.ok, c.wrong, c.missing, c.unexpected), (3, 1, 1, 1, 1));
+        assert!(!c.passed());
+        assert_eq!(c.first[0], (2, "written but never requested"));
+        assert!(m.write(IDX_BASE, &good).is_err());
+        m.corrupt(Some(4));
+        m.read(PROP_BASE, &mut p).unwrap();
+        assert!(!is_property(4, &p));
+    }
+}

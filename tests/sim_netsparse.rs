@@ -1,0 +1,281 @@
+//! The NetSparse modes of the simulator against exact oracles computed here,
+//! independently of the simulator's code: the 1D partition, each node's
+//! remote nonzeros and distinct remote idxs, SU's volume. Every run also
+//! verifies each node's gathered properties; a corrupted property must make
+//! that verification fail.
+
+use std::collections::BTreeSet;
+
+use netsparse::sim::cluster::RunOptions;
+use netsparse::sim::config::SimConfig;
+use netsparse::sim::matrix::{CooBuilder, CsrMatrix, GenSpec};
+use netsparse::sim::partition::Partition;
+use netsparse::sim::programs::ProgramCache;
+use netsparse::sim::report::{MatrixSummary, Report};
+use netsparse::sim::{simulate_with, Mode};
+
+/// Equal contiguous shares of `0..total` over `n` nodes, the first
+/// `total % n` one larger (the documented rule), computed here.
+fn shares(total: u64, n: u64) -> Vec<u64> {
+    let mut b = vec![0];
+    for i in 0..n {
+        let len = total / n + u64::from(i < total % n);
+        b.push(b[b.len() - 1] + len);
+    }
+    b
+}
+
+fn owner(bounds: &[u64], i: u64) -> usize {
+    (0..bounds.len() - 1)
+        .find(|&n| bounds[n] <= i && i < bounds[n + 1])
+        .unwrap()
+}
+
+/// Per node: (remote nonzeros, distinct remote idxs), from the coordinates.
+fn oracle(m: &CsrMatrix, nodes: u64) -> Vec<(u64, BTreeSet<u64>)> {
+    let rows = shares(u64::from(m.rows()), nodes);
+    let cols = shares(u64::from(m.cols()), nodes);
+    let mut out = vec![(0u64, BTreeSet::new()); nodes as usize];
+    for (r, c, _) in m.iter() {
+        let n = owner(&rows, u64::from(r));
+        if owner(&cols, u64::from(c)) != n {
+            out[n].0 += 1;
+            out[n].1.insert(u64::from(c));
+        }
+    }
+    out
+}
+
+fn summary(m: &CsrMatrix, name: &str) -> MatrixSummary {
+    MatrixSummary {
+        name: name.into(),
+        rows: m.rows(),
+        cols: m.cols(),
+        nnz: m.nnz(),
+        duplicates: 0,
+    }
+}
+
+fn run(m: &CsrMatrix, cfg: &SimConfig, modes: &[Mode], opts: &RunOptions) -> Report {
+    let part = Partition::equal(m, cfg.nodes).unwrap();
+    simulate_with(
+        m,
+        summary(m, "t"),
+        &part,
+        cfg,
+        modes,
+        opts,
+        &mut ProgramCache::new(),
+        &mut |_| true,
+    )
+    .unwrap()
+}
+
+/// A small skewed matrix: 96 x 96, every row reads its diagonal, two
+/// neighbours and, often, one of four hub columns.
+fn skewed() -> CsrMatrix {
+    let n = 96u64;
+    let mut b = CooBuilder::new(n, n, false).unwrap();
+    for r in 0..n {
+        b.push(r, r, 1.0).unwrap();
+        b.push(r, (r * 7 + 5) % n, 1.0).unwrap();
+        b.push(r, (r * 13 + 40) % n, 1.0).unwrap();
+        if r % 3 != 0 {
+            b.push(r, (r % 4) * 24 + 1, 1.0).unwrap();
+        }
+    }
+    b.build().0
+}
+
+fn small_cfg() -> SimConfig {
+    SimConfig {
+        nodes: 4,
+        racks: 2,
+        ..SimConfig::default()
+    }
+}
+
+#[test]
+fn serialised_filtered_gather_issues_exactly_the_distinct_remote_idxs() {
+    let m = skewed();
+    let want = oracle(&m, 4);
+    // One client unit and one command per node (batch = all): filtering and
+    // coalescing see every earlier PR of the node.
+    let cfg = SimConfig {
+        rig_units: 2,
+        rig_batch: 1 << 20,
+        ..small_cfg()
+    };
+    let r = run(&m, &cfg, &[Mode::Su, Mode::Coalesce, Mode::NetSparse], &RunOptions::default());
+    r.check().unwrap();
+    for mode in ["+coalesce", "netsparse"] {
+        let res = r.mode(mode).unwrap();
+        for (n, (remote, distinct)) in want.iter().enumerate() {
+            let node = res.node(n as u32).unwrap();
+            assert_eq!(node.remote_nnz, *remote, "{mode} node {n}");
+            assert_eq!(node.prs, Some(distinct.len() as u64), "{mode} node {n}");
+            assert_eq!(node.verified, Some(true));
+        }
+        let v = res.verification.as_ref().unwrap();
+        let total: u64 = want.iter().map(|w| w.1.len() as u64).sum();
+        assert_eq!((v.needed, v.ok), (total, total));
+        assert!(want.iter().any(|w| w.0 > w.1.len() as u64), "the oracle must see repeats");
+    }
+}
+
+#[test]
+fn without_filter_and_coalescing_every_remote_nonzero_is_a_pr() {
+    let m = skewed();
+    let want = oracle(&m, 4);
+    let cfg = SimConfig {
+        rig_batch: 16,
+        ..small_cfg()
+    };
+    let r = run(&m, &cfg, &[Mode::Rig, Mode::Filter], &RunOptions::default());
+    r.check().unwrap();
+    let rig = r.mode("rig").unwrap();
+    let filt = r.mode("+filter").unwrap();
+    for (n, (remote, distinct)) in want.iter().enumerate() {
+        let a = rig.node(n as u32).unwrap();
+        assert_eq!(a.prs, Some(*remote), "node {n}");
+        assert_eq!(a.fc_rate, Some(0.0));
+        // DelayCycles 0 and plain ToRs: one PR per packet.
+        assert_eq!(a.prs_per_packet, Some(1.0), "node {n}");
+        let f = filt.node(n as u32).unwrap().prs.unwrap();
+        assert!(f <= *remote && f >= distinct.len() as u64, "node {n}: {f}");
+    }
+    assert!(rig.cache_hit_rate.is_none());
+}
+
+#[test]
+fn su_volume_and_the_ablation_ladder() {
+    let (m, _) = "rmat:scale=9,ef=8".parse::<GenSpec>().unwrap().generate(3).unwrap();
+    let cfg = SimConfig {
+        nodes: 8,
+        racks: 2,
+        rig_batch: 64,
+        ..SimConfig::default()
+    };
+    let want = oracle(&m, 8);
+    let r = run(&m, &cfg, Mode::ALL, &RunOptions { spmm: true, ..RunOptions::default() });
+    r.check().unwrap();
+    // SU: every node receives every column it does not own, 64 bytes each.
+    let cols = shares(u64::from(m.cols()), 8);
+    let su = r.mode("su").unwrap();
+    for n in 0..8u32 {
+        let owned = cols[n as usize + 1] - cols[n as usize];
+        let node = su.node(n).unwrap();
+        assert_eq!(node.rx.payload, (u64::from(m.cols()) - owned) * 64);
+        assert_eq!(node.rx.header, 0);
+    }
+    let prs = |mode: &str| -> u64 {
+        r.mode(mode)
+            .unwrap()
+            .nodes
+            .iter()
+            .map(|n| n.prs.unwrap())
+            .sum()
+    };
+    let remote: u64 = want.iter().map(|w| w.0).sum();
+    let distinct: u64 = want.iter().map(|w| w.1.len() as u64).sum();
+    assert_eq!(prs("rig"), remote);
+    assert!(prs("+filter") < remote);
+    assert!(prs("+coalesce") <= prs("+filter"));
+    assert!(prs("+coalesce") >= distinct);
+    // NIC concatenation packs PRs; the NetSparse ToRs cache and answer some.
+    let tail_ppp = |mode: &str| {
+        let m = r.mode(mode).unwrap();
+        m.tail_node().unwrap().prs_per_packet.unwrap()
+    };
+    assert_eq!(tail_ppp("+coalesce"), 1.0);
+    assert!(tail_ppp("+nic-concat") > 1.5, "{}", tail_ppp("+nic-concat"));
+    let ns = r.mode("netsparse").unwrap();
+    assert!(ns.cache_hit_rate.unwrap() > 0.0);
+    assert!(ns.tail_node().unwrap().cache_hit_rate.is_some());
+    for mode in Mode::ABLATION {
+        let res = r.mode(mode.name()).unwrap();
+        assert!(res.speedup_vs_su.unwrap() > 0.0);
+        assert!(res.pr_reduction_vs_sa.is_some());
+        let v = res.verification.as_ref().unwrap();
+        assert_eq!(v.needed, distinct, "{mode}");
+        assert_eq!(v.spmm_rows, Some(u64::from(m.rows())));
+        assert!(v.passed());
+    }
+    // NetSparse sends less than the first step and less than SU.
+    let trfc = |mode: &str| r.mode(mode).unwrap().traffic_reduction_vs_su.unwrap();
+    assert!(trfc("netsparse") > trfc("rig"), "{} {}", trfc("netsparse"), trfc("rig"));
+    assert!(trfc("netsparse") > 1.0);
+}
+
+#[test]
+fn a_corrupted_property_fails_the_verification() {
+    let m = skewed();
+    let want = oracle(&m, 4);
+    // A hub column node 0 reads remotely.
+    let idx = *want[0].1.iter().next().unwrap();
+    for mode in [Mode::Coalesce, Mode::NetSparse] {
+        let r = run(
+            &m,
+            &small_cfg(),
+            &[mode],
+            &RunOptions {
+                spmm: true,
+                corrupt_idx: Some(idx),
+                ..RunOptions::default()
+            },
+        );
+        let e = r.check().unwrap_err().to_string();
+        assert!(e.contains(&format!("idx {idx}: gathered property differs")), "{e}");
+        assert!(e.contains("SpMM row"), "{e}");
+        let res = r.mode(mode.name()).unwrap();
+        assert_eq!(res.node(0).unwrap().verified, Some(false));
+        assert!(res.verification.as_ref().unwrap().wrong >= 1);
+    }
+}
+
+#[test]
+fn netsparse_mode_needs_a_cacheable_property_size() {
+    let m = skewed();
+    let part = Partition::equal(&m, 4).unwrap();
+    let cfg = SimConfig { k: 1, ..small_cfg() };
+    let e = simulate_with(
+        &m,
+        summary(&m, "t"),
+        &part,
+        &cfg,
+        &[Mode::NetSparse],
+        &RunOptions::default(),
+        &mut ProgramCache::new(),
+        &mut |_| true,
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(e.starts_with("k = 1 is out of range"), "{e}");
+    // The steps before the NetSparse switch run with any K.
+    let r = run(&m, &cfg, &[Mode::NicConcat], &RunOptions::default());
+    r.check().unwrap();
+}
+
+#[test]
+fn programs_are_compiled_once_per_variant_across_modes_and_runs() {
+    let m = skewed();
+    let part = Partition::equal(&m, 4).unwrap();
+    let mut cache = ProgramCache::new();
+    for _ in 0..2 {
+        simulate_with(
+            &m,
+            summary(&m, "t"),
+            &part,
+            &small_cfg(),
+            &[Mode::Coalesce, Mode::NicConcat, Mode::NetSparse],
+            &RunOptions::default(),
+            &mut cache,
+            &mut |_| true,
+        )
+        .unwrap()
+        .check()
+        .unwrap();
+    }
+    // netsparse_nic.p4 (no defines), netsparse_spine.p4, netsparse_tor.p4.
+    assert_eq!(cache.compilations(), 3);
+}

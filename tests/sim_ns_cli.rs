@@ -1,0 +1,166 @@
+//! `netsparse sim` with the NetSparse modes and `netsparse demo`, end to
+//! end through the binary: outputs, plots, exit statuses, bad input.
+
+use std::process::{Command, Output};
+
+fn run(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_netsparse"))
+        .args(args)
+        .output()
+        .expect("run netsparse")
+}
+
+fn text(o: &Output) -> (String, String) {
+    (
+        String::from_utf8_lossy(&o.stdout).into_owned(),
+        String::from_utf8_lossy(&o.stderr).into_owned(),
+    )
+}
+
+const GEN: &str = "rmat:scale=8,ef=8";
+
+#[test]
+fn ablation_modes_with_outputs_and_plots() {
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("r.json");
+    let csv = dir.path().join("r.csv");
+    let plots = dir.path().join("plots");
+    let o = run(&[
+        "sim",
+        "--gen",
+        GEN,
+        "--nodes",
+        "8",
+        "--racks",
+        "2",
+        "--rig-batch",
+        "64",
+        "--mode",
+        "su,sa,rig,+filter,+coalesce,+nic-concat,netsparse",
+        "--spmm",
+        "--json",
+        json.to_str().unwrap(),
+        "--csv",
+        csv.to_str().unwrap(),
+        "--plot-dir",
+        plots.to_str().unwrap(),
+        "-q",
+    ]);
+    let (out, err) = text(&o);
+    assert_eq!(o.status.code(), Some(0), "{out}\n{err}");
+    for m in ["rig", "+filter", "+coalesce", "+nic-concat", "netsparse"] {
+        assert!(out.lines().any(|l| l.starts_with(&format!("{m} "))), "{out}");
+        assert!(out.contains(&format!("{m}: verified")), "{out}");
+    }
+    let j: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let modes = j["modes"].as_array().unwrap();
+    assert_eq!(modes.len(), 7);
+    let ns = &modes[6];
+    assert_eq!(ns["mode"], "netsparse");
+    assert!(ns["speedup_vs_su"].as_f64().unwrap() > 0.0);
+    assert!(ns["cache_hit_rate"].as_f64().unwrap() > 0.0);
+    assert!(ns["verification"]["spmm_rows"].as_u64().unwrap() > 0);
+    assert!(ns["run"]["idxs"].as_u64().unwrap() > 0);
+    let c = std::fs::read_to_string(&csv).unwrap();
+    assert_eq!(c.lines().count(), 1 + 7 * 8);
+    for f in ["speedup.svg", "ablation.svg"] {
+        let svg = std::fs::read_to_string(plots.join(f)).unwrap();
+        assert!(svg.contains("<svg"), "{f}");
+    }
+    let ab = std::fs::read_to_string(plots.join("ablation.svg")).unwrap();
+    assert!(ab.contains("Conc_NIC") && ab.contains("Switch"), "{ab}");
+}
+
+#[test]
+fn sweep_of_delay_cycles_plots_relative_speedups() {
+    let dir = tempfile::tempdir().unwrap();
+    let plots = dir.path().join("p");
+    let o = run(&[
+        "sim",
+        "--gen",
+        GEN,
+        "--nodes",
+        "8",
+        "--racks",
+        "2",
+        "--rig-batch",
+        "64",
+        "--mode",
+        "netsparse",
+        "--sweep",
+        "delay-cycles=0,500,2000",
+        "--plot-dir",
+        plots.to_str().unwrap(),
+        "-q",
+    ]);
+    let (out, err) = text(&o);
+    assert_eq!(o.status.code(), Some(0), "{out}\n{err}");
+    assert_eq!(out.matches("== delay-cycles = ").count(), 3);
+    let svg = std::fs::read_to_string(plots.join("sweep-relative.svg")).unwrap();
+    assert!(svg.contains("delay-cycles"));
+    // No SU in the run: the vs-SU sweep plot is skipped, saying so.
+    assert!(err.contains("not writing"), "{err}");
+}
+
+#[test]
+fn a_corrupted_property_exits_1_listing_the_mismatch() {
+    let o = run(&[
+        "sim",
+        "--gen",
+        GEN,
+        "--nodes",
+        "8",
+        "--racks",
+        "2",
+        "--mode",
+        "netsparse",
+        "--corrupt-idx",
+        "0",
+        "-q",
+    ]);
+    let (out, err) = text(&o);
+    assert_eq!(o.status.code(), Some(1), "{out}\n{err}");
+    assert!(out.contains("VERIFICATION FAILED"), "{out}");
+    assert!(err.contains("verification failed in mode netsparse"), "{err}");
+    assert!(err.contains("idx 0: gathered property differs"), "{err}");
+}
+
+#[test]
+fn bad_parameters_name_the_value() {
+    let cases: Vec<(Vec<&str>, &str)> = vec![
+        (vec!["--mode", "netsparse", "--k", "1"], "k = 1 is out of range"),
+        (vec!["--k", "3"], "k = 3 is out of range"),
+        (vec!["--cache-bytes", "1000"], "cache-bytes = 1000 is out of range"),
+        (vec!["--rig-clients", "32"], "rig-clients = 32 is out of range"),
+        (vec!["--rig-units", "1"], "rig-units = 1 is out of range"),
+        (vec!["--pending-entries", "0"], "pending-entries = 0 is out of range"),
+        (vec!["--cache-ways", "0"], "cache-ways = 0 is out of range"),
+        (vec!["--mode", "+bogus"], "unknown mode \"+bogus\""),
+        (vec!["--sweep", "k=16,3", "--mode", "netsparse"], "k = 3 is out of range"),
+        (vec!["--sweep", "cache-bytes=lots"], "cache-bytes = lots"),
+    ];
+    for (extra, needle) in cases {
+        let mut args = vec!["sim", "--gen", GEN, "--nodes", "8", "--racks", "2"];
+        args.extend(extra.iter());
+        let o = run(&args);
+        let (_, err) = text(&o);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains(needle), "{args:?}: {err}");
+        assert!(!err.contains("panicked"), "{args:?}: {err}");
+    }
+}
+
+#[test]
+fn demo_quick_runs_verifies_and_writes_its_files() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("demo");
+    let o = run(&["demo", "--quick", "-q", "--out", out.to_str().unwrap()]);
+    let (stdout, err) = text(&o);
+    assert_eq!(o.status.code(), Some(0), "{stdout}\n{err}");
+    assert!(stdout.contains("faster than SUOpt"), "{stdout}");
+    assert!(stdout.contains("verification: passed"), "{stdout}");
+    for f in ["report.json", "report.csv", "speedup.svg"] {
+        assert!(out.join(f).exists(), "{f}");
+    }
+}
