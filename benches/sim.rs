@@ -11,16 +11,16 @@ use std::time::Duration;
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 
+use netsparse::sim::cluster::RunOptions;
+use netsparse::sim::config::SimConfig;
 use netsparse::sim::devices::Reflector;
 use netsparse::sim::engine::{Engine, EngineConfig, LinkParams};
 use netsparse::sim::matrix::gen::{GenSpec, RmatParams};
 use netsparse::sim::matrix::{read_mtx_file, write_mtx_file, CooBuilder, ReadOptions};
-use netsparse::sim::cluster::RunOptions;
 use netsparse::sim::partition::{analyze, Partition};
 use netsparse::sim::programs::ProgramCache;
 use netsparse::sim::report::MatrixSummary;
 use netsparse::sim::{simulate_with, Mode};
-use netsparse::sim::config::SimConfig;
 use netsparse_externs::Time;
 
 const NNZ: u64 = 10_000_000;

@@ -18,7 +18,8 @@
 //! counts is the receiver's: the `rx_packets` counter of h2's veth over
 //! the measurement window (`ip -s -j link`), i.e. frames the switch
 //! delivered. Sender-side: frames `sendmmsg` accepted. With `--pin`, the
-//! sender thread runs on CPU 0 and the switch process on CPU 1.
+//! sender thread runs on CPU 0 and the switch process on CPU 1. The switch
+//! does not record pcaps (`topo up --no-pcap`) unless `--pcap` is given.
 //!
 //! Run (release build of the binary first):
 //!
@@ -40,6 +41,7 @@ struct Opts {
     seconds: f64,
     warmup: f64,
     pin: bool,
+    pcap: bool,
     exe: PathBuf,
     batch: usize,
 }
@@ -49,6 +51,7 @@ fn parse_args() -> Result<Opts, String> {
         seconds: 5.0,
         warmup: 1.0,
         pin: false,
+        pcap: false,
         exe: std::env::current_exe()
             .ok()
             .and_then(|e| e.parent()?.parent().map(|d| d.join("netsparse")))
@@ -64,8 +67,9 @@ fn parse_args() -> Result<Opts, String> {
             "--batch" => o.batch = val("--batch")?.parse().map_err(|e| format!("{e}"))?,
             "--netsparse" => o.exe = PathBuf::from(val("--netsparse")?),
             "--pin" => o.pin = true,
+            "--pcap" => o.pcap = true,
             "-h" | "--help" => {
-                return Err("usage: live_bench [--seconds S] [--warmup S] [--batch N] [--pin] [--netsparse PATH]".into())
+                return Err("usage: live_bench [--seconds S] [--warmup S] [--batch N] [--pin] [--pcap] [--netsparse PATH]".into())
             }
             other => return Err(format!("unknown argument {other}")),
         }
@@ -173,7 +177,10 @@ fn main() {
     )
     .expect("write topology");
     let topo = Topology::read(&topo_file).expect("topology");
-    let opts = UpOptions::new(o.exe.clone());
+    let opts = UpOptions {
+        pcap: o.pcap,
+        ..UpOptions::new(o.exe.clone())
+    };
     let (st, run_dir) = match run::up(&topo, &opts) {
         Ok(x) => x,
         Err(e) => {

@@ -137,6 +137,10 @@ enum HashAlgorithm {
 
 /* Drop the packet at the end of the current control. */
 extern void mark_to_drop(inout standard_metadata_t standard_metadata);
+/* The same, in the form of p4c's early v1model (before V1MODEL_VERSION
+ * 20180101): it acts on the packet's standard metadata. */
+@deprecated("Please use mark_to_drop(standard_metadata) instead.")
+extern void mark_to_drop();
 
 /* result = base + (hash of data) % max; max == 0: no modulo. */
 extern void hash<O, T, D, M>(out O result, in HashAlgorithm algo, in T base, in D data, in M max);

@@ -16,11 +16,23 @@ fn script() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tools/netsparse.lua")
 }
 
+/// Why the test cannot run: only when tshark is not installed at all. A
+/// tshark that is installed but broken fails the test.
 fn tshark_missing() -> Option<String> {
     match Command::new("tshark").arg("--version").output() {
-        Ok(o) if o.status.success() => None,
-        Ok(o) => Some(format!("tshark --version failed: {}", o.status)),
-        Err(e) => Some(format!("tshark is not installed ({e})")),
+        Ok(o) => {
+            assert!(
+                o.status.success(),
+                "tshark is installed but `tshark --version` failed ({}): {}",
+                o.status,
+                String::from_utf8_lossy(&o.stderr)
+            );
+            None
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Some(format!(
+            "tshark is not installed (run .ci/install-deps, or apt-get install tshark): {e}"
+        )),
+        Err(e) => panic!("cannot run tshark: {e}"),
     }
 }
 

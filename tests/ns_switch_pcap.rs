@@ -119,6 +119,21 @@ fn scenario(name: &str, inputs: Inputs, extra: &[&str]) -> (Vec<Rec>, Value, Str
     if bless {
         fs::create_dir_all(&golden).unwrap();
     }
+    // The inputs are committed beside the goldens (the README's tour replays them).
+    for (_, stem) in PORTS {
+        let file = format!("{stem}_in.pcap");
+        let Ok(got) = fs::read(dir.path().join(&file)) else {
+            continue;
+        };
+        if bless {
+            fs::write(golden.join(&file), &got).unwrap();
+        } else {
+            assert!(
+                fs::read(golden.join(&file)).ok().as_deref() == Some(&got[..]),
+                "{name}/{file} differs from the generated input; bless with NETSPARSE_BLESS=1"
+            );
+        }
+    }
     for (_, stem) in PORTS {
         let file = format!("{stem}_out.pcap");
         let got = fs::read(dir.path().join(&file)).unwrap();
@@ -167,7 +182,7 @@ fn ns(frame: &[u8]) -> Ns {
     }
 }
 
-fn pipe<'a>(stats: &'a Value, i: usize) -> &'a Value {
+fn pipe(stats: &Value, i: usize) -> &Value {
     &stats["switch"]["pipes"][i]
 }
 

@@ -106,7 +106,12 @@ fn serialised_filtered_gather_issues_exactly_the_distinct_remote_idxs() {
         rig_batch: 1 << 20,
         ..small_cfg()
     };
-    let r = run(&m, &cfg, &[Mode::Su, Mode::Coalesce, Mode::NetSparse], &RunOptions::default());
+    let r = run(
+        &m,
+        &cfg,
+        &[Mode::Su, Mode::Coalesce, Mode::NetSparse],
+        &RunOptions::default(),
+    );
     r.check().unwrap();
     for mode in ["+coalesce", "netsparse"] {
         let res = r.mode(mode).unwrap();
@@ -119,7 +124,10 @@ fn serialised_filtered_gather_issues_exactly_the_distinct_remote_idxs() {
         let v = res.verification.as_ref().unwrap();
         let total: u64 = want.iter().map(|w| w.1.len() as u64).sum();
         assert_eq!((v.needed, v.ok), (total, total));
-        assert!(want.iter().any(|w| w.0 > w.1.len() as u64), "the oracle must see repeats");
+        assert!(
+            want.iter().any(|w| w.0 > w.1.len() as u64),
+            "the oracle must see repeats"
+        );
     }
 }
 
@@ -149,15 +157,31 @@ fn without_filter_and_coalescing_every_remote_nonzero_is_a_pr() {
 
 #[test]
 fn su_volume_and_the_ablation_ladder() {
-    let (m, _) = "rmat:scale=9,ef=8".parse::<GenSpec>().unwrap().generate(3).unwrap();
+    let (m, _) = "rmat:scale=12,ef=8"
+        .parse::<GenSpec>()
+        .unwrap()
+        .generate(3)
+        .unwrap();
+    // Two client units: each works long enough (thousands of idxs) for
+    // responses to come back while it still reads idxs, so the Idx Filter
+    // sees repeats of properties that already arrived.
     let cfg = SimConfig {
         nodes: 8,
         racks: 2,
-        rig_batch: 64,
+        rig_units: 4,
+        rig_batch: 512,
         ..SimConfig::default()
     };
     let want = oracle(&m, 8);
-    let r = run(&m, &cfg, Mode::ALL, &RunOptions { spmm: true, ..RunOptions::default() });
+    let r = run(
+        &m,
+        &cfg,
+        Mode::ALL,
+        &RunOptions {
+            spmm: true,
+            ..RunOptions::default()
+        },
+    );
     r.check().unwrap();
     // SU: every node receives every column it does not own, 64 bytes each.
     let cols = shares(u64::from(m.cols()), 8);
@@ -203,7 +227,12 @@ fn su_volume_and_the_ablation_ladder() {
     }
     // NetSparse sends less than the first step and less than SU.
     let trfc = |mode: &str| r.mode(mode).unwrap().traffic_reduction_vs_su.unwrap();
-    assert!(trfc("netsparse") > trfc("rig"), "{} {}", trfc("netsparse"), trfc("rig"));
+    assert!(
+        trfc("netsparse") > trfc("rig"),
+        "{} {}",
+        trfc("netsparse"),
+        trfc("rig")
+    );
     assert!(trfc("netsparse") > 1.0);
 }
 
@@ -225,7 +254,10 @@ fn a_corrupted_property_fails_the_verification() {
             },
         );
         let e = r.check().unwrap_err().to_string();
-        assert!(e.contains(&format!("idx {idx}: gathered property differs")), "{e}");
+        assert!(
+            e.contains(&format!("idx {idx}: gathered property differs")),
+            "{e}"
+        );
         assert!(e.contains("SpMM row"), "{e}");
         let res = r.mode(mode.name()).unwrap();
         assert_eq!(res.node(0).unwrap().verified, Some(false));
@@ -237,7 +269,10 @@ fn a_corrupted_property_fails_the_verification() {
 fn netsparse_mode_needs_a_cacheable_property_size() {
     let m = skewed();
     let part = Partition::equal(&m, 4).unwrap();
-    let cfg = SimConfig { k: 1, ..small_cfg() };
+    let cfg = SimConfig {
+        k: 1,
+        ..small_cfg()
+    };
     let e = simulate_with(
         &m,
         summary(&m, "t"),

@@ -28,13 +28,15 @@ fn ablation_modes_with_outputs_and_plots() {
     let o = run(&[
         "sim",
         "--gen",
-        GEN,
+        "rmat:scale=12,ef=8",
         "--nodes",
         "8",
         "--racks",
         "2",
+        "--rig-units",
+        "4",
         "--rig-batch",
-        "64",
+        "512",
         "--mode",
         "su,sa,rig,+filter,+coalesce,+nic-concat,netsparse",
         "--spmm",
@@ -49,7 +51,10 @@ fn ablation_modes_with_outputs_and_plots() {
     let (out, err) = text(&o);
     assert_eq!(o.status.code(), Some(0), "{out}\n{err}");
     for m in ["rig", "+filter", "+coalesce", "+nic-concat", "netsparse"] {
-        assert!(out.lines().any(|l| l.starts_with(&format!("{m} "))), "{out}");
+        assert!(
+            out.lines().any(|l| l.starts_with(&format!("{m} "))),
+            "{out}"
+        );
         assert!(out.contains(&format!("{m}: verified")), "{out}");
     }
     let j: serde_json::Value =
@@ -122,22 +127,40 @@ fn a_corrupted_property_exits_1_listing_the_mismatch() {
     let (out, err) = text(&o);
     assert_eq!(o.status.code(), Some(1), "{out}\n{err}");
     assert!(out.contains("VERIFICATION FAILED"), "{out}");
-    assert!(err.contains("verification failed in mode netsparse"), "{err}");
+    assert!(
+        err.contains("verification failed in mode netsparse"),
+        "{err}"
+    );
     assert!(err.contains("idx 0: gathered property differs"), "{err}");
 }
 
 #[test]
 fn bad_parameters_name_the_value() {
     let cases: Vec<(Vec<&str>, &str)> = vec![
-        (vec!["--mode", "netsparse", "--k", "1"], "k = 1 is out of range"),
+        (
+            vec!["--mode", "netsparse", "--k", "1"],
+            "k = 1 is out of range",
+        ),
         (vec!["--k", "3"], "k = 3 is out of range"),
-        (vec!["--cache-bytes", "1000"], "cache-bytes = 1000 is out of range"),
-        (vec!["--rig-clients", "32"], "rig-clients = 32 is out of range"),
+        (
+            vec!["--cache-bytes", "1000"],
+            "cache-bytes = 1000 is out of range",
+        ),
+        (
+            vec!["--rig-clients", "32"],
+            "rig-clients = 32 is out of range",
+        ),
         (vec!["--rig-units", "1"], "rig-units = 1 is out of range"),
-        (vec!["--pending-entries", "0"], "pending-entries = 0 is out of range"),
+        (
+            vec!["--pending-entries", "0"],
+            "pending-entries = 0 is out of range",
+        ),
         (vec!["--cache-ways", "0"], "cache-ways = 0 is out of range"),
         (vec!["--mode", "+bogus"], "unknown mode \"+bogus\""),
-        (vec!["--sweep", "k=16,3", "--mode", "netsparse"], "k = 3 is out of range"),
+        (
+            vec!["--sweep", "k=16,3", "--mode", "netsparse"],
+            "k = 3 is out of range",
+        ),
         (vec!["--sweep", "cache-bytes=lots"], "cache-bytes = lots"),
     ];
     for (extra, needle) in cases {
@@ -163,4 +186,19 @@ fn demo_quick_runs_verifies_and_writes_its_files() {
     for f in ["report.json", "report.csv", "speedup.svg"] {
         assert!(out.join(f).exists(), "{f}");
     }
+}
+
+#[test]
+fn demo_with_an_unusable_output_directory_fails_at_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("f");
+    std::fs::write(&file, "x").unwrap();
+    let out = file.join("sub");
+    let o = run(&["demo", "-q", "--out", out.to_str().unwrap()]);
+    let (stdout, err) = text(&o);
+    assert_eq!(o.status.code(), Some(2), "{stdout}\n{err}");
+    assert!(err.contains("cannot create"), "{err}");
+    assert!(err.contains("sub"), "{err}");
+    // Nothing was simulated.
+    assert!(stdout.is_empty(), "{stdout}");
 }

@@ -332,6 +332,26 @@ fn bad_topologies_are_rejected_before_anything_exists() {
             ),
             "program.p4",
         ),
+        (
+            small(
+                dir.path(),
+                "case3.json",
+                prog,
+                ok_links,
+                r#", "entries": "/no/such/entries.txt""#,
+            ),
+            "switches.s1.entries",
+        ),
+        (
+            small(
+                dir.path(),
+                "case4.json",
+                prog,
+                r#"[["h1", "s1-p1"], ["h2", "s1-p2"],]"#,
+                "",
+            ),
+            "case4.json",
+        ),
     ];
     for (i, (f, want)) in cases.iter().enumerate() {
         let o = netsparse(&["topo", "up", f.to_str().unwrap(), "--run-id", id]);
@@ -443,4 +463,65 @@ fn a_process_dying_during_up_undoes_everything() {
     // The run directory can be reused at once.
     let o = netsparse(&["topo", "down", f.to_str().unwrap()]);
     assert!(o.status.success(), "{}", text(&o));
+}
+
+#[test]
+fn down_after_up_was_killed_removes_everything() {
+    if let Some(why) = skip_reason() {
+        println!("skipping: {why}");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let topo = gen(dir.path(), 2, 2);
+    let run = dir.path().join("run");
+    let id = format!("{:x}", (std::process::id() + 19) % 0xfff + 0x6000);
+    let id = &id[id.len() - 4..];
+    let _guard = Guard(run.clone());
+    let mut up = Command::new(env!("CARGO_BIN_EXE_netsparse"))
+        .args(["topo", "up", topo.to_str().unwrap(), "--run-dir"])
+        .arg(&run)
+        .args(["--run-id", id])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    // Crash `up` (SIGKILL: no clean-up of its own) once it has started a
+    // switch process, i.e. half-way: namespaces, links and processes exist.
+    let end = std::time::Instant::now() + Duration::from_secs(60);
+    let state = run.join("state.json");
+    loop {
+        let started = std::fs::read_to_string(&state)
+            .ok()
+            .and_then(|t| serde_json::from_str::<Value>(&t).ok())
+            .is_some_and(|st| {
+                st["resources"].as_array().is_some_and(|r| {
+                    r.iter()
+                        .any(|r| r["kind"] == "process" && r["pid"].is_u64())
+                })
+            });
+        if started || std::time::Instant::now() > end {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(2));
+    }
+    up.kill().unwrap();
+    up.wait().unwrap();
+    assert!(!namespaces_of(id).is_empty(), "up had created namespaces");
+    let st: Value = serde_json::from_str(&std::fs::read_to_string(&state).unwrap()).unwrap();
+    if st["status"] == "up" {
+        println!("note: `up` finished before it was killed; `down` of a complete run was tested");
+    }
+    let o = netsparse(&["topo", "down", run.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", text(&o));
+    assert!(namespaces_of(id).is_empty(), "{:?}", namespaces_of(id));
+    let links = Command::new("ip").args(["-o", "link"]).output().unwrap();
+    assert!(!String::from_utf8_lossy(&links.stdout).contains(&format!("{id}-")));
+    assert!(
+        live_processes_with(&format!("{id}-tor0-p0")).is_empty(),
+        "a switch process of the killed run is still running"
+    );
+    // Idempotent.
+    let o = netsparse(&["topo", "down", run.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", text(&o));
+    assert!(String::from_utf8_lossy(&o.stdout).contains("stopped 0 processes"));
 }

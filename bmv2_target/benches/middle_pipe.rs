@@ -82,11 +82,12 @@ fn middle_pipe(c: &mut Criterion) {
     );
     let s = sw.stats();
     eprintln!(
-        "pipe 0: {} PRs in, {} hits, {} misses, {} inserts, {:.1} PRs/packet out",
+        "pipe 0: {} PRs in, {} hits, {} misses, {} inserts ({} already cached), {:.1} PRs/packet out",
         s.pipes[0].prs_in,
         s.pipes[0].cache.hits,
         s.pipes[0].cache.misses,
         s.pipes[0].cache.inserts,
+        s.pipes[0].cache.present,
         s.pipes[0].prs_per_packet
     );
 }

@@ -128,8 +128,6 @@ impl Default for SwitchConfig {
 /// Why packets were dropped.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
 pub struct DropStats {
-    /// Frames shorter than an Ethernet header (14 bytes).
-    pub malformed_short: u64,
     /// Frames longer than [`SwitchConfig::max_frame`].
     pub malformed_oversize: u64,
     /// Frames on a port number ≥ 511.
@@ -151,8 +149,7 @@ pub struct DropStats {
 impl DropStats {
     /// Sum of all reasons.
     pub fn total(&self) -> u64 {
-        self.malformed_short
-            + self.malformed_oversize
+        self.malformed_oversize
             + self.bad_port
             + self.ingress_drop
             + self.egress_drop
@@ -163,7 +160,6 @@ impl DropStats {
     }
 
     fn add(&mut self, o: &DropStats) {
-        self.malformed_short += o.malformed_short;
         self.malformed_oversize += o.malformed_oversize;
         self.bad_port += o.bad_port;
         self.ingress_drop += o.ingress_drop;
@@ -253,7 +249,6 @@ impl SwitchStats {
         row("total", &self.total);
         let d = &self.total.drops;
         let reasons = [
-            ("frame shorter than 14 bytes", d.malformed_short),
             ("frame longer than the maximum", d.malformed_oversize),
             ("bad port number", d.bad_port),
             ("dropped in ingress (egress_spec 511)", d.ingress_drop),
@@ -780,16 +775,9 @@ impl Switch {
         let ps = &mut self.port_stats[port as usize];
         ps.rx_packets += 1;
         ps.rx_bytes += frame.len() as u64;
-        if frame.len() < 14 {
-            ps.drops.malformed_short += 1;
-            if self.cfg.trace {
-                tracing::info!(
-                    "dropped: {} bytes is shorter than an Ethernet header",
-                    frame.len()
-                );
-            }
-            return;
-        }
+        // Frames shorter than an Ethernet header are not dropped here: as in
+        // BMv2, they run through the parser (whose extracts then fail with
+        // PacketTooShort, counted as parser errors) like any other frame.
         if frame.len() > self.cfg.max_frame {
             ps.drops.malformed_oversize += 1;
             if self.cfg.trace {

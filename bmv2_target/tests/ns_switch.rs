@@ -509,6 +509,17 @@ fn program_errors_are_counted_per_pipe() {
 }
 
 #[test]
+fn per_pr_copies_are_elided_only_for_the_plain_shape() {
+    // netsparse_tor.p4 applies one per-PR control: its copy-in/copy-out
+    // is elided (the golden and property tests check the results).
+    assert!(tor().per_pr_copies_elided());
+    // A middle control that works on the package slots itself: nothing to
+    // elide.
+    let sw = NsSwitch::new(&p4_ns(BAD_MIDDLE), small_config()).unwrap();
+    assert!(!sw.per_pr_copies_elided());
+}
+
+#[test]
 fn architectures_are_checked() {
     let tor = tor_artifact();
     let e = Switch::new(tor, SwitchConfig::default()).unwrap_err();

@@ -54,7 +54,7 @@ except ImportError:
         "source build. Open vSwitch is not needed."
     )
 
-READY = "switch running on"
+READY = "switch running"  # v1model: "switch running on ...", NetSparse: "switch running (...)"
 
 
 def find_netsparse(given):

@@ -124,7 +124,11 @@ impl Clock {
     pub const fn cycles(self, n: u64) -> Time {
         // n cycles = n / (khz * 1e3) s = n * 1e9 / khz ps.
         let ps = (n as u128 * 1_000_000_000 + self.khz as u128 / 2) / self.khz as u128;
-        Time(if ps > u64::MAX as u128 { u64::MAX } else { ps as u64 })
+        Time(if ps > u64::MAX as u128 {
+            u64::MAX
+        } else {
+            ps as u64
+        })
     }
     /// Whole cycles elapsed in `t`.
     pub const fn to_cycles(self, t: Time) -> u64 {

@@ -348,12 +348,13 @@ fn middle_pipe(a: MiddlePipeArgs) -> anyhow::Result<ExitCode> {
     println!("program: {name}");
     println!("switch: {shape}");
     println!(
-        "middle pipe 0: {} PRs in {} packets; {} hits, {} misses, {} inserts; {} PRs out in {} packets ({:.1} PRs/packet)",
+        "middle pipe 0: {} PRs in {} packets; {} hits, {} misses, {} inserts ({} already cached); {} PRs out in {} packets ({:.1} PRs/packet)",
         p.prs_in,
         p.netsparse_packets,
         p.cache.hits,
         p.cache.misses,
         p.cache.inserts,
+        p.cache.present,
         p.prs_out,
         p.concat_packets,
         p.prs_per_packet

@@ -11,14 +11,14 @@ use std::time::{Duration, Instant};
 use anyhow::{bail, Context as _};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
+use netsparse::sim::cluster::{check_mode, RunOptions};
 use netsparse::sim::config::SimConfig;
 use netsparse::sim::matrix::{self, CsrMatrix, GenSpec, ReadOptions};
 use netsparse::sim::partition::Partition;
 use netsparse::sim::plot;
+use netsparse::sim::programs::ProgramCache;
 use netsparse::sim::report::{MatrixSummary, Report};
 use netsparse::sim::topology::TableTemplates;
-use netsparse::sim::cluster::{check_mode, RunOptions};
-use netsparse::sim::programs::ProgramCache;
 use netsparse::sim::{simulate_with, Mode, Progress};
 
 /// Arguments of `netsparse sim`.
@@ -66,7 +66,12 @@ pub struct Args {
     pub partition: Option<PathBuf>,
     /// Modes to run, comma-separated: su, sa, rig, +filter, +coalesce,
     /// +nic-concat, netsparse.
-    #[arg(long, value_delimiter = ',', default_value = "su,sa,netsparse", allow_hyphen_values = true)]
+    #[arg(
+        long,
+        value_delimiter = ',',
+        default_value = "su,sa,netsparse",
+        allow_hyphen_values = true
+    )]
     pub mode: Vec<Mode>,
     /// Also check one SpMM iteration with the gathered properties against a
     /// direct computation (stores the gathered properties: more memory).
@@ -406,15 +411,20 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             &mut bar,
         )?),
         Some((key, values)) => {
+            // Every value is range-checked first, then against the selected
+            // modes, so the error names the value that is out of range for
+            // any mode before one that only some modes reject.
             let mut checked = Vec::new();
             for v in values {
                 let mut c = cfg.clone();
                 c.set(key, v)?;
                 c.validate().with_context(|| format!("--sweep {key}={v}"))?;
-                for &mode in &args.mode {
-                    check_mode(&c, mode).with_context(|| format!("--sweep {key}={v}"))?;
-                }
                 checked.push(c);
+            }
+            for (c, v) in checked.iter().zip(values) {
+                for &mode in &args.mode {
+                    check_mode(c, mode).with_context(|| format!("--sweep {key}={v}"))?;
+                }
             }
             for c in &checked {
                 reports.push(run_one(

@@ -99,6 +99,10 @@ pub struct UpArgs {
     /// Seconds a process may take to report that it is running.
     #[arg(long, value_name = "S", default_value_t = 60)]
     pub ready_timeout: u64,
+    /// Do not record the switch ports to pcap files (they cost time per
+    /// frame; the forwarding benchmark runs without them).
+    #[arg(long)]
+    pub no_pcap: bool,
 }
 
 /// Arguments of `topo down`.
@@ -271,6 +275,7 @@ fn up(a: UpArgs) -> anyhow::Result<ExitCode> {
         run_dir: a.run_dir,
         run_id: a.run_id,
         ready_timeout: Duration::from_secs(a.ready_timeout),
+        pcap: !a.no_pcap,
         ..UpOptions::new(exe)
     };
     match run::up(&topo, &opts) {

@@ -55,9 +55,7 @@ use netsparse_externs::cache::{CacheCapacity, CacheMode};
 use netsparse_externs::time::serialization_time;
 use netsparse_externs::wire::DeviceAddr;
 use netsparse_externs::{Clock, Datapath, Outputs, Time};
-use netsparse_nic::{
-    property_word, CompletionStatus, Nic, NicConfig, PropertySlice, RigCommand,
-};
+use netsparse_nic::{property_word, CompletionStatus, Nic, NicConfig, PropertySlice, RigCommand};
 
 use super::config::{ConfigError, SimConfig};
 use super::engine::{DeviceId, Engine, Outcome};
@@ -296,12 +294,15 @@ pub fn run_mode(
             },
             mtu: cfg.mtu as usize,
             link_gbps: cfg.link_gbps,
-            watchdog_us: cfg.max_sim_time_ms.saturating_mul(1000).clamp(1, 3_600_000_000),
+            watchdog_us: cfg
+                .max_sim_time_ms
+                .saturating_mul(1000)
+                .clamp(1, 3_600_000_000),
             seed: cfg.seed ^ u64::from(n),
             ..NicConfig::default()
         };
-        let mut nic = Nic::new(&nic_art, nic_cfg, mem)
-            .map_err(|e| cp_err(format!("node {n}'s NIC: {e}")))?;
+        let mut nic =
+            Nic::new(&nic_art, nic_cfg, mem).map_err(|e| cp_err(format!("node {n}'s NIC: {e}")))?;
         nic.install_partition(&bounds)
             .map_err(|e| cp_err(format!("node {n}'s destination solver: {e}")))?;
         let owned = part.cols.range(n);
@@ -395,21 +396,16 @@ pub fn run_mode(
     let total: u64 = remote_nnz.iter().sum();
     let phase = phase_name(mode);
     let start = Instant::now();
-    let outcome = engine
-        .run_observed(&mut |e: &Engine<ClusterDevice>| {
-            let done = (0..nodes)
-                .filter_map(|n| match e.device(n) {
-                    Some(ClusterDevice::Nic(nic)) => Some(nic.stats_ref().idxs_read),
-                    _ => None,
-                })
-                .sum();
-            progress(Progress {
-                phase,
-                done,
-                total,
+    let outcome = engine.run_observed(&mut |e: &Engine<ClusterDevice>| {
+        let done = (0..nodes)
+            .filter_map(|n| match e.device(n) {
+                Some(ClusterDevice::Nic(nic)) => Some(nic.stats_ref().idxs_read),
+                _ => None,
             })
-        })
-        .map_err(SimError::Engine)?;
+            .sum();
+        progress(Progress { phase, done, total })
+    });
+    let outcome = outcome.map_err(SimError::Engine)?;
     let wall_secs = start.elapsed().as_secs_f64();
     let stopped = outcome == Outcome::Stopped;
     let now = engine.now();
@@ -484,14 +480,10 @@ pub fn run_mode(
         r.tx_packets = Some(tx.packets);
         r.remote_nnz = remote_nnz[n as usize];
         r.prs = Some(s.prs_issued);
-        r.fc_rate = (r.remote_nnz > 0)
-            .then(|| 1.0 - s.prs_issued as f64 / r.remote_nnz as f64);
-        r.prs_per_packet = (rx.response_packets > 0)
-            .then(|| rx.response_prs as f64 / rx.response_packets as f64);
-        r.cache_hit_rate = tor_rates
-            .get(t.rack_of(n) as usize)
-            .copied()
-            .flatten();
+        r.fc_rate = (r.remote_nnz > 0).then(|| 1.0 - s.prs_issued as f64 / r.remote_nnz as f64);
+        r.prs_per_packet =
+            (rx.response_packets > 0).then(|| rx.response_prs as f64 / rx.response_packets as f64);
+        r.cache_hit_rate = tor_rates.get(t.rack_of(n) as usize).copied().flatten();
         if !stopped {
             let c = nic.memory().check();
             ver.needed += c.needed;

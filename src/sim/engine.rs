@@ -577,6 +577,15 @@ impl<D: Datapath + ?Sized> Engine<D> {
             let Some(ev) = self.heap.pop() else {
                 break Outcome::Idle;
             };
+            // A timer invalidated since it was scheduled is skipped first:
+            // it must not trip the limits (e.g. a watchdog deadline beyond
+            // the time cap, cancelled when its command completed).
+            if let EventKind::Timer { device, gen } = ev.kind {
+                if gen != self.timer_gen[device as usize] {
+                    self.stats.stale_timers += 1;
+                    continue;
+                }
+            }
             if ev.time > self.cfg.max_time {
                 self.heap.push(ev);
                 self.sync_stats();
@@ -611,12 +620,8 @@ impl<D: Datapath + ?Sized> Engine<D> {
                     self.dispatch(d)?;
                     self.reschedule(d, false)?;
                 }
-                EventKind::Timer { device, gen } => {
+                EventKind::Timer { device, .. } => {
                     let d = device as usize;
-                    if gen != self.timer_gen[d] {
-                        self.stats.stale_timers += 1;
-                        continue;
-                    }
                     self.stats.events += 1;
                     self.stats.timers += 1;
                     self.dev_counters[d].timers += 1;

@@ -337,7 +337,10 @@ mod tests {
         // Column 2 was never requested.
         m.write(DEST_BASE + 16, &good).unwrap();
         let c = m.check();
-        assert_eq!((c.needed, c.ok, c.wrong, c.missing, c.unexpected), (3, 1, 1, 1, 1));
+        assert_eq!(
+            (c.needed, c.ok, c.wrong, c.missing, c.unexpected),
+            (3, 1, 1, 1, 1)
+        );
         assert!(!c.passed());
         assert_eq!(c.first[0], (2, "written but never requested"));
         assert!(m.write(IDX_BASE, &good).is_err());

@@ -207,7 +207,9 @@ pub enum SimError {
         nodes: u32,
     },
     /// No mode selected.
-    #[error("no mode selected (available: su, sa, rig, +filter, +coalesce, +nic-concat, netsparse)")]
+    #[error(
+        "no mode selected (available: su, sa, rig, +filter, +coalesce, +nic-concat, netsparse)"
+    )]
     NoModes,
     /// A bundled program does not compile.
     #[error(transparent)]

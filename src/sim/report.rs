@@ -412,14 +412,23 @@ impl Report {
                     s,
                     "{}: {} ({} of {} remote properties verified on {} nodes{spmm})",
                     m.mode,
-                    if v.passed() { "verified" } else { "VERIFICATION FAILED" },
+                    if v.passed() {
+                        "verified"
+                    } else {
+                        "VERIFICATION FAILED"
+                    },
                     v.ok,
                     v.needed,
                     v.nodes
                 );
             }
             if let Some(h) = m.cache_hit_rate {
-                let _ = writeln!(s, "{}: Property Cache hit rate over all ToRs {}", m.mode, pct(h));
+                let _ = writeln!(
+                    s,
+                    "{}: Property Cache hit rate over all ToRs {}",
+                    m.mode,
+                    pct(h)
+                );
             }
         }
         if self.stopped {

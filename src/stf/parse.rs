@@ -327,7 +327,8 @@ fn hex_nibble(c: char) -> Option<u8> {
     c.to_digit(16).map(|d| d as u8)
 }
 
-/// `packet` data: hex digits, whitespace ignored, a whole number of bytes.
+/// `packet` data: hex digits, whitespace ignored; none is an empty frame and
+/// an odd count is padded with a final 0 nibble.
 pub fn packet_bytes(data: &str) -> Result<Vec<u8>, String> {
     let mut nibbles = Vec::with_capacity(data.len());
     for c in data.chars().filter(|c| !c.is_whitespace()) {
@@ -339,14 +340,10 @@ pub fn packet_bytes(data: &str) -> Result<Vec<u8>, String> {
             None => return Err(format!("`{c}` is not a hex digit in the packet data")),
         }
     }
-    if nibbles.is_empty() {
-        return Err("usage: packet <port> <hex bytes>".into());
-    }
+    // Like p4c's runner: no data is an empty frame, and an odd final nibble
+    // is the high half of a last byte whose low half is 0.
     if nibbles.len() % 2 != 0 {
-        return Err(format!(
-            "the packet data has an odd number of hex digits ({})",
-            nibbles.len()
-        ));
+        nibbles.push(0);
     }
     Ok(nibbles.chunks(2).map(|p| (p[0] << 4) | p[1]).collect())
 }
@@ -607,11 +604,25 @@ mod tests {
                 data: vec![1, 2, 3, 0x0a, 0x0b]
             }
         );
-        assert!(parse_line("packet 0 012").unwrap_err().contains("odd"));
+        // p4c's samples send odd nibble counts (padded) and empty frames.
+        assert_eq!(
+            parse_line("packet 0 012").unwrap(),
+            Command::Packet {
+                port: 0,
+                data: vec![1, 0x20]
+            }
+        );
+        assert_eq!(
+            parse_line("packet 2 ").unwrap(),
+            Command::Packet {
+                port: 2,
+                data: vec![]
+            }
+        );
         assert!(parse_line("packet 0 01*2").is_err());
         assert!(parse_line("packet 511 00").unwrap_err().contains("range"));
         assert!(parse_line("packet x 00").is_err());
-        assert!(parse_line("packet 1").is_err());
+        assert!(parse_line("packet").is_err());
         let Command::Expect {
             port: 3,
             pattern: Some(p),

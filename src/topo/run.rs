@@ -41,8 +41,10 @@ use super::spec::{fmt_mac, Topology};
 use super::state::{Resource, RunState, STATE_VERSION};
 use super::TopoError;
 
-/// The line a `netsparse switch` process prints once its ports are open.
-pub const SWITCH_READY: &str = "switch running on";
+/// The start of the line a `netsparse switch` process prints once its ports
+/// are open (`switch running on …` for v1model programs, `switch running`
+/// for the NetSparse multi-pipe switch).
+pub const SWITCH_READY: &str = "switch running";
 
 /// Options of [`up`].
 #[derive(Clone, Debug)]
@@ -55,6 +57,9 @@ pub struct UpOptions {
     pub exe: PathBuf,
     /// How long a process may take to report it is running.
     pub ready_timeout: Duration,
+    /// Record every switch port to `DIR/<switch>/pcap/` (default true; the
+    /// forwarding benchmark turns it off).
+    pub pcap: bool,
 }
 
 impl UpOptions {
@@ -65,6 +70,7 @@ impl UpOptions {
             run_id: None,
             exe,
             ready_timeout: Duration::from_secs(60),
+            pcap: true,
         }
     }
 }
@@ -457,7 +463,7 @@ fn create(
                 .map(fmt_mac)
         };
         let (amac, bmac) = (mac_of(&l.a), mac_of(&l.b));
-        let mut args: Vec<&str> = vec!["link", "add", aif, "netns", ans, "mtu", &mtu];
+        let mut args: Vec<&str> = vec!["link", "add", "name", aif, "netns", ans, "mtu", &mtu];
         if let Some(m) = &amac {
             args.extend(["address", m.as_str()]);
         }
@@ -518,8 +524,7 @@ fn create(
             continue;
         };
         let node_dir = dir.join(name);
-        let pcap = node_dir.join("pcap");
-        std::fs::create_dir_all(&pcap).map_err(|e| io_err(&pcap, e))?;
+        std::fs::create_dir_all(&node_dir).map_err(|e| io_err(&node_dir, e))?;
         let mut argv: Vec<std::ffi::OsString> = vec![opts.exe.clone().into(), "switch".into()];
         argv.push(artifact_of.get(name).cloned().unwrap_or_default().into());
         for (port, ifc) in &names.ifaces {
@@ -534,8 +539,12 @@ fn create(
             argv.push("--config".into());
             argv.push(c.into());
         }
-        argv.push("--pcap".into());
-        argv.push(pcap.into());
+        if opts.pcap {
+            let pcap = node_dir.join("pcap");
+            std::fs::create_dir_all(&pcap).map_err(|e| io_err(&pcap, e))?;
+            argv.push("--pcap".into());
+            argv.push(pcap.into());
+        }
         argv.push("--stats-json".into());
         argv.push(node_dir.join("stats.json").into());
         argv.extend(s.args.iter().map(Into::into));

@@ -509,23 +509,24 @@ fn parse_end(
 ) -> Result<End, String> {
     let s = s.trim();
     if let Some((node, port)) = s.rsplit_once("-p") {
-        if !port.is_empty() && port.bytes().all(|b| b.is_ascii_digit()) {
-            if hosts.contains_key(node) || switches.contains_key(node) {
-                let port: u32 = port
-                    .parse()
-                    .ok()
-                    .filter(|p| *p <= netsparse_bmv2::drivers::MAX_PORT)
-                    .ok_or_else(|| {
-                        format!(
-                            "port {port} is out of range (0..={})",
-                            netsparse_bmv2::drivers::MAX_PORT
-                        )
-                    })?;
-                return Ok(End {
-                    node: node.to_owned(),
-                    port,
-                });
-            }
+        if !port.is_empty()
+            && port.bytes().all(|b| b.is_ascii_digit())
+            && (hosts.contains_key(node) || switches.contains_key(node))
+        {
+            let port: u32 = port
+                .parse()
+                .ok()
+                .filter(|p| *p <= netsparse_bmv2::drivers::MAX_PORT)
+                .ok_or_else(|| {
+                    format!(
+                        "port {port} is out of range (0..={})",
+                        netsparse_bmv2::drivers::MAX_PORT
+                    )
+                })?;
+            return Ok(End {
+                node: node.to_owned(),
+                port,
+            });
         }
     }
     if hosts.contains_key(s) {

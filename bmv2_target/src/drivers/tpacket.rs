@@ -863,7 +863,7 @@ mod tests {
     use super::*;
     use std::process::Command;
 
-    /// A namespace with a veth pair `a`/`b` (MTU 9000); removed on drop.
+    /// A namespace with a veth pair `va`/`vb` (MTU 9000); removed on drop.
     struct Ns(String);
 
     impl Drop for Ns {
@@ -889,11 +889,11 @@ mod tests {
         assert!(ip(&["netns", "add", &ns.0]));
         let n = ns.0.as_str();
         assert!(ip(&[
-            "-n", n, "link", "add", "a", "mtu", "9000", "type", "veth", "peer", "name", "b", "mtu",
-            "9000"
+            "-n", n, "link", "add", "name", "va", "mtu", "9000", "type", "veth", "peer", "name",
+            "vb", "mtu", "9000"
         ]));
-        assert!(ip(&["-n", n, "link", "set", "a", "up"]));
-        assert!(ip(&["-n", n, "link", "set", "b", "up"]));
+        assert!(ip(&["-n", n, "link", "set", "va", "up"]));
+        assert!(ip(&["-n", n, "link", "set", "vb", "up"]));
         Some(ns)
     }
 
@@ -905,11 +905,12 @@ mod tests {
         f
     }
 
-    /// Take frames of EtherType 0x88b5 from `p` until `n` arrived (or 5 s).
-    fn collect(p: &mut RingPort, n: usize) -> Vec<Vec<u8>> {
+    /// Take frames of EtherType 0x88b5 from `p` until `n` arrived (or
+    /// `wait` passed).
+    fn collect(p: &mut RingPort, n: usize, wait: Duration) -> Vec<Vec<u8>> {
         let mut got = Vec::new();
         let mut scratch = Vec::new();
-        let end = Instant::now() + Duration::from_secs(5);
+        let end = Instant::now() + wait;
         while got.len() < n && Instant::now() < end {
             match p.take(&mut scratch, |f, wire| (f.to_vec(), wire)) {
                 Some(Some((f, wire))) if f.len() > 14 && f[12..14] == [0x88, 0xb5] => {
@@ -927,8 +928,8 @@ mod tests {
     fn jumbo_frames_round_trip_and_own_frames_are_ignored() {
         let Some(ns) = setup("j") else { return };
         let path = Path::new("/var/run/netns").join(&ns.0);
-        let mut a = RingPort::open_in_netns("a", &path, &RingOptions::default()).unwrap();
-        let mut b = RingPort::open_in_netns("b", &path, &RingOptions::default()).unwrap();
+        let mut a = RingPort::open_in_netns("va", &path, &RingOptions::default()).unwrap();
+        let mut b = RingPort::open_in_netns("vb", &path, &RingOptions::default()).unwrap();
         assert_eq!(a.mtu(), 9000);
         assert!(a.slots() >= 64);
         let frames = [frame(60, 1), frame(1514, 2), frame(9014, 3)];
@@ -939,13 +940,14 @@ mod tests {
             b.send_batch(&arena, &ranges, &mut tx),
             (3, 60 + 1514 + 9014)
         );
-        let got = collect(&mut a, 3);
+        let got = collect(&mut a, 3, Duration::from_secs(5));
         assert_eq!(got.len(), 3);
         for (g, f) in got.iter().zip(&frames) {
             assert_eq!(g, f);
         }
-        // b sent them: b's own ring does not show them.
-        assert!(collect(&mut b, 1).is_empty());
+        // b sent them: b's own ring does not show them (they would be
+        // there by now: a received them already).
+        assert!(collect(&mut b, 1, Duration::from_millis(200)).is_empty());
         // A range outside the arena is sent empty (refused), not read out of bounds.
         let (n, _) = b.send_batch(&arena, &[(arena.len(), 10)], &mut tx);
         assert_eq!(n, 0);
@@ -973,8 +975,8 @@ mod tests {
     fn run_echoes_counts_and_stops() {
         let Some(ns) = setup("r") else { return };
         let path = Path::new("/var/run/netns").join(&ns.0);
-        let a = RingPort::open_in_netns("a", &path, &RingOptions::default()).unwrap();
-        let mut b = RingPort::open_in_netns("b", &path, &RingOptions::default()).unwrap();
+        let a = RingPort::open_in_netns("va", &path, &RingOptions::default()).unwrap();
+        let mut b = RingPort::open_in_netns("vb", &path, &RingOptions::default()).unwrap();
         let stop = Arc::new(AtomicBool::new(false));
         let dump = Arc::new(AtomicBool::new(true));
         let stop2 = Arc::clone(&stop);
@@ -1007,7 +1009,7 @@ mod tests {
         }
         let mut tx = TxScratch::default();
         assert_eq!(b.send_batch(&arena, &ranges, &mut tx).0, n);
-        let got = collect(&mut b, n);
+        let got = collect(&mut b, n, Duration::from_secs(5));
         stop.store(true, Ordering::Relaxed);
         let (rep, hooks) = h.join().unwrap();
         assert_eq!(got.len(), n);

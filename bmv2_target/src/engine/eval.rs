@@ -1,6 +1,6 @@
 //! Expression evaluation and assignment over a [`PacketState`].
 
-use super::code::{Code, DynRef, Sel, LV, VX, X};
+use super::code::{Cmp, Code, DynRef, Sel, LV, VX, X};
 use super::state::{read_bits, PacketState};
 use super::word::{arith, cast, compare, unary, Word};
 
@@ -17,7 +17,25 @@ pub(crate) fn eval<W: Word>(x: &X<W>, c: &Code, st: &PacketState) -> W {
                 W::ZERO
             }
         }
+        X::Cmp(b) => eval_cmp(b, c, st),
         _ => eval_node(x, c, st),
+    }
+}
+
+/// Evaluate a comparison: a small frame of its own, as conditions are
+/// the commonest inner node.
+#[inline(never)]
+fn eval_cmp<W: Word>(b: &Cmp<W>, c: &Code, st: &PacketState) -> W {
+    if compare(
+        b.op,
+        b.width,
+        b.signed,
+        eval(&b.lhs, c, st),
+        eval(&b.rhs, c, st),
+    ) {
+        W::ONE
+    } else {
+        W::ZERO
     }
 }
 

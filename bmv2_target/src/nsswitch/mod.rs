@@ -36,7 +36,11 @@
 //!    payload, a read must have none, the type must be read or response, the
 //!    egress port must exist, `prop_len` must not change, `dst` must be
 //!    addressable — and a failing PR is dropped and counted as a program
-//!    error of the pipe. The PR is then concatenated, keyed by (type, dst,
+//!    error of the pipe. (When the per-PR part is the compiler's plain
+//!    copy-in / control / copy-out of one applied control, the copies are
+//!    elided and `pr`/`md` are loaded into the control's locals directly:
+//!    same results, less interpretation; see `elide.rs`.) The PR is then
+//!    concatenated, keyed by (type, dst,
 //!    egress port): unchanged PRs are queued as they arrived
 //!    (`Concatenator::push_raw`), changed ones re-encoded.
 //! 4. **Cache pipeline**: with a Property Cache in the program, every PR
@@ -71,12 +75,15 @@
 //! their memory.
 
 pub mod config;
+mod elide;
 pub mod stats;
 pub mod testing;
 
 use std::collections::VecDeque;
 
-use netsparse_externs::artifact::{Arch, Artifact, FieldKind, NsSwitchMetadata, Package, Prim};
+use netsparse_externs::artifact::{
+    Arch, Artifact, FieldId, FieldKind, NsSwitchMetadata, Package, Prim,
+};
 use netsparse_externs::cache::{CacheCapacity, CacheConfig, CacheMode, PropertyCache};
 use netsparse_externs::concat::{ConcatStats, Concatenator, CqKey, Flushed};
 use netsparse_externs::deconcat::{DeconcatConfig, DeconcatStats, Deconcatenator};
@@ -432,9 +439,14 @@ pub struct NsSwitch {
     b: Blocks,
     ig: MdSlots,
     eg: MdSlots,
+    /// The package's `pr`/`md` slots (the per-packet part's).
+    pp: PrSlots,
+    /// The slots the per-PR part reads and writes: the package's, or the
+    /// control's locals when its copy-in/copy-out is elided.
     pr: PrSlots,
-    /// Header id of the middle pipe's `pr` (kept valid).
-    pr_header: Option<usize>,
+    /// Header ids of the middle pipe's `pr` and of its local copy (kept
+    /// valid).
+    pr_headers: [Option<usize>; 2],
     /// The program uses a Property Cache.
     has_cache: bool,
     origin: Origin,
@@ -477,9 +489,16 @@ impl NsSwitch {
             }
         };
         let m = &ns.middle;
+        let pr_header = match artifact.fields.get(m.pr.src.index()).map(|f| f.kind) {
+            Some(FieldKind::Header(h)) => Some(h),
+            _ => None,
+        };
+        let elided = pr_header.and_then(|h| elide::elide(artifact, m, h));
+        let per_pr = elided.as_ref().map_or(m.per_pr.as_slice(), |e| e.body);
+        let local = |f| elided.as_ref().map_or(f, |e| e.local(f));
         let blocks: [(&str, &[_]); 2] = [
             (m.name.as_str(), m.per_packet.as_slice()),
-            (m.name.as_str(), m.per_pr.as_slice()),
+            (m.name.as_str(), per_pr),
         ];
         let mut prog = Program::load(artifact, &blocks, cfg.seed)?;
         prog.set_trace(cfg.trace);
@@ -495,22 +514,26 @@ impl NsSwitch {
                 }),
             }
         };
-        let pr = PrSlots {
-            src: narrow("pr.src", m.pr.src, 32)?,
-            tid: narrow("pr.tid", m.pr.tid, 16)?,
-            idx: narrow("pr.idx", m.pr.idx, 64)?,
-            req_id: narrow("pr.req_id", m.pr.req_id, 32)?,
-            pr_type: narrow("md.pr_type", m.pr_meta.pr_type, 16)?,
-            dst: narrow("md.dst", m.pr_meta.dst, 32)?,
-            prop_len: narrow("md.prop_len", m.pr_meta.prop_len, 32)?,
-            ingress_port: narrow("md.ingress_port", m.pr_meta.ingress_port, 9)?,
-            egress_port: narrow("md.egress_port", m.pr_meta.egress_port, 9)?,
-            drop: narrow("md.drop", m.pr_meta.drop, 1)?,
+        let slots = |f: &dyn Fn(FieldId) -> FieldId| -> Result<PrSlots, LoadError> {
+            Ok(PrSlots {
+                src: narrow("pr.src", f(m.pr.src), 32)?,
+                tid: narrow("pr.tid", f(m.pr.tid), 16)?,
+                idx: narrow("pr.idx", f(m.pr.idx), 64)?,
+                req_id: narrow("pr.req_id", f(m.pr.req_id), 32)?,
+                pr_type: narrow("md.pr_type", f(m.pr_meta.pr_type), 16)?,
+                dst: narrow("md.dst", f(m.pr_meta.dst), 32)?,
+                prop_len: narrow("md.prop_len", f(m.pr_meta.prop_len), 32)?,
+                ingress_port: narrow("md.ingress_port", f(m.pr_meta.ingress_port), 9)?,
+                egress_port: narrow("md.egress_port", f(m.pr_meta.egress_port), 9)?,
+                drop: narrow("md.drop", f(m.pr_meta.drop), 1)?,
+            })
         };
-        let pr_header = match artifact.fields.get(m.pr.src.index()).map(|f| f.kind) {
-            Some(FieldKind::Header(h)) => Some(h.index()),
-            _ => None,
-        };
+        let pp = slots(&|f| f)?;
+        let pr = slots(&local)?;
+        let pr_headers = [
+            pr_header.map(|h| h.index()),
+            elided.as_ref().map(|e| e.header.index()),
+        ];
         let parsers = artifact.parsers.len();
         let controls = artifact.controls.len();
         for (what, ok) in [
@@ -563,8 +586,9 @@ impl NsSwitch {
             b,
             ig,
             eg,
+            pp,
             pr,
-            pr_header,
+            pr_headers,
             has_cache,
             origin,
             pipes,
@@ -615,6 +639,13 @@ impl NsSwitch {
     /// The configuration.
     pub fn config(&self) -> &NsConfig {
         &self.cfg
+    }
+
+    /// Whether the per-PR part runs without its copy-in/copy-out (the
+    /// program has the plain shape the compiler emits and nothing else
+    /// observes the package's `pr`/`md` slots; see the `elide` module).
+    pub fn per_pr_copies_elided(&self) -> bool {
+        self.pr_headers[1].is_some()
     }
 
     /// Whether the program uses the Property Cache.
@@ -1007,8 +1038,9 @@ impl NsSwitch {
         let NsSwitch {
             prog,
             b,
+            pp,
             pr: ps,
-            pr_header,
+            pr_headers,
             has_cache,
             origin,
             cfg,
@@ -1051,22 +1083,22 @@ impl NsSwitch {
         pc.netsparse_packets += 1;
         pc.prs_in += u64::from(c.num_prs);
         mst.reset();
-        if let Some(h) = *pr_header {
-            mst.valid.set(h, true);
+        for h in pr_headers.iter().flatten() {
+            mst.valid.set(*h, true);
         }
         let n = &mut mst.n;
-        n[ps.pr_type] = u64::from(c.pr_type.as_u16());
-        n[ps.dst] = u64::from(c.dst);
-        n[ps.prop_len] = u64::from(c.prop_len);
-        n[ps.ingress_port] = u64::from(in_port);
-        n[ps.egress_port] = u64::from(spec);
-        n[ps.drop] = 0;
-        if let Some(pp) = b.per_packet {
+        n[pp.pr_type] = u64::from(c.pr_type.as_u16());
+        n[pp.dst] = u64::from(c.dst);
+        n[pp.prop_len] = u64::from(c.prop_len);
+        n[pp.ingress_port] = u64::from(in_port);
+        n[pp.egress_port] = u64::from(spec);
+        n[pp.drop] = 0;
+        if let Some(block) = b.per_packet {
             let mut t = NoPrims {
                 errors: &mut pc.errors,
             };
-            prog.run(mst, pp, &mut t);
-            if mst.n[ps.drop] != 0 {
+            prog.run(mst, block, &mut t);
+            if mst.n[pp.drop] != 0 {
                 pc.packets_dropped += 1;
                 pc.prs_dropped += u64::from(c.num_prs);
                 return;
@@ -1076,11 +1108,11 @@ impl NsSwitch {
         let md = {
             let n = &mst.n;
             [
-                n[ps.pr_type],
-                n[ps.dst],
-                n[ps.prop_len],
-                n[ps.ingress_port],
-                n[ps.egress_port],
+                n[pp.pr_type],
+                n[pp.dst],
+                n[pp.prop_len],
+                n[pp.ingress_port],
+                n[pp.egress_port],
             ]
         };
         let ports = u64::from(cfg.ports);

@@ -169,6 +169,9 @@ struct Lower<'m> {
     middle_name: String,
     user_metadata: Option<(Type, Place)>,
     ret_place: Option<Place>,
+    /// Copy-outs of the inlined action calls being lowered, innermost first:
+    /// an `exit` inside them performs these before leaving (p4c semantics).
+    exit_copies: Vec<a::Stmt>,
     nic_side: Option<NicSide>,
 }
 
@@ -208,6 +211,7 @@ impl<'m> Lower<'m> {
             middle_name: String::new(),
             user_metadata: None,
             ret_place: None,
+            exit_copies: Vec::new(),
             nic_side: None,
         }
     }
@@ -657,13 +661,16 @@ impl<'m> Lower<'m> {
                 self.populate(sub, c);
                 return Some(InstRef::Control(sub));
             }
-            InstanceKind::Parser(_) => {
-                self.err(
-                    codes::UNSUPPORTED,
-                    "sub-parsers are not supported",
-                    inst.span,
-                );
-                return None;
+            InstanceKind::Parser(pp) => {
+                // Its states are inlined where it is applied (see `parser`).
+                let pp = *pp;
+                let sub = self.insts.len();
+                self.insts.push(Inst::new(name, self.region));
+                self.insts[idx].instances.insert(i, InstRef::Control(sub));
+                for j in self.m.parsers[pp].instances.clone() {
+                    self.instance(sub, j);
+                }
+                return Some(InstRef::Control(sub));
             }
         };
         self.insts[idx].instances.insert(i, r.clone());
@@ -873,26 +880,62 @@ impl<'m> Lower<'m> {
     // ----- parsers ---------------------------------------------------------------------
 
     fn parser(&mut self, idx: usize, p: Handle<ir::Parser>) -> Option<a::Parser> {
-        let pr = &self.m.parsers[p];
         let mut states = Vec::new();
-        let offset = usize::from(!pr.local_inits.is_empty());
-        let target = |t: Target| match t {
-            Target::Accept => Next::Accept,
-            Target::Reject => Next::Reject,
-            Target::State(i) => Next::State(a::StateId(u32_of(i + offset))),
+        let ends = (Next::Accept, Next::Reject);
+        let start = self.parser_states(idx, p, &mut states, ends, String::new())?;
+        Some(a::Parser {
+            name: self.insts[idx].path.clone(),
+            states,
+            start,
+        })
+    }
+
+    /// Lower the states of parser `p` (instance `idx`) into `states`, where
+    /// `accept` and `reject` go to `ends` and state names get `prefix`. A
+    /// state that applies a sub-parser is split there: the part before copies
+    /// the arguments in and jumps to the sub-parser's (inlined) start; the
+    /// sub-parser's accept goes to a continuation state that copies out and
+    /// runs the rest, its reject to a state that copies out and rejects (so
+    /// headers extracted before the reject are kept, as in a flat parser).
+    /// Returns the entry state (`$init` when there are local initializers).
+    fn parser_states(
+        &mut self,
+        idx: usize,
+        p: Handle<ir::Parser>,
+        states: &mut Vec<a::ParserState>,
+        ends: (Next, Next),
+        prefix: String,
+    ) -> Option<a::StateId> {
+        let (accept, reject) = ends;
+        let pr = &self.m.parsers[p];
+        let placeholder = |name: String| a::ParserState {
+            name,
+            body: Vec::new(),
+            transition: a::Transition::Direct { next: Next::Reject },
         };
-        if offset == 1 {
-            let body = self.block(idx, &pr.local_inits);
-            states.push(a::ParserState {
-                name: "$init".into(),
-                body,
-                transition: a::Transition::Direct {
-                    next: target(Target::State(pr.start)),
-                },
-            });
-        }
+        // Reserve one id per source state first: transitions may go forward.
+        let init = (!pr.local_inits.is_empty()).then(|| {
+            states.push(placeholder(format!("{prefix}$init")));
+            a::StateId(u32_of(states.len() - 1))
+        });
+        let base = states.len();
         for s in &pr.states {
-            let body = self.block(idx, &s.body.stmts);
+            states.push(placeholder(format!("{prefix}{}", s.name)));
+        }
+        let target = |t: Target| match t {
+            Target::Accept => accept,
+            Target::Reject => reject,
+            Target::State(i) => Next::State(a::StateId(u32_of(base + i))),
+        };
+        let entry = a::StateId(u32_of(base + pr.start));
+        if let Some(id) = init {
+            let body = self.block(idx, &pr.local_inits);
+            states[id.index()].body = body;
+            states[id.index()].transition = a::Transition::Direct {
+                next: Next::State(entry),
+            };
+        }
+        for (si, s) in pr.states.iter().enumerate() {
             let transition = match &s.transition {
                 ir::Transition::Direct(t) => a::Transition::Direct { next: target(*t) },
                 ir::Transition::Select { keys, cases } => {
@@ -926,18 +969,64 @@ impl<'m> Lower<'m> {
                     a::Transition::Select { keys: ks, cases }
                 }
             };
-            states.push(a::ParserState {
-                name: s.name.clone(),
-                body,
-                transition,
-            });
+            // Split the body at each sub-parser application.
+            let mut cur = base + si;
+            let mut pending: Vec<ir::Stmt> = Vec::new();
+            let mut part = 0;
+            for st in &s.body.stmts {
+                let StmtKind::Call(call) = &st.kind else {
+                    pending.push(st.clone());
+                    continue;
+                };
+                let Callee::ApplyParser(i) = call.callee else {
+                    pending.push(st.clone());
+                    continue;
+                };
+                let Some(InstRef::Control(sub)) = self.lookup_instance(idx, i) else {
+                    return None;
+                };
+                let InstanceKind::Parser(sp) = self.m.instances[i].kind else {
+                    return None;
+                };
+                let mut body = self.block(idx, &pending);
+                pending.clear();
+                let mut outs = Vec::new();
+                for (pv, arg) in self.m.parsers[sp].params.clone().iter().zip(&call.args) {
+                    let ty = self.m.vars[*pv].ty.clone();
+                    if matches!(ty, Type::Extern(..)) {
+                        continue; // packet_in: the one packet being parsed
+                    }
+                    let place = self.var_place(sub, *pv);
+                    self.copy_in(idx, &place, &ty, arg, &mut body, &mut outs)?;
+                }
+                part += 1;
+                states.push(placeholder(format!("{prefix}{}$after{part}", s.name)));
+                let cont = states.len() - 1;
+                states.push(placeholder(format!("{prefix}{}$reject{part}", s.name)));
+                let rej = states.len() - 1;
+                let sub_prefix = format!("{prefix}{}.", self.m.instances[i].name);
+                let sub_ends = (
+                    Next::State(a::StateId(u32_of(cont))),
+                    Next::State(a::StateId(u32_of(rej))),
+                );
+                let sub_entry = self.parser_states(sub, sp, states, sub_ends, sub_prefix)?;
+                states[cur].body = body;
+                states[cur].transition = a::Transition::Direct {
+                    next: Next::State(sub_entry),
+                };
+                let mut copy_back = Vec::new();
+                self.copy_out(&outs, &mut copy_back);
+                states[rej].body = copy_back.clone();
+                states[rej].transition = a::Transition::Direct { next: reject };
+                states[cont].body = copy_back;
+                cur = cont;
+            }
+            let rest = self.block(idx, &pending);
+            states[cur].body.extend(rest);
+            states[cur].transition = transition;
         }
-        let start = if offset == 1 { 0 } else { pr.start };
-        Some(a::Parser {
-            name: self.insts[idx].path.clone(),
-            states,
-            start: a::StateId(u32_of(start)),
-        })
+        // Local initializers run first, each time the parser is entered.
+        Some(init.unwrap_or(entry))
     }
 
     // ----- controls --------------------------------------------------------------------
@@ -1234,7 +1323,10 @@ impl<'m> Lower<'m> {
                 }
                 out.push(a::Stmt::Return);
             }
-            StmtKind::Exit => out.push(a::Stmt::Exit),
+            StmtKind::Exit => {
+                out.extend(self.exit_copies.iter().cloned());
+                out.push(a::Stmt::Exit);
+            }
             StmtKind::VarDecl(v, init) => {
                 let p = self.var_place(idx, *v);
                 let ty = self.m.vars[*v].ty.clone();
@@ -1924,6 +2016,24 @@ impl<'m> Lower<'m> {
         Some(())
     }
 
+    /// Whether running `b` may execute `exit` (directly or in a called action).
+    fn may_exit(&self, b: &ir::Block) -> bool {
+        b.stmts.iter().any(|s| match &s.kind {
+            StmtKind::Exit => true,
+            StmtKind::If(_, t, e) => self.may_exit(t) || self.may_exit(e),
+            StmtKind::Block(b) => self.may_exit(b),
+            StmtKind::Switch(sw) => {
+                sw.cases.iter().any(|c| self.may_exit(&c.body))
+                    || sw.default.as_ref().is_some_and(|d| self.may_exit(d))
+            }
+            StmtKind::Call(c) => match c.callee {
+                Callee::Action(h) => self.may_exit(&self.m.actions[h].body),
+                _ => false,
+            },
+            _ => false,
+        })
+    }
+
     fn copy_out(&mut self, outs: &[(LPlace, Place, Type, Span)], out: &mut Vec<a::Stmt>) {
         for (lp, param, ty, span) in outs {
             self.copy(lp.clone(), LPlace::Static(param.clone()), ty, *span, out);
@@ -1948,7 +2058,28 @@ impl<'m> Lower<'m> {
                     let ty = self.m.vars[*p].ty.clone();
                     self.copy_in(idx, &place, &ty, arg, out, &mut outs)?;
                 }
-                out.push(a::Stmt::CallAction { action: id });
+                if !outs.is_empty() && self.may_exit(&act.body) {
+                    // `exit` in the action must still copy out its `out` and
+                    // `inout` arguments: inline the body, with every `exit`
+                    // preceded by this call's copy-out.
+                    let mut copies = Vec::new();
+                    self.copy_out(&outs, &mut copies);
+                    copies.extend(std::mem::take(&mut self.exit_copies));
+                    let saved = std::mem::replace(&mut self.exit_copies, copies);
+                    let region = self.region;
+                    if act.owner.is_none() {
+                        self.region = Region::Outside;
+                    }
+                    let body = self.block(owner, &act.body.stmts);
+                    self.region = region;
+                    self.exit_copies = saved;
+                    out.push(a::Stmt::Inlined {
+                        name: act.name.clone(),
+                        body,
+                    });
+                } else {
+                    out.push(a::Stmt::CallAction { action: id });
+                }
                 self.copy_out(&outs, out);
                 Some(CallResult::Nothing)
             }
@@ -2021,7 +2152,8 @@ impl<'m> Lower<'m> {
                 Some(CallResult::Nothing)
             }
             Callee::ApplyParser(_) => {
-                self.err(codes::UNSUPPORTED, "sub-parsers are not supported", c.span);
+                // Only valid as a statement of a parser state, split there.
+                self.inexpressible("a sub-parser applied outside a parser state", c.span);
                 None
             }
             Callee::ApplyTable(t) => {

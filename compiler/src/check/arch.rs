@@ -9,7 +9,7 @@ use netsparse_externs::artifact::Arch;
 
 use super::types::{subst_apply, unify, Subst};
 use super::{Checker, Sym};
-use crate::ast::{self, Span};
+use crate::ast::{self, Direction, Span};
 use crate::codes;
 use crate::diag::Diagnostic;
 use crate::ir::{
@@ -275,7 +275,12 @@ impl Checker<'_> {
                     VarKind::Param(d) => d,
                     VarKind::Local => None,
                 };
-                if udir != bp.direction {
+                // A block may take as `in` what the architecture passes
+                // `inout` (p4c's early v1model declared VerifyChecksum's
+                // headers `in`): it only reads the value, so nothing changes.
+                let narrower =
+                    udir == Some(Direction::In) && bp.direction == Some(Direction::InOut);
+                if udir != bp.direction && !narrower {
                     let d = Diagnostic::error(
                         codes::PACKAGE_ARG,
                         format!(

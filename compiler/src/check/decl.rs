@@ -73,7 +73,13 @@ impl Checker<'_> {
                 ok = false;
                 continue;
             }
-            if p.default.is_some() {
+            if let (Some(default), "an action") = (&p.default, block) {
+                // p4c accepts defaults on action parameters; every use here
+                // must still pass the value, but the default must type-check
+                // (a bad one is reported; the parameter is still declared so
+                // that its uses do not cascade).
+                let _ = self.expr_as(default, &ty);
+            } else if p.default.is_some() {
                 self.err(
                     codes::UNSUPPORTED,
                     "default parameter values are only supported on extern declarations",

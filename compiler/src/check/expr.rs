@@ -16,7 +16,95 @@ fn konst(v: Value, ty: Type, span: Span) -> Expr {
     mk(ExprKind::Const(v), ty, span)
 }
 
+/// A side-effect-free reference to storage (`a`, `a.f`, `a[2]`), which
+/// [`Checker::aggregate_eq`] may read more than once.
+fn is_path(e: &Expr) -> bool {
+    match &e.kind {
+        ExprKind::Var(_) => true,
+        ExprKind::Field(b, _) => is_path(b),
+        ExprKind::Index(b, i) => is_path(b) && matches!(i.kind, ExprKind::Const(_)),
+        _ => false,
+    }
+}
+
+fn and(a: Expr, b: Expr, span: Span) -> Expr {
+    match (&a.kind, &b.kind) {
+        (ExprKind::Const(Value::Bool(true)), _) => b,
+        (_, ExprKind::Const(Value::Bool(true))) => a,
+        _ => mk(
+            ExprKind::Binary(BinOp::And, Box::new(a), Box::new(b)),
+            Type::Bool,
+            span,
+        ),
+    }
+}
+
 impl Checker<'_> {
+    /// `l == r` on headers, structs and header stacks, as P4_16 defines it:
+    /// structs and stacks are equal when every field (element) is; headers
+    /// when both are invalid, or both valid with equal fields. `l` and `r`
+    /// are paths ([`is_path`]), so reading them repeatedly is harmless.
+    fn aggregate_eq(&mut self, ty: &Type, l: &Expr, r: &Expr, span: Span) -> Expr {
+        let field = |e: &Expr, i: usize, fty: &Type| {
+            mk(
+                ExprKind::Field(Box::new(e.clone()), i as u32),
+                fty.clone(),
+                span,
+            )
+        };
+        match ty {
+            Type::Header(h) | Type::Struct(h) => {
+                let fields = self.m.structs[*h].fields.clone();
+                let mut all = konst(Value::Bool(true), Type::Bool, span);
+                for (i, f) in fields.iter().enumerate() {
+                    let e =
+                        self.aggregate_eq(&f.ty, &field(l, i, &f.ty), &field(r, i, &f.ty), span);
+                    all = and(all, e, span);
+                }
+                if !matches!(ty, Type::Header(_)) {
+                    return all;
+                }
+                let valid = |e: &Expr| mk(ExprKind::IsValid(Box::new(e.clone())), Type::Bool, span);
+                let not = |e: Expr| mk(ExprKind::Unary(UnOp::Not, Box::new(e)), Type::Bool, span);
+                let both_invalid = and(not(valid(l)), not(valid(r)), span);
+                let both_valid = and(valid(l), valid(r), span);
+                mk(
+                    ExprKind::Binary(
+                        BinOp::Or,
+                        Box::new(both_invalid),
+                        Box::new(and(both_valid, all, span)),
+                    ),
+                    Type::Bool,
+                    span,
+                )
+            }
+            Type::Stack(h, n) => {
+                let elem = Type::Header(*h);
+                let mut all = konst(Value::Bool(true), Type::Bool, span);
+                for i in 0..*n {
+                    let idx = |e: &Expr| {
+                        mk(
+                            ExprKind::Index(
+                                Box::new(e.clone()),
+                                Box::new(konst(Value::Bits(u128::from(i)), Type::Bit(32), span)),
+                            ),
+                            elem.clone(),
+                            span,
+                        )
+                    };
+                    let e = self.aggregate_eq(&elem, &idx(l), &idx(r), span);
+                    all = and(all, e, span);
+                }
+                all
+            }
+            _ => mk(
+                ExprKind::Binary(BinOp::Eq, Box::new(l.clone()), Box::new(r.clone())),
+                Type::Bool,
+                span,
+            ),
+        }
+    }
+
     /// Check an expression and convert it to `ty` (initializers get `ty`'s shape).
     pub(super) fn expr_as(&mut self, e: &ast::Expr, ty: &Type) -> Option<Expr> {
         match (&e.kind, ty) {
@@ -785,6 +873,18 @@ impl Checker<'_> {
                     BinOp::Eq | BinOp::Ne | BinOp::Lt | BinOp::Le | BinOp::Gt | BinOp::Ge
                 );
                 let eq = matches!(op, BinOp::Eq | BinOp::Ne);
+                if eq
+                    && matches!(ty, Type::Header(_) | Type::Struct(_) | Type::Stack(..))
+                    && is_path(&l)
+                    && is_path(&r)
+                {
+                    let e = self.aggregate_eq(&ty, &l, &r, span);
+                    return Some(if op == BinOp::Ne {
+                        mk(ExprKind::Unary(UnOp::Not, Box::new(e)), Type::Bool, span)
+                    } else {
+                        e
+                    });
+                }
                 let ok = match &ty {
                     Type::Bit(_) => true,
                     Type::Int(_) => !matches!(op, BinOp::Div | BinOp::Mod),

@@ -17,7 +17,9 @@ pub(crate) fn builtin_fn(name: &str, arity: usize) -> Option<Builtin> {
     use Builtin::*;
     Some(match (name, arity) {
         ("verify", 2) => Verify,
-        ("mark_to_drop", 1) => MarkToDrop,
+        // The zero-argument form is the pre-2019 v1model one (still in p4c's
+        // older samples); both act on the packet's standard metadata.
+        ("mark_to_drop", 0 | 1) => MarkToDrop,
         ("hash", 5) => Hash,
         ("verify_checksum", 4) => VerifyChecksum(false),
         ("verify_checksum_with_payload", 4) => VerifyChecksum(true),
@@ -682,15 +684,30 @@ impl Checker<'_> {
                 let args = self.bind_args(&params, args, &mut subst, &inst.name, span)?;
                 Some(call_expr(Callee::ApplyControl(i), args, Type::Void, span))
             }
-            InstanceKind::Parser(_) => {
-                let d = Diagnostic::error(
-                    codes::UNSUPPORTED,
-                    "applying a sub-parser is not supported by this compiler",
-                    span,
-                )
-                .with_hint("move the sub-parser's states into this parser");
-                self.emit(d);
-                None
+            InstanceKind::Parser(sp) => {
+                if method.name != "apply" {
+                    self.err(
+                        codes::NO_MEMBER,
+                        format!(
+                            "a parser instance has one method, `apply`, not `{}`",
+                            method.name
+                        ),
+                        method.span,
+                    );
+                    return None;
+                }
+                if !self.ctx.in_parser {
+                    self.not_here(
+                        "applying a parser",
+                        span,
+                        "sub-parsers are applied in a state of another parser",
+                    );
+                    return None;
+                }
+                let params = self.var_params(&self.m.parsers[sp].params.clone());
+                let mut subst = Subst::new();
+                let args = self.bind_args(&params, args, &mut subst, &inst.name, span)?;
+                Some(call_expr(Callee::ApplyParser(i), args, Type::Void, span))
             }
             InstanceKind::Extern {
                 def,

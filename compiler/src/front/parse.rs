@@ -1202,17 +1202,9 @@ impl<'a> Builder<'a> {
     }
 
     fn stmt_inner(&self, p: P<'_>, span: Span) -> R<Stmt> {
-        let (anns, rest) = self.split_annotations(p)?;
-        if let Some(a) = anns.first() {
-            self.push(
-                Diagnostic::error(
-                    "E0040",
-                    "annotations on statements are not supported",
-                    a.span,
-                )
-                .with_hint("move the annotation to the enclosing action, table or control"),
-            );
-        }
+        // Annotations on statements (`@atomic { ... }`, `@likely`...) carry no
+        // meaning for this target; like p4c, accept and drop them.
+        let (_anns, rest) = self.split_annotations(p)?;
         let mut it = rest.into_iter();
         let b = self.need(&mut it, span)?;
         let kind = match b.as_rule() {

@@ -1,5 +1,0 @@
-control C(inout bit<8> x) {
-    apply {
-        @atomic { x = 1; }
-    }
-}
