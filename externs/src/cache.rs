@@ -217,6 +217,9 @@ struct Finite {
     ways: usize,
     /// Tag of each line (`(group × sets + set) × ways + way`).
     tags: Vec<u64>,
+    /// Low byte of each line's tag: a 16-way set's candidates are found
+    /// with one byte compare, then confirmed against the full tag.
+    keys: Vec<u8>,
     /// LRU rank of each line (0 = most recent), `INVALID` if empty.
     ranks: Vec<u8>,
     /// Property bytes, `line × mode` bytes in.
@@ -265,6 +268,7 @@ impl Finite {
             set_bits: sets.trailing_zeros(),
             ways: ways as usize,
             tags: vec![0; max_lines],
+            keys: vec![0; max_lines],
             ranks: vec![INVALID; max_lines],
             data: vec![0; bytes],
         })
@@ -296,10 +300,25 @@ impl Finite {
         (((hi << 5) | seg) << self.set_bits) | set
     }
 
-    /// The way of `s` holding its tag, if valid. Branch-free over the ways
-    /// (no early exit), so lookups of independent idxs overlap in the CPU.
+    /// The way of `s` holding its tag, if valid (the lowest such way).
+    /// Branch-free over the ways (no early exit), so lookups of independent
+    /// idxs overlap in the CPU; 16 ways (Table 5) take a fixed-size path the
+    /// compiler turns into a few vector compares.
     #[inline]
     fn find(&self, s: Slot) -> Option<usize> {
+        if self.ways == 16 {
+            let keys: &[u8; 16] = self.keys[s.base..s.base + 16].try_into().ok()?;
+            let ranks: &[u8; 16] = self.ranks[s.base..s.base + 16].try_into().ok()?;
+            let mut cand = candidates(keys, ranks, s.tag as u8);
+            while cand != 0 {
+                let line = s.base + cand.trailing_zeros() as usize;
+                if self.tags[line] == s.tag {
+                    return Some(line);
+                }
+                cand &= cand - 1;
+            }
+            return None;
+        }
         let tags = &self.tags[s.base..s.base + self.ways];
         let ranks = &self.ranks[s.base..s.base + self.ways];
         let mut found = usize::MAX;
@@ -335,33 +354,99 @@ impl Finite {
             use core::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
             let tags = self.tags[s.base..].as_ptr().cast::<i8>();
             let ranks = self.ranks[s.base..].as_ptr().cast::<i8>();
+            let keys = self.keys[s.base..].as_ptr().cast::<i8>();
             // SAFETY: PREFETCHT0 is a hint: it never faults or changes
             // architectural state, whatever the address; SSE is part of the
-            // x86_64 baseline. Both pointers are in bounds anyway.
+            // x86_64 baseline. All pointers are in bounds anyway.
             unsafe {
                 _mm_prefetch::<_MM_HINT_T0>(tags);
                 _mm_prefetch::<_MM_HINT_T0>(tags.wrapping_add(64));
                 _mm_prefetch::<_MM_HINT_T0>(ranks);
+                _mm_prefetch::<_MM_HINT_T0>(keys);
             }
         }
         #[cfg(not(target_arch = "x86_64"))]
         let _ = s;
     }
 
-    /// Make `line` the most recently used of its set (which starts at `base`).
+    /// Make `line` the most recently used of its set (which starts at
+    /// `base`): every line more recent than it ages by one. `line` may be
+    /// empty (a new property entering the set): then every valid line ages,
+    /// as `INVALID` is above every valid rank. Empty lines never change
+    /// (no valid rank is above them).
     #[inline]
     fn touch(&mut self, base: usize, line: usize) {
         let old = self.ranks[line];
-        for r in &mut self.ranks[base..base + self.ways] {
-            if *r != INVALID && *r < old {
-                *r += 1;
+        if self.ways == 16 {
+            if let Ok(ranks) = <&mut [u8; 16]>::try_from(&mut self.ranks[base..base + 16]) {
+                age_fixed(ranks, old);
+            }
+        } else {
+            for r in &mut self.ranks[base..base + self.ways] {
+                *r += u8::from(*r < old);
             }
         }
         self.ranks[line] = 0;
     }
 
+    /// The way a new property takes in the set at `base`: the first empty
+    /// way, or (a full set's ranks are a permutation of 0..ways) the least
+    /// recently used one. Both are the first way of highest rank, since
+    /// `INVALID` is above every valid rank.
+    #[inline]
+    fn victim(&self, base: usize) -> usize {
+        if self.ways == 16 {
+            if let Ok(ranks) = <&[u8; 16]>::try_from(&self.ranks[base..base + 16]) {
+                let top = ranks.iter().copied().fold(0, u8::max);
+                return ranks.iter().position(|&r| r == top).unwrap_or(0);
+            }
+        }
+        let ranks = &self.ranks[base..base + self.ways];
+        let top = ranks.iter().copied().max().unwrap_or(INVALID);
+        ranks.iter().position(|&r| r == top).unwrap_or(0)
+    }
+
     fn invalidate(&mut self) {
         self.ranks.fill(INVALID);
+    }
+}
+
+/// Bit `w` set when way `w` of a 16-way set is valid and its tag's low
+/// byte is `key` (SSE2: one compare of the 16 keys, one of the 16 ranks).
+#[cfg(target_arch = "x86_64")]
+#[inline]
+fn candidates(keys: &[u8; 16], ranks: &[u8; 16], key: u8) -> u32 {
+    use core::arch::x86_64::{_mm_cmpeq_epi8, _mm_loadu_si128, _mm_movemask_epi8, _mm_set1_epi8};
+    // SAFETY: SSE2 is part of the x86_64 baseline; each unaligned 16-byte
+    // load reads exactly one of the two 16-byte arrays.
+    let (same, empty) = unsafe {
+        let k = _mm_loadu_si128(keys.as_ptr().cast());
+        let r = _mm_loadu_si128(ranks.as_ptr().cast());
+        (
+            _mm_movemask_epi8(_mm_cmpeq_epi8(k, _mm_set1_epi8(key as i8))) as u32,
+            _mm_movemask_epi8(_mm_cmpeq_epi8(r, _mm_set1_epi8(INVALID as i8))) as u32,
+        )
+    };
+    same & !empty & 0xFFFF
+}
+
+/// Bit `w` set when way `w` of a 16-way set is valid and its tag's low
+/// byte is `key`.
+#[cfg(not(target_arch = "x86_64"))]
+#[inline]
+fn candidates(keys: &[u8; 16], ranks: &[u8; 16], key: u8) -> u32 {
+    let mut m = 0u32;
+    for (w, (&k, &r)) in keys.iter().zip(ranks).enumerate() {
+        m |= u32::from((k == key) & (r != INVALID)) << w;
+    }
+    m
+}
+
+/// Age every rank of a 16-way set below `old` by one (one vector op).
+#[inline]
+fn age_fixed(ranks: &mut [u8; 16], old: u8) {
+    for r in ranks.iter_mut() {
+        *r += u8::from(*r < old);
     }
 }
 
@@ -558,35 +643,15 @@ impl PropertyCache {
                     f.touch(s.base, line);
                     InsertOutcome::Present
                 } else {
-                    let ranks = &f.ranks[s.base..s.base + f.ways];
-                    let (way, outcome) = match ranks.iter().position(|&r| r == INVALID) {
-                        Some(w) => (w, InsertOutcome::Inserted),
-                        None => {
-                            // Full set: ranks are a permutation of 0..ways; evict the oldest.
-                            let w = ranks
-                                .iter()
-                                .position(|&r| usize::from(r) == f.ways - 1)
-                                .unwrap_or(0);
-                            let line = s.base + w;
-                            (
-                                w,
-                                InsertOutcome::Evicted(f.idx_of(self.mode, line, f.tags[line])),
-                            )
-                        }
-                    };
-                    let line = s.base + way;
-                    if outcome == InsertOutcome::Inserted {
-                        // A new valid line enters at the top: every valid line ages.
-                        for r in &mut f.ranks[s.base..s.base + f.ways] {
-                            if *r != INVALID {
-                                *r += 1;
-                            }
-                        }
-                        f.ranks[line] = 0;
+                    let line = s.base + f.victim(s.base);
+                    let outcome = if f.ranks[line] == INVALID {
+                        InsertOutcome::Inserted
                     } else {
-                        f.touch(s.base, line);
-                    }
+                        InsertOutcome::Evicted(f.idx_of(self.mode, line, f.tags[line]))
+                    };
+                    f.touch(s.base, line);
                     f.tags[line] = s.tag;
+                    f.keys[line] = s.tag as u8;
                     f.data[line * m..line * m + m].copy_from_slice(data);
                     outcome
                 }
@@ -907,5 +972,63 @@ mod tests {
             })
         );
         assert_eq!(mk(512 * 3 * 4, 3), Ok(()));
+    }
+
+    /// The cache against a plain LRU model (per set, idxs from most to
+    /// least recent), on both the 16-way path and the general one: same
+    /// hits, same outcomes, same victims.
+    #[test]
+    fn matches_a_reference_lru() {
+        for (ways, m) in [(16u32, 64u32), (4, 16), (16, 16), (8, 512)] {
+            let total = 512 * u64::from(ways) * 4;
+            let mut c = cache(total, ways, m);
+            let sets = c.sets_per_segment().unwrap();
+            let g = c.mode().ignored_segment_bits();
+            let set_of = |idx: u64| {
+                let above = idx >> sets.trailing_zeros();
+                ((above & 31) >> g, idx & (sets - 1))
+            };
+            let mut model: std::collections::BTreeMap<(u64, u64), Vec<u64>> =
+                std::collections::BTreeMap::new();
+            let mut x: u64 = 0x9E37_79B9_7F4A_7C15;
+            for step in 0..20_000u64 {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                let idx = x % (total * 4 / u64::from(m));
+                let set = model.entry(set_of(idx)).or_default();
+                let pos = set.iter().position(|&i| i == idx);
+                if x >> 40 & 1 == 0 {
+                    let hit = c.lookup(Time::ZERO, idx).hit.map(<[u8]>::to_vec);
+                    assert_eq!(hit.is_some(), pos.is_some(), "step {step}");
+                    if let Some(p) = pos {
+                        assert_eq!(hit, Some(prop(m, idx)));
+                        let v = set.remove(p);
+                        set.insert(0, v);
+                    }
+                } else {
+                    let o = c.insert(Time::ZERO, idx, &prop(m, idx)).unwrap();
+                    let want = match pos {
+                        Some(p) => {
+                            let v = set.remove(p);
+                            set.insert(0, v);
+                            InsertOutcome::Present
+                        }
+                        None if set.len() < ways as usize => {
+                            set.insert(0, idx);
+                            InsertOutcome::Inserted
+                        }
+                        None => {
+                            let old = set.pop().unwrap();
+                            set.insert(0, idx);
+                            InsertOutcome::Evicted(old)
+                        }
+                    };
+                    assert_eq!(o, want, "step {step} ways {ways} mode {m}");
+                }
+            }
+            let held: usize = model.values().map(Vec::len).sum();
+            assert_eq!(c.occupancy(), held as u64);
+        }
     }
 }

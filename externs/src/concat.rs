@@ -607,7 +607,9 @@ impl Concatenator {
                     cq.buf.reserve_exact(capacity - cq.buf.len());
                 }
                 cq.buf.extend_from_slice(head);
-                cq.buf.extend_from_slice(tail);
+                if !tail.is_empty() {
+                    cq.buf.extend_from_slice(tail);
+                }
             }
             Some(pool) => {
                 for part in [head, tail] {

@@ -8,7 +8,7 @@
 use netsparse_externs::artifact::HashAlgo;
 use netsparse_externs::hash;
 
-use super::code::{CTrans, Code, HRef, NextS, P, S};
+use super::code::{CTrans, Code, HRef, NextS, LV, P, S};
 use super::eval::{eval, eval_vx, resolve_dyn, store_lv};
 use super::runtime::{DigestMsg, ExternRt, Runtime, MAX_DIGESTS};
 use super::state::{read_bits, BitWriter, CloneReq, PacketState};
@@ -64,59 +64,78 @@ pub(crate) struct Exec<'a> {
 
 impl Exec<'_> {
     /// Run a block. Plain assignments run inline; everything else goes
-    /// through [`Exec::stmt`].
+    /// through [`Exec::stmt`]. An `if` that ends the block continues with
+    /// the branch taken in place (its flow is the block's), and an empty
+    /// branch is skipped: fewer nested calls, the same statements run.
     #[inline]
-    pub(crate) fn block(&mut self, st: &mut PacketState, b: &[S]) -> Flow {
-        for s in b {
-            match s {
-                S::Copy(d, s) => {
-                    let v = st.n[*s as usize];
-                    st.n[*d as usize] = v;
-                }
-                S::SetConst(d, v) => st.n[*d as usize] = *v,
-                S::SetN(i, e) => {
-                    let v = eval(e, self.code, st);
-                    st.n[*i as usize] = v;
-                }
-                S::Emit(HRef::Static(h)) => {
-                    if st.valid.get(*h as usize) {
-                        if let Some(out) = self.emit.as_deref_mut() {
-                            emit_header(self.code, st, *h as usize, out);
+    pub(crate) fn block(&mut self, st: &mut PacketState, mut b: &[S]) -> Flow {
+        'tail: loop {
+            let n = b.len();
+            for (i, s) in b.iter().enumerate() {
+                match s {
+                    S::Copy(d, s) => {
+                        let v = st.n[*s as usize];
+                        st.n[*d as usize] = v;
+                    }
+                    S::SetConst(d, v) => st.n[*d as usize] = *v,
+                    S::SetN(i, e) => {
+                        let v = eval(e, self.code, st);
+                        st.n[*i as usize] = v;
+                    }
+                    S::Emit(HRef::Static(h)) => {
+                        if st.valid.get(*h as usize) {
+                            if let Some(out) = self.emit.as_deref_mut() {
+                                emit_header(self.code, st, *h as usize, out);
+                            }
+                        }
+                    }
+                    S::If(x) => {
+                        let (c, then, otherwise) = &**x;
+                        let body = if eval(c, self.code, st) != 0 {
+                            then
+                        } else {
+                            otherwise
+                        };
+                        if i + 1 == n {
+                            b = body;
+                            continue 'tail;
+                        }
+                        if !body.is_empty() {
+                            let f = self.block(st, body);
+                            if f != Flow::Next {
+                                return f;
+                            }
+                        }
+                    }
+                    S::Apply(t) => {
+                        let f = self.apply(st, *t);
+                        if f != Flow::Next {
+                            return f;
+                        }
+                    }
+                    S::Prim(p) => {
+                        let f = match &**p {
+                            P::Target(t) => self.target(st, t),
+                            p => self.prim(st, p),
+                        };
+                        if f != Flow::Next {
+                            return f;
+                        }
+                    }
+                    S::Inlined(b) => match self.block(st, b) {
+                        Flow::Next | Flow::Return => {}
+                        f => return f,
+                    },
+                    _ => {
+                        let f = self.stmt(st, s);
+                        if f != Flow::Next {
+                            return f;
                         }
                     }
                 }
-                S::If(b) => {
-                    let (c, then, otherwise) = &**b;
-                    let f = if eval(c, self.code, st) != 0 {
-                        self.block(st, then)
-                    } else {
-                        self.block(st, otherwise)
-                    };
-                    if f != Flow::Next {
-                        return f;
-                    }
-                }
-                S::Apply(t) => {
-                    let f = self.apply(st, *t);
-                    if f != Flow::Next {
-                        return f;
-                    }
-                }
-                S::Prim(p) => {
-                    let f = self.prim(st, p);
-                    if f != Flow::Next {
-                        return f;
-                    }
-                }
-                _ => {
-                    let f = self.stmt(st, s);
-                    if f != Flow::Next {
-                        return f;
-                    }
-                }
             }
+            return Flow::Next;
         }
-        Flow::Next
     }
 
     /// Run a top-level control: `return` and `exit` both end it.
@@ -732,8 +751,10 @@ impl Exec<'_> {
         match r {
             TargetResult::Done => Flow::Next,
             TargetResult::Value(v) => {
-                if let Some(d) = &t.dst {
-                    store_lv(d, code, st, v);
+                match &t.dst {
+                    Some(LV::Slot(loc, w)) => st.store(*loc, *w, v),
+                    Some(d) => store_lv(d, code, st, v),
+                    None => {}
                 }
                 Flow::Next
             }
