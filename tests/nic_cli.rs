@@ -214,6 +214,29 @@ fn bad_input_is_reported() {
     ]);
     assert_eq!(o.status.code(), Some(1));
     assert!(stderr(&o).contains("e.txt:2"), "{}", stderr(&o));
+    // Runtime JSON goes through the switch's loader: an unknown table is
+    // named with its entry.
+    std::fs::write(
+        d.join("e.json"),
+        r#"{"table_entries":[{"table":"no_such_table","action_name":"x","action_params":{}}]}"#,
+    )
+    .unwrap();
+    let o = run(&[
+        "--node",
+        "0",
+        "--partition",
+        "parts.txt",
+        "--use-files",
+        ".",
+        "--entries",
+        "e.json",
+    ]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(
+        stderr(&o).contains("e.json") && stderr(&o).contains("no_such_table"),
+        "{}",
+        stderr(&o)
+    );
     // Neither an interface nor --use-files.
     let o = run(&["--node", "0", "--partition", "parts.txt"]);
     assert_eq!(o.status.code(), Some(2));

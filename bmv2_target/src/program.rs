@@ -15,12 +15,11 @@
 use netsparse_externs::artifact::{Artifact, FieldId, HeaderId, KeyMatch, Prim, Stmt};
 use netsparse_externs::Time;
 
-use crate::control::{resolve, ActionInfo, TableInfo};
+use crate::control::{ControlPlane, TableInfo};
 use crate::engine::code::Loc;
 use crate::engine::compile::{load_generic, ExtraBlock};
 use crate::engine::exec::{Exec, Flow};
 use crate::engine::runtime::{EngineStats, Runtime};
-use crate::engine::word::mask128;
 use crate::engine::{Engine, PacketState};
 use crate::error::{ControlPlaneError, LoadError};
 use crate::tables::EntryHandle;
@@ -250,106 +249,14 @@ impl Program {
 
     // ----- control plane -----------------------------------------------------------------
 
-    fn table_index(&self, name: &str) -> Result<usize, ControlPlaneError> {
-        resolve(
-            "table",
-            self.engine.rt.tables.iter().map(|t| t.name.as_str()),
-            name,
-        )
-    }
-
-    /// The position of `action` in table `ti`'s action list: by the
-    /// table's control-plane names first, then by the actions' own names
-    /// (the same rule as the switch's control plane).
-    fn action_index(&self, ti: usize, action: &str) -> Result<usize, ControlPlaneError> {
-        let t = &self.engine.rt.tables[ti];
-        let code = &self.engine.code;
-        let by_table_name = resolve("action", t.actions.iter().map(|a| a.name.as_str()), action);
-        match by_table_name {
-            Ok(i) => Ok(i),
-            Err(ControlPlaneError::Ambiguous { .. }) => by_table_name,
-            Err(_) => resolve(
-                "action",
-                t.actions
-                    .iter()
-                    .map(|a| code.actions[a.action as usize].name.as_str()),
-                action,
-            )
-            .map_err(|e| match e {
-                ControlPlaneError::Ambiguous { .. } => e,
-                _ => ControlPlaneError::NoSuchAction {
-                    table: t.name.clone(),
-                    action: action.to_owned(),
-                    allowed: t.actions.iter().map(|a| a.name.clone()).collect(),
-                },
-            }),
-        }
-    }
-
-    fn check_args(&self, ti: usize, ai: usize, args: &[u128]) -> Result<u32, ControlPlaneError> {
-        let t = &self.engine.rt.tables[ti];
-        let id = t.actions[ai].action;
-        let ca = &self.engine.code.actions[id as usize];
-        if args.len() != ca.params.len() {
-            return Err(ControlPlaneError::ParamCount {
-                table: t.name.clone(),
-                action: t.actions[ai].name.clone(),
-                expected: ca.params.len(),
-                got: args.len(),
-            });
-        }
-        for ((v, (_, w)), n) in args.iter().zip(ca.params.iter()).zip(ca.param_names.iter()) {
-            if v & !mask128(*w) != 0 {
-                return Err(ControlPlaneError::ParamTooWide {
-                    action: t.actions[ai].name.clone(),
-                    param: n.clone(),
-                    value: *v,
-                    width: *w,
-                });
-            }
-        }
-        Ok(id)
-    }
-
     /// Fully-qualified names of every table.
     pub fn table_names(&self) -> Vec<String> {
-        self.engine
-            .rt
-            .tables
-            .iter()
-            .map(|t| t.name.clone())
-            .collect()
+        self.engine.table_names()
     }
 
     /// Describe a table (a fully-qualified name or a unique suffix).
     pub fn table_info(&self, table: &str) -> Result<TableInfo, ControlPlaneError> {
-        let t = &self.engine.rt.tables[self.table_index(table)?];
-        let code = &self.engine.code;
-        Ok(TableInfo {
-            name: t.name.clone(),
-            keys: t.keys.to_vec(),
-            actions: t
-                .actions
-                .iter()
-                .map(|a| {
-                    let ca = &code.actions[a.action as usize];
-                    ActionInfo {
-                        name: a.name.clone(),
-                        params: ca
-                            .param_names
-                            .iter()
-                            .zip(ca.params.iter())
-                            .map(|(n, (_, w))| (n.clone(), *w))
-                            .collect(),
-                        default_only: a.default_only,
-                        table_only: a.table_only,
-                    }
-                })
-                .collect(),
-            needs_priority: t.needs_priority(),
-            size: t.size,
-            len: t.iter().count(),
-        })
+        self.engine.table_info(table)
     }
 
     /// Add an entry (same rules as the switch's control plane: one match per
@@ -362,44 +269,14 @@ impl Program {
         args: &[u128],
         priority: Option<u32>,
     ) -> Result<EntryHandle, ControlPlaneError> {
-        let ti = self.table_index(table)?;
-        let ai = self.action_index(ti, action)?;
-        let t = &self.engine.rt.tables[ti];
-        if t.entries_const {
-            return Err(ControlPlaneError::ConstEntries {
-                table: t.name.clone(),
-            });
-        }
-        if t.actions[ai].default_only {
-            return Err(ControlPlaneError::DefaultOnly {
-                table: t.name.clone(),
-                action: t.actions[ai].name.clone(),
-            });
-        }
-        let prio = match (t.needs_priority(), priority) {
-            (true, Some(p)) => p,
-            (true, None) => {
-                return Err(ControlPlaneError::PriorityRequired {
-                    table: t.name.clone(),
-                })
-            }
-            (false, None | Some(0)) => 0,
-            (false, Some(_)) => {
-                return Err(ControlPlaneError::PriorityNotAllowed {
-                    table: t.name.clone(),
-                })
-            }
-        };
-        let keys = t.normalize(matches)?;
-        let id = self.check_args(ti, ai, args)?;
-        self.engine.rt.tables[ti].insert(keys, id, args.into(), prio, false)
+        self.engine
+            .add_entry(table, matches, action, args, priority)
     }
 
-    /// Remove every non-const entry of a table.
+    /// Remove every entry the control plane added (an error on tables whose
+    /// entries are `const`).
     pub fn clear_table(&mut self, table: &str) -> Result<(), ControlPlaneError> {
-        let ti = self.table_index(table)?;
-        self.engine.rt.tables[ti].clear();
-        Ok(())
+        self.engine.clear_table(table)
     }
 
     /// Set a table's default action.
@@ -409,24 +286,40 @@ impl Program {
         action: &str,
         args: &[u128],
     ) -> Result<(), ControlPlaneError> {
-        let ti = self.table_index(table)?;
-        let ai = self.action_index(ti, action)?;
-        let t = &self.engine.rt.tables[ti];
-        if t.default_const {
-            return Err(ControlPlaneError::ConstDefault {
-                table: t.name.clone(),
-            });
-        }
-        if t.actions[ai].table_only {
-            return Err(ControlPlaneError::TableOnly {
-                table: t.name.clone(),
-                action: t.actions[ai].name.clone(),
-            });
-        }
-        let id = self.check_args(ti, ai, args)?;
-        let t = &mut self.engine.rt.tables[ti];
-        t.default_action = id;
-        t.default_args = args.into();
-        Ok(())
+        self.engine.set_default(table, action, args)
+    }
+}
+
+/// The entry loaders ([`crate::control::commands`],
+/// [`crate::control::runtime_json`]) work on a [`Program`] as on a switch
+/// (tables only: a program has no multicast or mirroring).
+impl ControlPlane for Program {
+    fn table_info(&self, table: &str) -> Result<TableInfo, ControlPlaneError> {
+        self.engine.table_info(table)
+    }
+
+    fn add_entry(
+        &mut self,
+        table: &str,
+        matches: &[KeyMatch],
+        action: &str,
+        args: &[u128],
+        priority: Option<u32>,
+    ) -> Result<EntryHandle, ControlPlaneError> {
+        self.engine
+            .add_entry(table, matches, action, args, priority)
+    }
+
+    fn set_default(
+        &mut self,
+        table: &str,
+        action: &str,
+        args: &[u128],
+    ) -> Result<(), ControlPlaneError> {
+        self.engine.set_default(table, action, args)
+    }
+
+    fn clear_table(&mut self, table: &str) -> Result<(), ControlPlaneError> {
+        self.engine.clear_table(table)
     }
 }

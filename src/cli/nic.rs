@@ -9,7 +9,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 use anyhow::{bail, Context as _};
-use netsparse_bmv2::control::values::{parse_match, parse_value};
+use netsparse_bmv2::control::{commands, runtime_json};
 use netsparse_bmv2::drivers::{self, live, pcap, PortSpec};
 use netsparse_compiler::source::SourceMap;
 use netsparse_compiler::{compile_file, CompileOptions};
@@ -98,7 +98,7 @@ pub struct Args {
     /// Live mode: stop once the gather completed.
     #[arg(long)]
     pub exit_when_done: bool,
-    /// Extra table entries (BMv2 command file subset).
+    /// Extra table entries: runtime JSON (`.json`) or a BMv2 command file.
     #[arg(long, value_name = "FILE")]
     pub entries: Option<PathBuf>,
     /// NIC parameters (TOML).
@@ -246,99 +246,24 @@ pub fn read_idxs(path: &Path) -> anyhow::Result<Vec<u64>> {
     Ok(out)
 }
 
-/// Apply a BMv2-style command file (table_add / table_set_default / table_clear).
-fn apply_entries(nic: &mut Nic<DenseMemory>, path: &Path) -> anyhow::Result<usize> {
+/// Apply table entries to the NIC program: the p4lang tutorials' runtime
+/// JSON (`.json`) or a BMv2 command file, through the same loaders as
+/// `netsparse switch`. Returns a one-line summary.
+fn apply_entries(nic: &mut Nic<DenseMemory>, path: &Path) -> anyhow::Result<String> {
     let text =
         std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
-    let mut n = 0;
-    for (i, line) in text.lines().enumerate() {
-        let at = || format!("{}:{}", path.display(), i + 1);
-        let body = line.split('#').next().unwrap_or("").trim();
-        let words: Vec<&str> = body.split_whitespace().collect();
-        let Some(cmd) = words.first() else { continue };
-        let p = nic.program_mut();
-        match *cmd {
-            "table_clear" => {
-                let t = words
-                    .get(1)
-                    .with_context(|| format!("{}: table_clear TABLE", at()))?;
-                p.clear_table(t).with_context(at)?;
-            }
-            "table_set_default" => {
-                let (Some(t), Some(a)) = (words.get(1), words.get(2)) else {
-                    bail!("{}: table_set_default TABLE ACTION PARAMS...", at());
-                };
-                let info = p.table_info(t).with_context(at)?;
-                let params = info
-                    .actions
-                    .iter()
-                    .find(|x| x.name == *a || x.name.ends_with(&format!(".{a}")))
-                    .map(|x| x.params.clone())
-                    .unwrap_or_default();
-                let args = words[3..]
-                    .iter()
-                    .zip(params.iter().map(|p| p.1).chain(std::iter::repeat(128)))
-                    .map(|(w, width)| parse_value(w, width))
-                    .collect::<Result<Vec<_>, _>>()
-                    .with_context(at)?;
-                p.set_default(t, a, &args).with_context(at)?;
-            }
-            "table_add" => {
-                let (Some(t), Some(a)) = (words.get(1), words.get(2)) else {
-                    bail!(
-                        "{}: table_add TABLE ACTION KEYS... => PARAMS... [PRIORITY]",
-                        at()
-                    );
-                };
-                let info = p.table_info(t).with_context(at)?;
-                let arrow = words.iter().position(|w| *w == "=>").unwrap_or(words.len());
-                let keys = &words[3..arrow];
-                if keys.len() != info.keys.len() {
-                    bail!(
-                        "{}: table {} has {} keys, {} given",
-                        at(),
-                        info.name,
-                        info.keys.len(),
-                        keys.len()
-                    );
-                }
-                let matches = keys
-                    .iter()
-                    .zip(&info.keys)
-                    .map(|(k, spec)| parse_match(k, spec.width))
-                    .collect::<Result<Vec<_>, _>>()
-                    .with_context(at)?;
-                let params = info
-                    .actions
-                    .iter()
-                    .find(|x| x.name == *a || x.name.ends_with(&format!(".{a}")))
-                    .map(|x| x.params.clone())
-                    .unwrap_or_default();
-                let mut rest: Vec<&str> = words.get(arrow + 1..).unwrap_or(&[]).to_vec();
-                let prio = if info.needs_priority && rest.len() > params.len() {
-                    rest.pop()
-                        .map(|w| w.parse::<u32>())
-                        .transpose()
-                        .with_context(at)?
-                } else {
-                    None
-                };
-                let args = rest
-                    .iter()
-                    .zip(params.iter().map(|p| p.1).chain(std::iter::repeat(128)))
-                    .map(|(w, width)| parse_value(w, width))
-                    .collect::<Result<Vec<_>, _>>()
-                    .with_context(at)?;
-                p.add_entry(t, &matches, a, &args, prio).with_context(at)?;
-            }
-            other => bail!(
-                "{}: unknown command {other:?} (table_add, table_set_default, table_clear)",
-                at()
-            ),
-        }
-        n += 1;
+    let name = path.display().to_string();
+    let p = nic.program_mut();
+    if path.extension().is_some_and(|e| e == "json") {
+        let l = runtime_json::apply(p, &text, &name)?;
+        Ok(format!(
+            "{} entries, {} default actions",
+            l.entries, l.defaults
+        ))
+    } else {
+        let a = commands::apply(p, &text, &name)?;
+        Ok(format!("{} commands, {} entries", a.commands, a.entries))
     }
-    Ok(n)
 }
 
 /// The NIC as the drivers see it: posts the gather's commands at the first
@@ -497,7 +422,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     nic.serve_properties(slice)?;
     if let Some(f) = &args.entries {
         match apply_entries(&mut nic, f) {
-            Ok(n) => eprintln!("{}: {n} commands", f.display()),
+            Ok(summary) => eprintln!("{}: {summary}", f.display()),
             Err(e) => {
                 eprintln!("error: {e:#}");
                 return Ok(ExitCode::from(1));

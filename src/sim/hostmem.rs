@@ -68,6 +68,12 @@ pub struct SimMemory {
     first: u64,
     count: u64,
     needed: Vec<u32>,
+    /// `needed[bucket_start[b]..bucket_start[b + 1]]` are the needed idxs
+    /// `i` with `i >> bucket_shift == b`: a write finds its slot with one
+    /// table look-up and a search of a short range instead of a binary
+    /// search of the whole list (at most one bucket per needed idx).
+    bucket_start: Vec<u32>,
+    bucket_shift: u32,
     state: Vec<u8>,
     values: Option<Vec<u8>>,
     unexpected: u64,
@@ -94,7 +100,10 @@ impl SimMemory {
         needed.dedup();
         needed.shrink_to_fit();
         let n = needed.len();
+        let (bucket_shift, bucket_start) = buckets(&needed, cols);
         SimMemory {
+            bucket_start,
+            bucket_shift,
             idxs,
             prop_len,
             cols,
@@ -139,7 +148,7 @@ impl SimMemory {
     /// The gathered property of remote idx `idx` (with `keep_values`, once
     /// written correctly).
     pub fn gathered(&self, idx: u32) -> Option<&[u8]> {
-        let s = self.needed.binary_search(&idx).ok()?;
+        let s = self.slot(idx)?;
         if self.state[s] != OK {
             return None;
         }
@@ -173,6 +182,15 @@ impl SimMemory {
             }
         }
         c
+    }
+
+    /// Index of `idx` in `needed`, if it is there.
+    fn slot(&self, idx: u32) -> Option<usize> {
+        let b = (idx >> self.bucket_shift) as usize;
+        let lo = *self.bucket_start.get(b)? as usize;
+        let hi = *self.bucket_start.get(b + 1)? as usize;
+        let range = self.needed.get(lo..hi)?;
+        range.binary_search(&idx).ok().map(|i| lo + i)
     }
 
     fn dest_len(&self) -> u64 {
@@ -283,9 +301,7 @@ impl HostMemory for SimMemory {
         let p = u64::from(self.prop_len);
         let off = addr - DEST_BASE;
         let idx = off / p.max(1);
-        let slot = u32::try_from(idx)
-            .ok()
-            .and_then(|i| self.needed.binary_search(&i).ok());
+        let slot = u32::try_from(idx).ok().and_then(|i| self.slot(i));
         let Some(s) = slot.filter(|_| off % p == 0 && len == p) else {
             self.note_unexpected(idx);
             return Ok(());
@@ -303,6 +319,28 @@ impl HostMemory for SimMemory {
         }
         Ok(())
     }
+}
+
+/// The bucket index of sorted `needed` over columns `0..cols`: the
+/// smallest shift that makes no more buckets than needed idxs (at least
+/// one), and each bucket's first position (plus the end).
+fn buckets(needed: &[u32], cols: u64) -> (u32, Vec<u32>) {
+    let top = needed.last().map_or(0, |&m| u64::from(m)).max(cols.saturating_sub(1));
+    let top = top.min(u64::from(u32::MAX));
+    let want = (needed.len() as u64).max(1);
+    let mut shift = 0u32;
+    while shift < 32 && (top >> shift) + 1 > want {
+        shift += 1;
+    }
+    let nb = ((top >> shift) + 1) as usize;
+    let mut start = vec![0u32; nb + 1];
+    for &i in needed {
+        start[(i >> shift) as usize + 1] += 1;
+    }
+    for b in 0..nb {
+        start[b + 1] += start[b];
+    }
+    (shift, start)
 }
 
 #[cfg(test)]
@@ -347,5 +385,24 @@ mod tests {
         m.corrupt(Some(4));
         m.read(PROP_BASE, &mut p).unwrap();
         assert!(!is_property(4, &p));
+    }
+
+    #[test]
+    fn bucket_index_finds_every_needed_idx_and_nothing_else() {
+        // Sparse, clustered and edge values, over a range wider than `cols`.
+        let idxs: Vec<u32> = vec![0, 1, 2, 3, 700, 701, 999, 5000, 5001, 65_535];
+        for cols in [0u64, 1, 10, 1000, 70_000] {
+            let m = SimMemory::new(idxs.clone(), cols, 4, 0, 0, false);
+            for i in 0..70_000u32 {
+                assert_eq!(
+                    m.slot(i),
+                    m.needed().binary_search(&i).ok(),
+                    "cols {cols} idx {i}"
+                );
+            }
+            assert!(m.bucket_start.len() <= m.needed().len() + 2);
+        }
+        let empty = SimMemory::new(Vec::new(), 100, 4, 0, 0, false);
+        assert_eq!(empty.slot(5), None);
     }
 }

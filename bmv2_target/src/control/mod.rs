@@ -13,6 +13,7 @@
 
 pub mod commands;
 pub mod runtime_json;
+mod tables_api;
 pub mod values;
 
 use netsparse_externs::artifact::KeyMatch;
@@ -219,103 +220,25 @@ pub struct McNodeHandle(pub u32);
 
 impl Switch {
     fn table_index(&self, name: &str) -> Result<usize, ControlPlaneError> {
-        resolve(
-            "table",
-            self.engine.rt.tables.iter().map(|t| t.name.as_str()),
-            name,
-        )
+        self.engine.table_index(name)
     }
 
     /// Fully-qualified names of every table.
     pub fn table_names(&self) -> Vec<String> {
-        self.engine
-            .rt
-            .tables
-            .iter()
-            .map(|t| t.name.clone())
-            .collect()
+        self.engine.table_names()
     }
 
     /// Describe a table (keys, actions with parameters, priority rule).
     pub fn table_info(&self, table: &str) -> Result<TableInfo, ControlPlaneError> {
-        let t = &self.engine.rt.tables[self.table_index(table)?];
-        let code = &self.engine.code;
-        Ok(TableInfo {
-            name: t.name.clone(),
-            keys: t.keys.to_vec(),
-            actions: t
-                .actions
-                .iter()
-                .map(|a| {
-                    let ca = &code.actions[a.action as usize];
-                    ActionInfo {
-                        name: a.name.clone(),
-                        params: ca
-                            .param_names
-                            .iter()
-                            .zip(ca.params.iter())
-                            .map(|(n, (_, w))| (n.clone(), *w))
-                            .collect(),
-                        default_only: a.default_only,
-                        table_only: a.table_only,
-                    }
-                })
-                .collect(),
-            needs_priority: t.needs_priority(),
-            size: t.size,
-            len: t.live,
-        })
+        self.engine.table_info(table)
     }
 
-    /// Resolve an action of table `ti`: index into the table's action list.
     fn table_action(&self, ti: usize, action: &str) -> Result<usize, ControlPlaneError> {
-        let t = &self.engine.rt.tables[ti];
-        let code = &self.engine.code;
-        let by_table_name = resolve("action", t.actions.iter().map(|a| a.name.as_str()), action);
-        match by_table_name {
-            Ok(i) => Ok(i),
-            Err(ControlPlaneError::Ambiguous { .. }) => by_table_name,
-            Err(_) => resolve(
-                "action",
-                t.actions
-                    .iter()
-                    .map(|a| code.actions[a.action as usize].name.as_str()),
-                action,
-            )
-            .map_err(|e| match e {
-                ControlPlaneError::Ambiguous { .. } => e,
-                _ => ControlPlaneError::NoSuchAction {
-                    table: t.name.clone(),
-                    action: action.to_owned(),
-                    allowed: t.actions.iter().map(|a| a.name.clone()).collect(),
-                },
-            }),
-        }
+        self.engine.table_action(ti, action)
     }
 
     fn check_args(&self, ti: usize, ai: usize, args: &[u128]) -> Result<u32, ControlPlaneError> {
-        let t = &self.engine.rt.tables[ti];
-        let id = t.actions[ai].action;
-        let ca = &self.engine.code.actions[id as usize];
-        if args.len() != ca.params.len() {
-            return Err(ControlPlaneError::ParamCount {
-                table: t.name.clone(),
-                action: t.actions[ai].name.clone(),
-                expected: ca.params.len(),
-                got: args.len(),
-            });
-        }
-        for ((v, (_, w)), n) in args.iter().zip(ca.params.iter()).zip(ca.param_names.iter()) {
-            if v & !mask128(*w) != 0 {
-                return Err(ControlPlaneError::ParamTooWide {
-                    action: t.actions[ai].name.clone(),
-                    param: n.clone(),
-                    value: *v,
-                    width: *w,
-                });
-            }
-        }
-        Ok(id)
+        self.engine.check_args(ti, ai, args)
     }
 
     /// Add an entry. `matches` has one [`KeyMatch`] per key, in key order;
@@ -329,37 +252,8 @@ impl Switch {
         args: &[u128],
         priority: Option<u32>,
     ) -> Result<EntryHandle, ControlPlaneError> {
-        let ti = self.table_index(table)?;
-        let ai = self.table_action(ti, action)?;
-        let t = &self.engine.rt.tables[ti];
-        if t.entries_const {
-            return Err(ControlPlaneError::ConstEntries {
-                table: t.name.clone(),
-            });
-        }
-        if t.actions[ai].default_only {
-            return Err(ControlPlaneError::DefaultOnly {
-                table: t.name.clone(),
-                action: t.actions[ai].name.clone(),
-            });
-        }
-        let prio = match (t.needs_priority(), priority) {
-            (true, Some(p)) => p,
-            (true, None) => {
-                return Err(ControlPlaneError::PriorityRequired {
-                    table: t.name.clone(),
-                })
-            }
-            (false, None | Some(0)) => 0,
-            (false, Some(_)) => {
-                return Err(ControlPlaneError::PriorityNotAllowed {
-                    table: t.name.clone(),
-                })
-            }
-        };
-        let keys = t.normalize(matches)?;
-        let id = self.check_args(ti, ai, args)?;
-        self.engine.rt.tables[ti].insert(keys, id, args.into(), prio, false)
+        self.engine
+            .add_entry(table, matches, action, args, priority)
     }
 
     /// Add an entry with keys and parameters given by name (STF / P4Runtime
@@ -486,15 +380,7 @@ impl Switch {
 
     /// Delete every entry the control plane added.
     pub fn clear_table(&mut self, table: &str) -> Result<(), ControlPlaneError> {
-        let ti = self.table_index(table)?;
-        let t = &mut self.engine.rt.tables[ti];
-        if t.entries_const {
-            return Err(ControlPlaneError::ConstEntries {
-                table: t.name.clone(),
-            });
-        }
-        t.clear();
-        Ok(())
+        self.engine.clear_table(table)
     }
 
     /// Set the default action.
@@ -504,25 +390,7 @@ impl Switch {
         action: &str,
         args: &[u128],
     ) -> Result<(), ControlPlaneError> {
-        let ti = self.table_index(table)?;
-        let ai = self.table_action(ti, action)?;
-        let t = &self.engine.rt.tables[ti];
-        if t.default_const {
-            return Err(ControlPlaneError::ConstDefault {
-                table: t.name.clone(),
-            });
-        }
-        if t.actions[ai].table_only {
-            return Err(ControlPlaneError::TableOnly {
-                table: t.name.clone(),
-                action: t.actions[ai].name.clone(),
-            });
-        }
-        let id = self.check_args(ti, ai, args)?;
-        let t = &mut self.engine.rt.tables[ti];
-        t.default_action = id;
-        t.default_args = args.into();
-        Ok(())
+        self.engine.set_default(table, action, args)
     }
 
     /// The installed entries of a table, in handle order.
