@@ -191,6 +191,12 @@ pub struct Nic<M: HostMemory = DenseMemory> {
     st: PacketState,
     core: Core<M>,
     units: Vec<ClientUnit>,
+    /// `unit_next(u)` of every client unit, refreshed whenever unit `u`
+    /// changes, so picking the next event does not rescan every unit.
+    unit_at: Vec<Option<Time>>,
+    /// The earliest internal event as of the end of the last `run_events`
+    /// (`None` once anything else may have changed the state).
+    next_cached: Option<Option<(Time, Event)>>,
     servers: Vec<ServerUnit>,
     next_server: usize,
     concat: Concatenator,
@@ -284,6 +290,8 @@ impl<M: HostMemory> Nic<M> {
                 to_fail: Vec::new(),
                 touched: Vec::new(),
             },
+            unit_at: vec![None; clients],
+            next_cached: None,
             units,
             servers,
             next_server: 0,
@@ -453,6 +461,8 @@ impl<M: HostMemory> Nic<M> {
             },
         });
         self.units[unit].queue.push_back(id);
+        self.refresh_unit(unit);
+        self.next_cached = None;
         self.core.stats.commands_posted += 1;
         Ok(CommandId(id))
     }
@@ -523,6 +533,7 @@ impl<M: HostMemory> Nic<M> {
     /// nothing is written to host memory). For benchmarks and tests that
     /// leave the responders out; returns how many were retired.
     pub fn answer_all_pending(&mut self, now: Time) -> u64 {
+        self.next_cached = None;
         let mut n = 0;
         let mut list = std::mem::take(&mut self.scratch);
         for u in 0..self.core.pending.len() {
@@ -557,6 +568,14 @@ impl<M: HostMemory> Nic<M> {
 
     // ----- events -----------------------------------------------------------------------
 
+    /// Recompute unit `u`'s entry of `unit_at` after it changed.
+    fn refresh_unit(&mut self, u: usize) {
+        let t = self.unit_next(u);
+        if let Some(slot) = self.unit_at.get_mut(u) {
+            *slot = t;
+        }
+    }
+
     fn unit_next(&self, u: usize) -> Option<Time> {
         let unit = &self.units[u];
         let mut next = unit.dma.map(|d| d.0);
@@ -584,8 +603,9 @@ impl<M: HostMemory> Nic<M> {
                 }
             }
         };
-        for u in 0..self.units.len() {
-            consider(self.unit_next(u), Event::Unit(u));
+        debug_assert!((0..self.units.len()).all(|u| self.unit_at[u] == self.unit_next(u)));
+        for (u, &t) in self.unit_at.iter().enumerate() {
+            consider(t, Event::Unit(u));
         }
         for (s, su) in self.servers.iter().enumerate() {
             consider(su.queue.front().map(|r| r.ready), Event::Server(s));
@@ -601,15 +621,24 @@ impl<M: HostMemory> Nic<M> {
     }
 
     fn next_event(&self) -> Option<Time> {
-        self.next_event_kind().map(|(t, _)| t)
+        match self.next_cached {
+            Some(cached) => {
+                debug_assert_eq!(cached, self.next_event_kind());
+                cached.map(|(t, _)| t)
+            }
+            None => self.next_event_kind().map(|(t, _)| t),
+        }
     }
 
     /// Process every internal event up to `now`, in time order.
     fn run_events(&mut self, now: Time, out: &mut Outputs) {
-        while let Some((e, kind)) = self.next_event_kind() {
-            if e > now {
+        self.next_cached = None;
+        loop {
+            let next = self.next_event_kind();
+            let Some((e, kind)) = next.filter(|&(e, _)| e <= now) else {
+                self.next_cached = Some(next);
                 break;
-            }
+            };
             match kind {
                 Event::Unit(u) => self.unit_step(u, e),
                 Event::Server(s) => self.server_step(s, e),
@@ -667,6 +696,7 @@ impl<M: HostMemory> Nic<M> {
         }
         // 4. Keep the Idx Buffer fed.
         self.maybe_fetch(u, e);
+        self.refresh_unit(u);
     }
 
     fn start_command(&mut self, u: usize, c: u32, at: Time) {
@@ -896,6 +926,7 @@ impl<M: HostMemory> Nic<M> {
             if let Some(c) = unit.active {
                 self.core.cmds[c as usize].stats.stall_cycles_pending += cycles;
             }
+            self.refresh_unit(usize::from(u));
         }
     }
 
@@ -903,7 +934,8 @@ impl<M: HostMemory> Nic<M> {
         if self.tx_full() {
             return;
         }
-        for unit in &mut self.units {
+        for u in 0..self.units.len() {
+            let unit = &mut self.units[u];
             if let Some((Stall::TxFull, since)) = unit.stall {
                 let cycles = self.clock.to_cycles(e.saturating_sub(since));
                 unit.stall = None;
@@ -912,6 +944,7 @@ impl<M: HostMemory> Nic<M> {
                 if let Some(c) = unit.active {
                     self.core.cmds[c as usize].stats.stall_cycles_tx += cycles;
                 }
+                self.refresh_unit(u);
             }
         }
     }
@@ -1009,7 +1042,9 @@ impl<M: HostMemory> Nic<M> {
             unit.t = unit.t.max(e);
         }
         unit.queue.retain(|&q| q != c);
-        if freed > 0 || unit.stall.is_some_and(|s| s.0 == Stall::PendingFull) {
+        let pending_stall = unit.stall.is_some_and(|s| s.0 == Stall::PendingFull);
+        self.refresh_unit(u);
+        if freed > 0 || pending_stall {
             self.wake_pending(u as u16, e);
         }
         self.finish(c, CompletionStatus::Failed(reason), e);

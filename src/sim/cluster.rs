@@ -407,29 +407,6 @@ pub fn run_mode(
     });
     let outcome = outcome.map_err(SimError::Engine)?;
     let wall_secs = start.elapsed().as_secs_f64();
-    {
-        // SIMPERF-TMP
-        let st = engine.stats();
-        let (mut tn, mut ts, mut tv, mut an, mut asw) = (0u64, 0u64, 0u64, 0u64, 0u64);
-        for d in 0..engine.device_count() as u32 {
-            let c = engine.device_counters(d).unwrap_or_default();
-            match engine.device(d) {
-                Some(ClusterDevice::Nic(_)) => {
-                    tn += c.timers;
-                    an += c.frames_in;
-                }
-                Some(ClusterDevice::NetSparse(_)) => {
-                    ts += c.timers;
-                    asw += c.frames_in;
-                }
-                _ => {
-                    tv += c.timers;
-                    asw += c.frames_in;
-                }
-            }
-        }
-        eprintln!("SIMPERF events={} arrivals={} timers={} stale={} | nic_timers={} ns_timers={} v1_timers={} nic_arr={} sw_arr={}", st.events, st.arrivals, st.timers, st.stale_timers, tn, ts, tv, an, asw);
-    }
     let stopped = outcome == Outcome::Stopped;
     let now = engine.now();
 

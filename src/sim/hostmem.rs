@@ -325,7 +325,10 @@ impl HostMemory for SimMemory {
 /// smallest shift that makes no more buckets than needed idxs (at least
 /// one), and each bucket's first position (plus the end).
 fn buckets(needed: &[u32], cols: u64) -> (u32, Vec<u32>) {
-    let top = needed.last().map_or(0, |&m| u64::from(m)).max(cols.saturating_sub(1));
+    let top = needed
+        .last()
+        .map_or(0, |&m| u64::from(m))
+        .max(cols.saturating_sub(1));
     let top = top.min(u64::from(u32::MAX));
     let want = (needed.len() as u64).max(1);
     let mut shift = 0u32;
