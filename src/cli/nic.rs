@@ -9,7 +9,6 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 use anyhow::{bail, Context as _};
-use netsparse_bmv2::control::{commands, runtime_json};
 use netsparse_bmv2::drivers::{self, live, pcap, PortSpec};
 use netsparse_compiler::source::SourceMap;
 use netsparse_compiler::{compile_file, CompileOptions};
@@ -246,26 +245,6 @@ pub fn read_idxs(path: &Path) -> anyhow::Result<Vec<u64>> {
     Ok(out)
 }
 
-/// Apply table entries to the NIC program: the p4lang tutorials' runtime
-/// JSON (`.json`) or a BMv2 command file, through the same loaders as
-/// `netsparse switch`. Returns a one-line summary.
-fn apply_entries(nic: &mut Nic<DenseMemory>, path: &Path) -> anyhow::Result<String> {
-    let text =
-        std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
-    let name = path.display().to_string();
-    let p = nic.program_mut();
-    if path.extension().is_some_and(|e| e == "json") {
-        let l = runtime_json::apply(p, &text, &name)?;
-        Ok(format!(
-            "{} entries, {} default actions",
-            l.entries, l.defaults
-        ))
-    } else {
-        let a = commands::apply(p, &text, &name)?;
-        Ok(format!("{} commands, {} entries", a.commands, a.entries))
-    }
-}
-
 /// The NIC as the drivers see it: posts the gather's commands at the first
 /// call (in the driver's time base) and collects completions.
 struct Endpoint<'a> {
@@ -420,14 +399,8 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         return Ok(ExitCode::from(1));
     }
     nic.serve_properties(slice)?;
-    if let Some(f) = &args.entries {
-        match apply_entries(&mut nic, f) {
-            Ok(summary) => eprintln!("{}: {summary}", f.display()),
-            Err(e) => {
-                eprintln!("error: {e:#}");
-                return Ok(ExitCode::from(1));
-            }
-        }
+    if !super::switch::apply_entries(nic.program_mut(), args.entries.as_deref())? {
+        return Ok(ExitCode::from(1));
     }
     let commands = batch_commands(idxs.len() as u64, args.batch, prop_len);
     eprintln!(

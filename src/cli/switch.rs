@@ -9,12 +9,13 @@ use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 
 use anyhow::Context as _;
-use netsparse_bmv2::control::{commands, runtime_json};
+use netsparse_bmv2::control::{commands, runtime_json, ControlPlane};
 use netsparse_bmv2::drivers::{self, live, pcap, PortSpec};
 use netsparse_bmv2::{Switch, SwitchConfig};
 use netsparse_compiler::source::SourceMap;
 use netsparse_compiler::{compile_file, CompileOptions};
 use netsparse_externs::artifact::{Arch, Artifact};
+use netsparse_externs::Datapath;
 
 /// Arguments of `netsparse switch`.
 #[derive(clap::Args, Debug)]
@@ -163,44 +164,80 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             return Ok(ExitCode::from(1));
         }
     };
-    if let Some(file) = &args.entries {
-        let text = std::fs::read_to_string(file)
-            .with_context(|| format!("cannot read {}", file.display()))?;
-        let name = file.display().to_string();
-        let loaded = if file.extension().and_then(|e| e.to_str()) == Some("json") {
-            runtime_json::apply(&mut sw, &text, &name).map(|l| {
-                format!(
-                    "{} entries, {} default actions, {} multicast groups, {} clone sessions",
-                    l.entries, l.defaults, l.mc_groups, l.clone_sessions
-                )
-            })
-        } else {
-            commands::apply(&mut sw, &text, &name)
-                .map(|a| format!("{} commands, {} entries", a.commands, a.entries))
-        };
-        match loaded {
-            Ok(what) => eprintln!("{name}: {what}"),
-            Err(e) => {
-                eprintln!("error: {e}");
-                return Ok(ExitCode::from(1));
+    if !apply_entries(&mut sw, args.entries.as_deref())? {
+        return Ok(ExitCode::from(1));
+    }
+    drive(
+        &mut sw,
+        &args,
+        &|sw: &Switch| {
+            let mut m = serde_json::Map::new();
+            m.insert("switch".into(), serde_json::json!(sw.stats()));
+            m
+        },
+        &print_stats,
+    )
+}
+
+/// Apply `--entries` (runtime JSON if `.json`, else a BMv2 command file) to
+/// any target with a control plane: the v1model switch, the NetSparse
+/// switch, the NIC's program. Prints what was loaded; `Ok(false)` (after
+/// printing the error, which names the file and line) if an entry was bad.
+pub(crate) fn apply_entries<T: ControlPlane + ?Sized>(
+    target: &mut T,
+    file: Option<&Path>,
+) -> anyhow::Result<bool> {
+    let Some(file) = file else { return Ok(true) };
+    let text =
+        std::fs::read_to_string(file).with_context(|| format!("cannot read {}", file.display()))?;
+    let name = file.display().to_string();
+    let loaded = if file.extension().and_then(|e| e.to_str()) == Some("json") {
+        runtime_json::apply(target, &text, &name).map(|l| {
+            let mut what = format!("{} entries, {} default actions", l.entries, l.defaults);
+            if l.mc_groups + l.clone_sessions > 0 {
+                what += &format!(
+                    ", {} multicast groups, {} clone sessions",
+                    l.mc_groups, l.clone_sessions
+                );
             }
+            what
+        })
+    } else {
+        commands::apply(target, &text, &name)
+            .map(|a| format!("{} commands, {} entries", a.commands, a.entries))
+    };
+    match loaded {
+        Ok(what) => {
+            eprintln!("{name}: {what}");
+            Ok(true)
+        }
+        Err(e) => {
+            eprintln!("error: {e}");
+            Ok(false)
         }
     }
+}
+
+/// The driver half of `netsparse switch`, shared by the v1model and the
+/// NetSparse switch: pcap replay or live interfaces, the per-port report,
+/// SIGUSR1 dumps and `--stats-json`. `head` gives the target's part of the
+/// JSON document (its counters), `summary` prints its counter table.
+fn drive<D: Datapath>(
+    sw: &mut D,
+    args: &Args,
+    head: &dyn Fn(&D) -> serde_json::Map<String, serde_json::Value>,
+    summary: &dyn Fn(&D),
+) -> anyhow::Result<ExitCode> {
     let driver_json;
     let code = if let Some(dir) = &args.use_files {
         if args.pcap.is_some() {
             eprintln!("note: --pcap is ignored with --use-files (the outputs are pcaps already)");
         }
-        let rep = match pcap::run(
-            &mut sw,
-            &args.interfaces,
-            dir,
-            &pcap::PcapOptions::default(),
-        ) {
+        let rep = match pcap::run(sw, &args.interfaces, dir, &pcap::PcapOptions::default()) {
             Ok(r) => r,
             Err(e) => {
                 eprintln!("error: {e}");
-                print_stats(&sw);
+                summary(sw);
                 return Ok(ExitCode::from(if matches!(e, pcap::PcapError::Io { .. }) {
                     2
                 } else {
@@ -271,23 +308,21 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         // SIGUSR1 writes the counters to --stats-json while running.
         let mut seq = 0u64;
         let stats_file = args.stats_json.clone();
-        let mut hook = |sw: &Switch, ports: &[live::LivePortStats]| {
+        let mut hook = |sw: &D, ports: &[live::LivePortStats]| {
             let Some(file) = &stats_file else { return };
             seq += 1;
-            let doc = serde_json::json!({
-                "dump_seq": seq,
-                "switch": sw.stats(),
-                "driver": live_ports_json(ports),
-            });
-            if let Err(e) = write_atomically(file, &doc) {
+            let mut doc = head(sw);
+            doc.insert("dump_seq".into(), seq.into());
+            doc.insert("driver".into(), live_ports_json(ports));
+            if let Err(e) = write_atomically(file, &doc.into()) {
                 eprintln!("warning: {e:#}");
             }
         };
-        let rep = match live::serve_ports(&mut sw, ports, stop, &opts, &mut hook) {
+        let rep = match live::serve_ports(sw, ports, stop, &opts, &mut hook) {
             Ok(r) => r,
             Err(e) => {
                 eprintln!("error: {e}");
-                print_stats(&sw);
+                summary(sw);
                 return Ok(ExitCode::from(2));
             }
         };
@@ -323,10 +358,11 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             None => ExitCode::SUCCESS,
         }
     };
-    print_stats(&sw);
+    summary(sw);
     if let Some(file) = &args.stats_json {
-        let doc = serde_json::json!({ "switch": sw.stats(), "driver": driver_json });
-        let text = serde_json::to_string_pretty(&doc).unwrap_or_default();
+        let mut doc = head(sw);
+        doc.insert("driver".into(), driver_json);
+        let text = serde_json::to_string_pretty(&serde_json::Value::from(doc)).unwrap_or_default();
         std::fs::write(file, text).with_context(|| format!("cannot write {}", file.display()))?;
     }
     Ok(code)
@@ -400,147 +436,19 @@ fn run_netsparse(args: &Args, artifact: &Artifact) -> anyhow::Result<ExitCode> {
         }
     };
     eprintln!("NetSparse switch: {}", sw.config().describe());
-    if let Some(file) = &args.entries {
-        let text = std::fs::read_to_string(file)
-            .with_context(|| format!("cannot read {}", file.display()))?;
-        let name = file.display().to_string();
-        let loaded = if file.extension().and_then(|e| e.to_str()) == Some("json") {
-            runtime_json::apply(&mut sw, &text, &name)
-                .map(|l| format!("{} entries, {} default actions", l.entries, l.defaults))
-        } else {
-            commands::apply(&mut sw, &text, &name)
-                .map(|a| format!("{} commands, {} entries", a.commands, a.entries))
-        };
-        match loaded {
-            Ok(what) => eprintln!("{name}: {what}"),
-            Err(e) => {
-                eprintln!("error: {e}");
-                return Ok(ExitCode::from(1));
-            }
-        }
+    if !apply_entries(&mut sw, args.entries.as_deref())? {
+        return Ok(ExitCode::from(1));
     }
-    let summary = |sw: &NsSwitch| eprint!("{}", sw.stats().summary());
-    let (code, driver_json) = if let Some(dir) = &args.use_files {
-        let rep = match pcap::run(
-            &mut sw,
-            &args.interfaces,
-            dir,
-            &pcap::PcapOptions::default(),
-        ) {
-            Ok(r) => r,
-            Err(e) => {
-                eprintln!("error: {e}");
-                summary(&sw);
-                return Ok(ExitCode::from(if matches!(e, pcap::PcapError::Io { .. }) {
-                    2
-                } else {
-                    1
-                }));
-            }
-        };
-        let mut failed = false;
-        for p in &rep.ports {
-            let name = p.spec.as_ref().map(ToString::to_string).unwrap_or_default();
-            eprintln!("{name}: {} packets in, {} out", p.packets_in, p.packets_out);
-            if let Some(e) = &p.error {
-                eprintln!("error: {e}");
-                failed = true;
-            }
-        }
-        if rep.unbound_port_frames > 0 {
-            eprintln!(
-                "{} frames sent to ports without a binding (dropped)",
-                rep.unbound_port_frames
-            );
-        }
-        let json = serde_json::json!({
-            "mode": "pcap",
-            "unbound_port_frames": rep.unbound_port_frames,
-            "ports": rep.ports.iter().map(|p| serde_json::json!({
-                "port": p.spec.as_ref().map(|s| s.port),
-                "name": p.spec.as_ref().map(|s| s.name.clone()),
-                "packets_in": p.packets_in,
-                "packets_out": p.packets_out,
-                "error": p.error.as_ref().map(ToString::to_string),
-            })).collect::<Vec<_>>(),
-        });
-        let code = if failed {
-            ExitCode::from(1)
-        } else {
-            ExitCode::SUCCESS
-        };
-        (code, json)
-    } else {
-        let stop = Arc::new(AtomicBool::new(false));
-        live::stop_on_signals(Arc::clone(&stop))
-            .context("cannot install the SIGINT/SIGTERM handlers")?;
-        let dump = Arc::new(AtomicBool::new(false));
-        if args.stats_json.is_some() {
-            live::dump_on_sigusr1(Arc::clone(&dump))
-                .context("cannot install the SIGUSR1 handler")?;
-        }
-        let opts = live::LiveOptions {
-            record_dir: args.pcap.clone(),
-            dump: Some(dump),
-            ..live::LiveOptions::default()
-        };
-        let ports = match live::open_best(&args.interfaces, &opts) {
-            Ok(p) => p,
-            Err(e) => {
-                eprintln!("error: {e}");
-                return Ok(ExitCode::from(2));
-            }
-        };
-        eprintln!("switch running (Ctrl-C to stop)");
-        let mut seq = 0u64;
-        let stats_file = args.stats_json.clone();
-        let mut hook = |sw: &NsSwitch, ports: &[live::LivePortStats]| {
-            let Some(file) = &stats_file else { return };
-            seq += 1;
-            let doc = serde_json::json!({
-                "dump_seq": seq,
-                "arch": "netsparse_switch",
-                "switch": sw.stats(),
-                "driver": live_ports_json(ports),
-            });
-            if let Err(e) = write_atomically(file, &doc) {
-                eprintln!("warning: {e:#}");
-            }
-        };
-        let rep = match live::serve_ports(&mut sw, ports, stop, &opts, &mut hook) {
-            Ok(r) => r,
-            Err(e) => {
-                eprintln!("error: {e}");
-                summary(&sw);
-                return Ok(ExitCode::from(2));
-            }
-        };
-        let json = serde_json::json!({
-            "mode": "live",
-            "driver": rep.driver,
-            "seconds": rep.duration.as_secs_f64(),
-            "unbound_port_frames": rep.unbound_port_frames,
-            "ports": live_ports_json(&rep.ports)["ports"],
-        });
-        let code = match rep.receiver_error {
-            Some(e) => {
-                eprintln!("error: {e}");
-                ExitCode::from(2)
-            }
-            None => ExitCode::SUCCESS,
-        };
-        (code, json)
-    };
-    summary(&sw);
-    if let Some(file) = &args.stats_json {
-        let doc = serde_json::json!({
-            "arch": "netsparse_switch",
-            "config": sw.config().describe(),
-            "switch": sw.stats(),
-            "driver": driver_json,
-        });
-        let text = serde_json::to_string_pretty(&doc).unwrap_or_default();
-        std::fs::write(file, text).with_context(|| format!("cannot write {}", file.display()))?;
-    }
-    Ok(code)
+    drive(
+        &mut sw,
+        args,
+        &|sw: &NsSwitch| {
+            let mut m = serde_json::Map::new();
+            m.insert("arch".into(), "netsparse_switch".into());
+            m.insert("config".into(), sw.config().describe().into());
+            m.insert("switch".into(), serde_json::json!(sw.stats()));
+            m
+        },
+        &|sw: &NsSwitch| eprint!("{}", sw.stats().summary()),
+    )
 }
