@@ -560,36 +560,7 @@ pub fn run_with_hook<D: Datapath, P: PortIo + 'static>(
 ) -> Result<LiveReport, LiveError> {
     let mut ports = ports;
     ports.sort_by(|a, b| a.0.cmp(&b.0));
-    let mut recorders: Vec<(Option<Recorder>, Option<Recorder>)> = Vec::new();
-    for (s, _) in &ports {
-        recorders.push(match &opts.record_dir {
-            Some(d) => (
-                Some(Recorder::create(
-                    d,
-                    &format!("{}_in.pcap", s.name),
-                    opts.snaplen,
-                )?),
-                Some(Recorder::create(
-                    d,
-                    &format!("{}_out.pcap", s.name),
-                    opts.snaplen,
-                )?),
-            ),
-            None => (None, None),
-        });
-    }
-    let by_port: BTreeMap<u32, usize> = ports
-        .iter()
-        .enumerate()
-        .map(|(i, (s, _))| (s.port, i))
-        .collect();
-    let mut stats: Vec<LivePortStats> = ports
-        .iter()
-        .map(|(s, _)| LivePortStats {
-            spec: Some(s.clone()),
-            ..LivePortStats::default()
-        })
-        .collect();
+    let (mut recorders, by_port, mut stats) = port_book(&ports, opts)?;
     let truncated: Vec<Arc<AtomicU64>> =
         ports.iter().map(|_| Arc::new(AtomicU64::new(0))).collect();
     let pool: Arc<Mutex<Vec<Vec<u8>>>> = Arc::new(Mutex::new(Vec::new()));
@@ -731,6 +702,63 @@ pub fn run_with_hook<D: Datapath, P: PortIo + 'static>(
     for (s, t) in stats.iter_mut().zip(&truncated) {
         s.rx_truncated = t.load(Ordering::Relaxed);
     }
+    result = result.and(finish_recorders(recorders));
+    result?;
+    report.driver = "socket";
+    report.ports = stats;
+    report.duration = start.elapsed();
+    Ok(report)
+}
+
+/// The pcap recorders (in, out) of each live port.
+pub(crate) type Recorders = Vec<(Option<Recorder>, Option<Recorder>)>;
+
+/// What [`port_book`] sets up: recorders, port number → index, counters.
+pub(crate) type PortBook = (Recorders, BTreeMap<u32, usize>, Vec<LivePortStats>);
+
+/// Per-port bookkeeping shared by the live drivers, for ports sorted by
+/// number: the recorders (`--pcap`), the port-number → index map and the
+/// counters.
+pub(crate) fn port_book<T>(
+    ports: &[(PortSpec, T)],
+    opts: &LiveOptions,
+) -> Result<PortBook, LiveError> {
+    let mut recorders = Vec::with_capacity(ports.len());
+    for (s, _) in ports {
+        recorders.push(match &opts.record_dir {
+            Some(d) => (
+                Some(Recorder::create(
+                    d,
+                    &format!("{}_in.pcap", s.name),
+                    opts.snaplen,
+                )?),
+                Some(Recorder::create(
+                    d,
+                    &format!("{}_out.pcap", s.name),
+                    opts.snaplen,
+                )?),
+            ),
+            None => (None, None),
+        });
+    }
+    let by_port = ports
+        .iter()
+        .enumerate()
+        .map(|(i, (s, _))| (s.port, i))
+        .collect();
+    let stats = ports
+        .iter()
+        .map(|(s, _)| LivePortStats {
+            spec: Some(s.clone()),
+            ..LivePortStats::default()
+        })
+        .collect();
+    Ok((recorders, by_port, stats))
+}
+
+/// Close every recorder; the first error wins.
+pub(crate) fn finish_recorders(recorders: Recorders) -> Result<(), LiveError> {
+    let mut result = Ok(());
     for (i, o) in recorders {
         for r in [i, o].into_iter().flatten() {
             if let Err(e) = r.finish() {
@@ -738,11 +766,7 @@ pub fn run_with_hook<D: Datapath, P: PortIo + 'static>(
             }
         }
     }
-    result?;
-    report.driver = "socket";
-    report.ports = stats;
-    report.duration = start.elapsed();
-    Ok(report)
+    result
 }
 
 fn send_all<P: PortIo>(

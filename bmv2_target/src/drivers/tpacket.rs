@@ -44,7 +44,9 @@ use std::time::{Duration, Instant};
 
 use netsparse_externs::{Datapath, Outputs, Time};
 
-use super::live::{LiveError, LiveOptions, LivePortStats, LiveReport, Recorder};
+use super::live::{
+    finish_recorders, port_book, LiveError, LiveOptions, LivePortStats, LiveReport, Recorder,
+};
 use super::PortSpec;
 
 // Linux UAPI constants (linux/if_packet.h), spelled out so the driver does
@@ -600,36 +602,7 @@ pub fn run<D: Datapath>(
 ) -> Result<LiveReport, LiveError> {
     let mut ports = ports;
     ports.sort_by(|a, b| a.0.cmp(&b.0));
-    let mut recorders = Vec::with_capacity(ports.len());
-    for (s, _) in &ports {
-        recorders.push(match &opts.record_dir {
-            Some(d) => (
-                Some(Recorder::create(
-                    d,
-                    &format!("{}_in.pcap", s.name),
-                    opts.snaplen,
-                )?),
-                Some(Recorder::create(
-                    d,
-                    &format!("{}_out.pcap", s.name),
-                    opts.snaplen,
-                )?),
-            ),
-            None => (None, None),
-        });
-    }
-    let by_port: BTreeMap<u32, usize> = ports
-        .iter()
-        .enumerate()
-        .map(|(i, (s, _))| (s.port, i))
-        .collect();
-    let mut stats: Vec<LivePortStats> = ports
-        .iter()
-        .map(|(s, _)| LivePortStats {
-            spec: Some(s.clone()),
-            ..LivePortStats::default()
-        })
-        .collect();
+    let (mut recorders, by_port, mut stats) = port_book(&ports, opts)?;
     let mut pfds: Vec<libc::pollfd> = ports
         .iter()
         .map(|(_, p)| libc::pollfd {
@@ -805,13 +778,7 @@ pub fn run<D: Datapath>(
     for (s, (_, p)) in stats.iter_mut().zip(&ports) {
         s.rx_kernel_drops = p.kernel_drops();
     }
-    for (i, o) in recorders {
-        for r in [i, o].into_iter().flatten() {
-            if let Err(e) = r.finish() {
-                result = result.and(Err(e));
-            }
-        }
-    }
+    result = result.and(finish_recorders(recorders));
     result?;
     report.ports = stats;
     report.duration = start.elapsed();
