@@ -13,51 +13,12 @@
 //!   property is right and the NICs concatenate.
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Command;
 
 use serde_json::Value;
 
-fn root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
-
-fn skip_reason() -> Option<String> {
-    // SAFETY: geteuid has no preconditions.
-    if unsafe { libc::geteuid() } != 0 {
-        return Some("not running as root".into());
-    }
-    if Command::new("ip").arg("-V").output().is_err() {
-        return Some("`ip` (iproute2) is not installed".into());
-    }
-    None
-}
-
-fn netsparse(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_netsparse"))
-        .args(args)
-        .output()
-        .expect("run netsparse")
-}
-
-fn text(o: &Output) -> String {
-    format!(
-        "status {}\nstdout:\n{}\nstderr:\n{}",
-        o.status,
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    )
-}
-
-struct Guard(PathBuf);
-
-impl Drop for Guard {
-    fn drop(&mut self) {
-        let _ = Command::new(env!("CARGO_BIN_EXE_netsparse"))
-            .args(["topo", "down"])
-            .arg(&self.0)
-            .output();
-    }
-}
+mod topo_support;
+use topo_support::{netsparse, root, skip_reason, text, Guard};
 
 fn namespaces_of(id: &str) -> usize {
     let tag = format!("ns{id}-");

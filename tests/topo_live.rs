@@ -16,43 +16,14 @@ use std::fs::File;
 use std::net::UdpSocket;
 use std::os::fd::AsRawFd;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Command;
 use std::time::Duration;
 
 use serde_json::Value;
 
-fn root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
+mod topo_support;
+use topo_support::{netsparse, root, skip_reason, text, Guard};
 
-fn skip_reason() -> Option<String> {
-    // SAFETY: geteuid has no preconditions.
-    if unsafe { libc::geteuid() } != 0 {
-        return Some("not running as root".into());
-    }
-    if Command::new("ip").arg("-V").output().is_err() {
-        return Some("`ip` (iproute2) is not installed".into());
-    }
-    None
-}
-
-fn netsparse(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_netsparse"))
-        .args(args)
-        .output()
-        .expect("run netsparse")
-}
-
-fn text(o: &Output) -> String {
-    format!(
-        "status {}\nstdout:\n{}\nstderr:\n{}",
-        o.status,
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    )
-}
-
-/// Namespaces whose name contains `ns<id>-`.
 fn namespaces_of(id: &str) -> Vec<String> {
     let tag = format!("ns{id}-");
     std::fs::read_dir("/var/run/netns")
@@ -86,17 +57,6 @@ fn live_processes_with(needle: &str) -> Vec<u32> {
 }
 
 /// Removes a run on drop (also when a test panics).
-struct Guard(PathBuf);
-
-impl Drop for Guard {
-    fn drop(&mut self) {
-        let _ = Command::new(env!("CARGO_BIN_EXE_netsparse"))
-            .args(["topo", "down"])
-            .arg(&self.0)
-            .output();
-    }
-}
-
 /// A UDP socket bound inside namespace `ns`.
 fn udp_in(ns: &str, addr: &str) -> UdpSocket {
     let path = Path::new("/var/run/netns").join(ns);
