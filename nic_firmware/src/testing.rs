@@ -487,3 +487,65 @@ impl ClientUnitBench {
         &self.nic
     }
 }
+
+/// One NIC per node of a 1D partition (`bounds`), each with its
+/// [`gather_memory`] (idxs `idxs[n]`), the partition installed and its
+/// property slice served; `tweak` adjusts every node's configuration.
+/// Test support: panics if the set-up is invalid.
+pub fn nics(
+    artifact: &netsparse_externs::artifact::Artifact,
+    idxs: &[Vec<u64>],
+    bounds: &[u64],
+    prop_len: u32,
+    tweak: impl Fn(&mut crate::NicConfig),
+) -> Vec<Nic<DenseMemory>> {
+    (0..idxs.len())
+        .map(|n| {
+            let (mem, slice) = gather_memory(bounds, n, prop_len, &idxs[n]).expect("gather memory");
+            let mut cfg = crate::NicConfig {
+                node: n as u32,
+                filter_columns: bounds.last().copied().unwrap_or(0),
+                ..crate::NicConfig::default()
+            };
+            tweak(&mut cfg);
+            let mut nic = Nic::new(artifact, cfg, mem).expect("NIC");
+            nic.install_partition(bounds).expect("partition");
+            nic.serve_properties(slice).expect("property slice");
+            nic
+        })
+        .collect()
+}
+
+/// Check a NIC's destination array after a gather: the property of every
+/// idx in `needed` in its slot, zeros in every other slot of the `columns`.
+/// Returns the number of properties checked. Test support: panics (naming
+/// the node and slot) on the first wrong slot.
+pub fn check_destination(
+    nic: &Nic<DenseMemory>,
+    needed: &std::collections::BTreeSet<u64>,
+    columns: u64,
+    prop_len: u32,
+) -> u64 {
+    let data = nic
+        .memory()
+        .data(DEST_BASE)
+        .expect("destination registered");
+    let p = prop_len as usize;
+    for c in 0..columns {
+        let slot = &data[c as usize * p..(c as usize + 1) * p];
+        if needed.contains(&c) {
+            assert!(
+                crate::is_property(c, slot),
+                "node {}: wrong property in slot {c}",
+                nic.config().node
+            );
+        } else {
+            assert!(
+                slot.iter().all(|b| *b == 0),
+                "node {}: slot {c} written but not needed",
+                nic.config().node
+            );
+        }
+    }
+    needed.len() as u64
+}

@@ -9,8 +9,8 @@ use std::path::{Path, PathBuf};
 use netsparse_compiler::source::SourceMap;
 use netsparse_compiler::{compile_file, CompileOptions};
 use netsparse_externs::artifact::Artifact;
-use netsparse_nic::testing::{gather_memory, DEST_BASE};
-use netsparse_nic::{is_property, DenseMemory, Nic, NicConfig};
+#[allow(unused_imports)] // not every test binary that includes this module uses them
+pub use netsparse_nic::testing::{check_destination, nics};
 
 pub fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
@@ -74,59 +74,4 @@ pub fn remote(idxs: &[u64], bounds: &[u64], node: usize) -> (u64, BTreeSet<u64>)
     let own = bounds[node]..bounds[node + 1];
     let r: Vec<u64> = idxs.iter().copied().filter(|i| !own.contains(i)).collect();
     (r.len() as u64, r.into_iter().collect())
-}
-
-/// One NIC per node with its gather memory, partition and slice.
-pub fn nics(
-    art: &Artifact,
-    idxs: &[Vec<u64>],
-    bounds: &[u64],
-    prop_len: u32,
-    tweak: impl Fn(&mut NicConfig),
-) -> Vec<Nic<DenseMemory>> {
-    (0..idxs.len())
-        .map(|n| {
-            let (mem, slice) = gather_memory(bounds, n, prop_len, &idxs[n]).unwrap();
-            let mut cfg = NicConfig {
-                node: n as u32,
-                filter_columns: *bounds.last().unwrap(),
-                ..NicConfig::default()
-            };
-            tweak(&mut cfg);
-            let mut nic = Nic::new(art, cfg, mem).unwrap();
-            nic.install_partition(bounds).unwrap();
-            nic.serve_properties(slice).unwrap();
-            nic
-        })
-        .collect()
-}
-
-/// Every needed property in its slot, nothing else written.
-pub fn check_destination(
-    nic: &Nic<DenseMemory>,
-    needed: &BTreeSet<u64>,
-    columns: u64,
-    prop_len: u32,
-) {
-    let data = nic
-        .memory()
-        .data(DEST_BASE)
-        .expect("destination registered");
-    let p = prop_len as usize;
-    for c in 0..columns {
-        let slot = &data[c as usize * p..(c as usize + 1) * p];
-        if needed.contains(&c) {
-            assert!(
-                is_property(c, slot),
-                "node {}: wrong property in slot {c}",
-                nic.config().node
-            );
-        } else {
-            assert!(
-                slot.iter().all(|b| *b == 0),
-                "node {}: slot {c} written",
-                nic.config().node
-            );
-        }
-    }
 }

@@ -9,8 +9,7 @@ use std::path::Path;
 use netsparse_compiler::source::SourceMap;
 use netsparse_compiler::{compile_file, CompileOptions};
 use netsparse_externs::artifact::Artifact;
-use netsparse_nic::testing::{gather_memory, DEST_BASE};
-use netsparse_nic::{is_property, DenseMemory, Nic, NicConfig};
+pub use netsparse_nic::testing::{check_destination, nics};
 
 /// Compile `programs/netsparse_nic.p4` with `defines` (e.g. `NS_NO_FILTER`).
 pub fn nic_program(defines: &[&str]) -> Artifact {
@@ -90,63 +89,4 @@ pub fn expected(idxs: &[u64], bounds: &[u64], node: usize) -> Expected {
         remote: remote.len() as u64,
         distinct_remote: remote.into_iter().collect(),
     }
-}
-
-/// One NIC per node, each with its gather memory, the partition installed
-/// and its property slice served.
-pub fn nics(
-    artifact: &Artifact,
-    idxs: &[Vec<u64>],
-    bounds: &[u64],
-    prop_len: u32,
-    tweak: impl Fn(&mut NicConfig),
-) -> Vec<Nic<DenseMemory>> {
-    (0..idxs.len())
-        .map(|n| {
-            let (mem, slice) = gather_memory(bounds, n, prop_len, &idxs[n]).unwrap();
-            let mut cfg = NicConfig {
-                node: n as u32,
-                filter_columns: *bounds.last().unwrap(),
-                ..NicConfig::default()
-            };
-            tweak(&mut cfg);
-            let mut nic = Nic::new(artifact, cfg, mem).unwrap();
-            nic.install_partition(bounds).unwrap();
-            nic.serve_properties(slice).unwrap();
-            nic
-        })
-        .collect()
-}
-
-/// Check node `n`'s destination array: the property of every idx in
-/// `needed` in its slot, zeros in every other slot. Returns the number of
-/// properties checked.
-pub fn check_destination(
-    nic: &Nic<DenseMemory>,
-    needed: &BTreeSet<u64>,
-    columns: u64,
-    prop_len: u32,
-) -> u64 {
-    let data = nic
-        .memory()
-        .data(DEST_BASE)
-        .expect("destination registered");
-    let p = prop_len as usize;
-    for c in 0..columns {
-        let slot = &data[c as usize * p..(c as usize + 1) * p];
-        if needed.contains(&c) {
-            assert!(
-                is_property(c, slot),
-                "node {}: wrong property in slot {c}",
-                nic.config().node
-            );
-        } else {
-            assert!(
-                slot.iter().all(|b| *b == 0),
-                "node {}: slot {c} written but not needed",
-                nic.config().node
-            );
-        }
-    }
-    needed.len() as u64
 }
