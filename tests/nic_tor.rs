@@ -7,6 +7,7 @@
 mod nic_support;
 
 use netsparse_bmv2::{NsConfig, NsSwitch};
+use netsparse_engine::ControlPlane;
 use netsparse_externs::artifact::KeyMatch;
 use netsparse_nic::testing::{batch_commands, Gather, Wire};
 use netsparse_nic::{CompletionStatus, Datapath, Time};

@@ -58,7 +58,7 @@ fn middle_pipe(c: &mut Criterion) {
     }
     g.finish();
     // Per-core figure, independent of other load: thread CPU time.
-    let cpu0 = netsparse_bmv2::testing::thread_cpu_time();
+    let cpu0 = netsparse_externs::time::thread_cpu_time();
     let reps: u64 = std::env::var("NS_BENCH_REPS")
         .ok()
         .and_then(|v| v.parse().ok())
@@ -74,7 +74,7 @@ fn middle_pipe(c: &mut Criterion) {
             out.clear();
         }
     }
-    let cpu = netsparse_bmv2::testing::thread_cpu_time() - cpu0;
+    let cpu = netsparse_externs::time::thread_cpu_time() - cpu0;
     eprintln!(
         "cpu: {:.0} PRs/s per core ({} PRs in {cpu:.3} s of thread CPU time)",
         (w.prs * reps) as f64 / cpu.max(1e-9),

@@ -42,7 +42,7 @@ fn main() {
         std::process::exit(2);
     }
     let mut out = Outputs::new();
-    let cpu0 = netsparse_bmv2::testing::thread_cpu_time();
+    let cpu0 = netsparse_externs::time::thread_cpu_time();
     let t = Instant::now();
     let mut sent = 0usize;
     for i in 0..n {
@@ -51,7 +51,7 @@ fn main() {
         out.clear();
     }
     let dt = t.elapsed().as_secs_f64();
-    let cpu = netsparse_bmv2::testing::thread_cpu_time() - cpu0;
+    let cpu = netsparse_externs::time::thread_cpu_time() - cpu0;
     println!(
         "{n} packets in {dt:.3} s wall ({:.0} packets/s), {cpu:.3} s CPU ({:.0} packets/s per core) ({sent} out)",
         n as f64 / dt,

@@ -6,6 +6,7 @@
 //! compiler; the [`ex`] helpers build expressions and statements.
 //! [`ipv4_forward`] mirrors `programs/ipv4_forward.p4`.
 
+use netsparse_engine::ControlPlane;
 use netsparse_externs::artifact::*;
 
 /// Expression and statement shorthands.
@@ -728,20 +729,4 @@ pub fn install_routes(
         )?;
     }
     Ok(())
-}
-
-/// CPU time consumed by the calling thread, in seconds (for throughput
-/// figures that do not depend on how busy the machine is).
-pub fn thread_cpu_time() -> f64 {
-    let mut ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: `ts` is a valid, writable timespec; CLOCK_THREAD_CPUTIME_ID is
-    // supported on every Linux this crate targets.
-    let rc = unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
-    if rc != 0 {
-        return 0.0;
-    }
-    ts.tv_sec as f64 + ts.tv_nsec as f64 * 1e-9
 }

@@ -2,6 +2,7 @@
 
 mod common;
 
+use netsparse_engine::ControlPlane;
 use std::path::Path;
 
 use common::*;

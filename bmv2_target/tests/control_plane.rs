@@ -3,8 +3,9 @@
 mod common;
 
 use common::*;
-use netsparse_bmv2::control::{commands, runtime_json};
 use netsparse_bmv2::{ControlPlaneError, EntriesError};
+use netsparse_engine::control::{commands, runtime_json};
+use netsparse_engine::ControlPlane;
 use netsparse_externs::artifact::KeyMatch;
 
 const TWO_TABLES: &str = r#"

@@ -5,6 +5,7 @@ mod common;
 
 use netsparse_bmv2::testing::{ex, ipv4_forward, ipv4_forward_parts, ArtifactBuilder};
 use netsparse_bmv2::{LoadError, Switch, SwitchConfig};
+use netsparse_engine::ControlPlane;
 use netsparse_externs::artifact::*;
 use proptest::prelude::*;
 

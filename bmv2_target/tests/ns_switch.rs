@@ -5,12 +5,13 @@
 
 mod ns_common;
 
-use netsparse_bmv2::control::commands;
 use netsparse_bmv2::nsswitch::testing::{
     pr_frame, property, read_frame, replay, response_frame, Sent,
 };
 use netsparse_bmv2::nsswitch::{NsConfig, NsSwitch, ORIGINATED_PORT};
 use netsparse_bmv2::{Switch, SwitchConfig};
+use netsparse_engine::control::commands;
+use netsparse_engine::ControlPlane;
 use netsparse_externs::artifact::KeyMatch;
 use netsparse_externs::deconcat::Deconcatenator;
 use netsparse_externs::wire::{DeviceAddr, PrRepr, PrType};
@@ -388,7 +389,7 @@ cache_invalidate
     let json = r#"{"table_entries": [{"table": "TorIngress.node_port",
         "match": {"hdr.concat.dst": 60}, "action_name": "TorIngress.set_port",
         "action_params": {"port": 14}}]}"#;
-    netsparse_bmv2::control::runtime_json::apply(&mut sw, json, "r.json").unwrap();
+    netsparse_engine::control::runtime_json::apply(&mut sw, json, "r.json").unwrap();
     let sent = run(
         &mut sw,
         vec![(ns(5000), 5, read_frame(5, 60, 32, &[1]).unwrap())],

@@ -4,6 +4,7 @@ mod common;
 
 use common::*;
 use netsparse_bmv2::testing::ipv4_forward;
+use netsparse_engine::ControlPlane;
 use netsparse_externs::artifact::KeyMatch;
 
 #[test]

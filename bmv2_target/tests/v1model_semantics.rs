@@ -6,6 +6,7 @@ mod common;
 use common::*;
 use netsparse_bmv2::v1model::instance_type;
 use netsparse_bmv2::Replica;
+use netsparse_engine::ControlPlane;
 
 /// A 14-byte header used by every test program: `h` (a, b: 8 bits; c: 16;
 /// d: 32; e: 48) and a program-specific body.

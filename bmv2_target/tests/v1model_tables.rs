@@ -6,6 +6,7 @@ mod common;
 
 use common::*;
 use netsparse_bmv2::{ControlPlaneError, EntryHandle};
+use netsparse_engine::ControlPlane;
 use netsparse_externs::artifact::{HashAlgo, KeyMatch};
 use netsparse_externs::meter::MeterRates;
 use netsparse_externs::{Datapath, Outputs, Time};

@@ -154,6 +154,14 @@ pub fn serialization_time(bytes: u64, gbps: u64) -> Time {
     Time(bytes.saturating_mul(8).saturating_mul(1_000) / gbps)
 }
 
+/// CPU time consumed by the calling thread, in seconds: for throughput
+/// figures that do not depend on how busy the machine is (benchmarks,
+/// profiles). Never used for datapath time, which is always explicit.
+pub fn thread_cpu_time() -> f64 {
+    let ts = rustix::time::clock_gettime(rustix::time::ClockId::ThreadCPUTime);
+    ts.tv_sec as f64 + ts.tv_nsec as f64 * 1e-9
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

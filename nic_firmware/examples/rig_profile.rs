@@ -4,9 +4,9 @@
 
 use std::path::Path;
 
-use netsparse_bmv2::testing::thread_cpu_time;
 use netsparse_compiler::source::SourceMap;
 use netsparse_compiler::{compile_file, CompileOptions};
+use netsparse_externs::time::thread_cpu_time;
 use netsparse_nic::testing::{bench_idxs, ClientUnitBench};
 
 fn main() {

@@ -8,8 +8,8 @@
 //! the units (waking a stalled unit, failing a command, completing one) are
 //! queued in `woken`/`to_fail`/`touched` and applied by the NIC after the run.
 
-use netsparse_bmv2::program::{TargetCall, TargetPrims, TargetResult};
-use netsparse_bmv2::PacketState;
+use netsparse_engine::program::{TargetCall, TargetPrims, TargetResult};
+use netsparse_engine::PacketState;
 use netsparse_externs::artifact::Prim;
 use netsparse_externs::rig::{IdxFilter, PendingTable, ReqId, RigError};
 use netsparse_externs::Time;

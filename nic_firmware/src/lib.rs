@@ -1,8 +1,9 @@
 //! The behavioural NetSparse SmartNIC (§4–5 of the paper, Figures 3–5).
 //!
 //! A [`Nic`] runs a compiled NIC program (a `NetSparseNic` artifact, e.g.
-//! `programs/netsparse_nic.p4`) with the switch's execution engine
-//! (`netsparse_bmv2::program`), around the NIC's units:
+//! `programs/netsparse_nic.p4`) with the shared P4 runtime
+//! (`netsparse_engine::program`, the P4 runtime the switches use too),
+//! around the NIC's units:
 //!
 //! * **client RIG units** that fetch idxs from host memory by DMA and run the
 //!   program's host_to_net control once per idx (filtering, coalescing,

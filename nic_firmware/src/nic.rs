@@ -43,8 +43,8 @@
 
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 
-use netsparse_bmv2::program::RunEnd;
-use netsparse_bmv2::{ControlPlaneError, EntryHandle, LoadError, PacketState};
+use netsparse_engine::program::RunEnd;
+use netsparse_engine::{ControlPlane, ControlPlaneError, EntryHandle, LoadError, PacketState};
 use netsparse_externs::artifact::{Artifact, KeyMatch};
 use netsparse_externs::concat::{ConcatConfig, Concatenator, CqKey, Flushed};
 use netsparse_externs::deconcat::{DeconcatConfig, Deconcatenator};
@@ -326,12 +326,12 @@ impl<M: HostMemory> Nic<M> {
     }
 
     /// The loaded program (control plane: tables, entries).
-    pub fn program(&self) -> &netsparse_bmv2::program::Program {
+    pub fn program(&self) -> &netsparse_engine::program::Program {
         &self.prog.program
     }
 
     /// The loaded program, mutably (add table entries).
-    pub fn program_mut(&mut self) -> &mut netsparse_bmv2::program::Program {
+    pub fn program_mut(&mut self) -> &mut netsparse_engine::program::Program {
         &mut self.prog.program
     }
 

@@ -2,8 +2,8 @@
 //! lists of the `NetSparseNic` package and the slots the firmware reads and
 //! writes around them, resolved once at load time.
 
-use netsparse_bmv2::program::{BlockId, Program, Slot};
-use netsparse_bmv2::LoadError;
+use netsparse_engine::program::{BlockId, Program, Slot};
+use netsparse_engine::LoadError;
 use netsparse_externs::artifact::{Arch, Artifact, FieldKind, HeaderId, NicPath, Package};
 
 /// Slots of one path's `pr`, `md` and `rig`.

@@ -4,10 +4,11 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Instant;
 
-use netsparse_bmv2::testing::{install_routes, ipv4_workload, thread_cpu_time};
+use netsparse_bmv2::testing::{install_routes, ipv4_workload};
 use netsparse_bmv2::{Switch, SwitchConfig};
 use netsparse_compiler::source::SourceMap;
 use netsparse_compiler::{compile_source, CompileOptions};
+use netsparse_externs::time::thread_cpu_time;
 use netsparse_externs::{Datapath, Outputs, Time};
 
 /// Arguments of `netsparse bench`.

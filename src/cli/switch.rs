@@ -9,11 +9,11 @@ use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 
 use anyhow::Context as _;
-use netsparse_bmv2::control::{commands, runtime_json, ControlPlane};
 use netsparse_bmv2::drivers::{self, live, pcap, PortSpec};
 use netsparse_bmv2::{Switch, SwitchConfig};
 use netsparse_compiler::source::SourceMap;
 use netsparse_compiler::{compile_file, CompileOptions};
+use netsparse_engine::control::{commands, runtime_json, ControlPlane};
 use netsparse_externs::artifact::{Arch, Artifact};
 use netsparse_externs::Datapath;
 

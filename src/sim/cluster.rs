@@ -49,8 +49,8 @@ use std::time::Instant;
 
 use serde::Serialize;
 
-use netsparse_bmv2::control::commands;
 use netsparse_bmv2::{NsConfig, NsSwitch, Switch, SwitchConfig};
+use netsparse_engine::control::commands;
 use netsparse_externs::cache::{CacheCapacity, CacheMode};
 use netsparse_externs::time::serialization_time;
 use netsparse_externs::wire::DeviceAddr;

@@ -2,10 +2,11 @@
 
 use std::collections::BTreeMap;
 
-use netsparse_bmv2::control::commands::{self, LineError};
-use netsparse_bmv2::control::values::{parse_match, parse_value};
-use netsparse_bmv2::control::TableInfo;
 use netsparse_bmv2::{ControlPlaneError, EntryHandle, KeySpec, Switch};
+use netsparse_engine::control::commands::{self, LineError};
+use netsparse_engine::control::values::{parse_match, parse_value};
+use netsparse_engine::control::TableInfo;
+use netsparse_engine::ControlPlane;
 use netsparse_externs::artifact::{KeyMatch, MatchKind};
 use netsparse_externs::{Datapath as _, Outputs, Time};
 

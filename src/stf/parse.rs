@@ -541,7 +541,7 @@ fn is_ident(s: &str) -> bool {
 }
 
 fn number_u64(tok: &str) -> Result<u64, String> {
-    netsparse_bmv2::control::values::parse_raw(tok)
+    netsparse_engine::control::values::parse_raw(tok)
         .ok()
         .and_then(|v| u64::try_from(v).ok())
         .ok_or_else(|| format!("`{tok}` is not a number"))

@@ -29,10 +29,10 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use netsparse_bmv2::control::{commands, runtime_json};
 use netsparse_bmv2::{Switch, SwitchConfig};
 use netsparse_compiler::source::SourceMap;
 use netsparse_compiler::{compile_file, CompileOptions};
+use netsparse_engine::control::{commands, runtime_json};
 use netsparse_externs::artifact::Artifact;
 
 use super::net;

@@ -99,12 +99,9 @@ pub use stats::{
     CacheCounters, FlushCounters, MalformedCounters, NsStats, PipeStats, ProgramErrors,
 };
 
-use crate::control::{ControlPlane, TableInfo};
-use crate::engine::exec::ParseEnd;
-use crate::engine::PacketState;
-use crate::error::{ControlPlaneError, LoadError};
-use crate::program::{BlockId, Program, Slot, TargetCall, TargetPrims, TargetResult};
-use crate::tables::EntryHandle;
+use netsparse_engine::exec::ParseEnd;
+use netsparse_engine::program::{BlockId, Program, Slot, TargetCall, TargetPrims, TargetResult};
+use netsparse_engine::{ControlPlane, Engine, LoadError, PacketState};
 
 /// `md.ingress_port` in the egress pipe for packets the switch built from a
 /// Concatenation Queue (their PRs may come from several ports).
@@ -691,43 +688,6 @@ impl NsSwitch {
         self.pipes.get(pipe).and_then(|p| p.cache.peek(idx))
     }
 
-    /// Fully-qualified names of every table.
-    pub fn table_names(&self) -> Vec<String> {
-        self.prog.table_names()
-    }
-
-    /// Describe a table.
-    pub fn table_info(&self, table: &str) -> Result<TableInfo, ControlPlaneError> {
-        self.prog.table_info(table)
-    }
-
-    /// Add an entry (the rules of the v1model switch's control plane).
-    pub fn add_entry(
-        &mut self,
-        table: &str,
-        matches: &[netsparse_externs::artifact::KeyMatch],
-        action: &str,
-        args: &[u128],
-        priority: Option<u32>,
-    ) -> Result<EntryHandle, ControlPlaneError> {
-        self.prog.add_entry(table, matches, action, args, priority)
-    }
-
-    /// Set a table's default action.
-    pub fn set_default(
-        &mut self,
-        table: &str,
-        action: &str,
-        args: &[u128],
-    ) -> Result<(), ControlPlaneError> {
-        self.prog.set_default(table, action, args)
-    }
-
-    /// Remove every entry the control plane added to a table.
-    pub fn clear_table(&mut self, table: &str) -> Result<(), ControlPlaneError> {
-        self.prog.clear_table(table)
-    }
-
     /// A snapshot of the counters.
     pub fn stats(&self) -> NsStats {
         let mut out = NsStats {
@@ -1260,32 +1220,12 @@ impl Datapath for NsSwitch {
 }
 
 impl ControlPlane for NsSwitch {
-    fn table_info(&self, table: &str) -> Result<TableInfo, ControlPlaneError> {
-        NsSwitch::table_info(self, table)
+    fn engine(&self) -> &Engine {
+        self.prog.engine()
     }
 
-    fn add_entry(
-        &mut self,
-        table: &str,
-        matches: &[netsparse_externs::artifact::KeyMatch],
-        action: &str,
-        args: &[u128],
-        priority: Option<u32>,
-    ) -> Result<EntryHandle, ControlPlaneError> {
-        NsSwitch::add_entry(self, table, matches, action, args, priority)
-    }
-
-    fn set_default(
-        &mut self,
-        table: &str,
-        action: &str,
-        args: &[u128],
-    ) -> Result<(), ControlPlaneError> {
-        NsSwitch::set_default(self, table, action, args)
-    }
-
-    fn clear_table(&mut self, table: &str) -> Result<(), ControlPlaneError> {
-        NsSwitch::clear_table(self, table)
+    fn engine_mut(&mut self) -> &mut Engine {
+        self.prog.engine_mut()
     }
 
     /// `cache_invalidate` and `cache_mode <bytes>`.
@@ -1293,8 +1233,8 @@ impl ControlPlane for NsSwitch {
         &mut self,
         cmd: &str,
         args: &[&str],
-    ) -> Option<Result<bool, crate::control::commands::LineError>> {
-        use crate::control::commands::LineError;
+    ) -> Option<Result<bool, netsparse_engine::control::commands::LineError>> {
+        use netsparse_engine::control::commands::LineError;
         match cmd {
             "cache_invalidate" => Some(if args.is_empty() {
                 self.cache_invalidate();

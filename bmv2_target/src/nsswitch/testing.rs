@@ -9,7 +9,7 @@ use netsparse_externs::wire::{DeviceAddr, FrameBuilder, FrameHeader, PrRepr, PrT
 use netsparse_externs::{Datapath, Outputs, Time};
 
 use super::NsSwitch;
-use crate::error::ControlPlaneError;
+use netsparse_engine::{ControlPlane, ControlPlaneError};
 
 /// The property of `idx` used in tests: `len` bytes, a function of `idx`
 /// only (so a cached property can be checked against its source).

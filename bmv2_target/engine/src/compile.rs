@@ -23,14 +23,14 @@ use crate::error::LoadError;
 use crate::tables::{KeySpec, TableActionInfo, TableRt};
 
 /// Most keys a table may have on this target.
-pub(crate) const MAX_TABLE_KEYS: usize = 64;
+pub const MAX_TABLE_KEYS: usize = 64;
 /// Most cells a register, counter or meter array may have on this target.
-pub(crate) const MAX_EXTERN_CELLS: u32 = 1 << 24;
+pub const MAX_EXTERN_CELLS: u32 = 1 << 24;
 /// Most entries a table may be declared with on this target.
-pub(crate) const MAX_TABLE_SIZE: u32 = 1 << 24;
+pub const MAX_TABLE_SIZE: u32 = 1 << 24;
 
 /// The names of P4's core errors, in core.p4 order.
-pub(crate) const CORE_ERRORS: [&str; 7] = [
+pub const CORE_ERRORS: [&str; 7] = [
     "NoError",
     "PacketTooShort",
     "NoMatch",
@@ -42,24 +42,35 @@ pub(crate) const CORE_ERRORS: [&str; 7] = [
 
 /// The blocks of a v1model package.
 #[derive(Clone, Copy, Debug)]
-pub(crate) struct V1Blocks {
+pub struct V1Blocks {
+    /// The parser.
     pub parser: u32,
+    /// The `VerifyChecksum` control.
     pub verify_checksum: u32,
+    /// The ingress control.
     pub ingress: u32,
+    /// The egress control.
     pub egress: u32,
+    /// The `ComputeChecksum` control.
     pub compute_checksum: u32,
+    /// The deparser control.
     pub deparser: u32,
 }
 
 /// A loaded program.
 #[derive(Debug)]
-pub(crate) struct Loaded {
+pub struct Loaded {
+    /// The executable program.
     pub code: Code,
     /// Every artifact field's slot, by field id.
     pub fields: Vec<FieldInfo>,
+    /// The tables, empty of control-plane entries.
     pub tables: Vec<TableRt>,
+    /// Extern instances, by extern id.
     pub externs: Vec<ExternRt>,
+    /// Extern instances' fully-qualified names, by extern id.
     pub extern_names: Vec<String>,
+    /// The v1model package's blocks (zeros for other architectures).
     pub v1: V1Blocks,
 }
 
@@ -1093,7 +1104,7 @@ impl Cx<'_> {
 /// A statement list a target runs besides the artifact's controls (a NIC
 /// path, a middle pipe's per-PR part): compiled as an extra control after
 /// the artifact's, with target-specific primitives left to the target.
-pub(crate) struct ExtraBlock<'b> {
+pub struct ExtraBlock<'b> {
     /// Name, for logs.
     pub name: &'b str,
     /// The statements.
@@ -1104,12 +1115,12 @@ pub(crate) struct ExtraBlock<'b> {
 /// package semantics itself ([`crate::program::Program`]): the artifact's
 /// parsers, controls, tables and externs, plus `extra` blocks as controls
 /// `a.controls.len()..`. No v1model standard metadata.
-pub(crate) fn load_generic(a: &Artifact, extra: &[ExtraBlock<'_>]) -> Result<Loaded, LoadError> {
+pub fn load_generic(a: &Artifact, extra: &[ExtraBlock<'_>]) -> Result<Loaded, LoadError> {
     load_inner(a, false, extra)
 }
 
 /// Load an artifact for the v1model target.
-pub(crate) fn load(a: &Artifact) -> Result<Loaded, LoadError> {
+pub fn load(a: &Artifact) -> Result<Loaded, LoadError> {
     load_inner(a, true, &[])
 }
 

@@ -9,12 +9,12 @@ use super::code::Loc;
 use super::state::{read_bits, BitWriter, PacketState};
 
 /// Chunks handled by the fast path (64 bytes).
-pub(crate) const MAX_CHUNKS: usize = 8;
+pub const MAX_CHUNKS: usize = 8;
 
 /// A field of at most 64 bits lying entirely inside one chunk (the common
 /// case): one shift and mask each way.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) struct Simple {
+pub struct Simple {
     /// The `u64` slot.
     pub slot: u32,
     /// Bits of the chunk value below the field.
@@ -25,7 +25,7 @@ pub(crate) struct Simple {
 
 /// Some bits of a field that straddles chunks or is wider than 64 bits.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) struct Part {
+pub struct Part {
     /// The field's slot index (`u64` slots, or `u128` slots when `wide`).
     pub slot: u32,
     /// The slot is a `u128` slot.
@@ -42,7 +42,7 @@ pub(crate) struct Part {
 
 /// Up to 8 bytes of the layout.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub(crate) struct Chunk {
+pub struct Chunk {
     /// Bytes in this chunk (1..=8).
     pub bytes: u8,
     /// Fields wholly inside this chunk.
@@ -54,7 +54,7 @@ pub(crate) struct Chunk {
 
 /// A whole layout.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub(crate) struct Plan {
+pub struct Plan {
     /// Total bytes.
     pub bytes: usize,
     /// The chunks in order.
@@ -68,7 +68,7 @@ pub(crate) struct Plan {
 impl Plan {
     /// The plan for `fields` (slot, width), packed most significant first
     /// after `lead` zero bits; the total must be a whole number of bytes.
-    pub(crate) fn new(fields: &[(Loc, u16)], lead: u32) -> Plan {
+    pub fn new(fields: &[(Loc, u16)], lead: u32) -> Plan {
         let total: u64 = u64::from(lead) + fields.iter().map(|(_, w)| u64::from(*w)).sum::<u64>();
         let mut chunks = Vec::new();
         let mut cs = 0u64;
@@ -134,7 +134,7 @@ impl Plan {
     /// Extract the layout from `buf[start..start + self.bytes]` (in range)
     /// into the slot arrays.
     #[inline]
-    pub(crate) fn extract(&self, buf: &[u8], start: usize, n: &mut [u64], w: &mut [u128]) {
+    pub fn extract(&self, buf: &[u8], start: usize, n: &mut [u64], w: &mut [u128]) {
         if self.chunks.len() > MAX_CHUNKS {
             for &(loc, off, width) in self.fields.iter() {
                 let v = read_bits(buf, start * 8 + off as usize, width);
@@ -170,7 +170,7 @@ impl Plan {
     /// Build the layout's bytes in `buf` (fast path only). Returns the
     /// length, or `None` when the layout is longer than the fast path.
     #[inline]
-    pub(crate) fn fill(&self, st: &PacketState, buf: &mut [u8; 8 * MAX_CHUNKS]) -> Option<usize> {
+    pub fn fill(&self, st: &PacketState, buf: &mut [u8; 8 * MAX_CHUNKS]) -> Option<usize> {
         if self.chunks.len() > MAX_CHUNKS {
             return None;
         }
@@ -194,7 +194,7 @@ impl Plan {
 
     /// Append the layout's bytes, built from the slots, to `out`.
     #[inline]
-    pub(crate) fn emit(&self, st: &PacketState, out: &mut Vec<u8>) {
+    pub fn emit(&self, st: &PacketState, out: &mut Vec<u8>) {
         let mut buf = [0u8; 8 * MAX_CHUNKS];
         if let Some(n) = self.fill(st, &mut buf) {
             out.extend_from_slice(&buf[..n]);
@@ -232,8 +232,8 @@ fn load_be(buf: &[u8], pos: usize, n: u8) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::engine::state::write_bits;
-    use crate::engine::word::mask128;
+    use crate::state::write_bits;
+    use crate::word::mask128;
     use proptest::prelude::*;
 
     fn state(narrow: usize, wide: usize) -> PacketState {

@@ -13,7 +13,7 @@ use std::net::{Ipv4Addr, Ipv6Addr};
 
 use netsparse_externs::artifact::KeyMatch;
 
-use crate::engine::word::mask128;
+use crate::word::mask128;
 
 /// Why a value did not parse or fit.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

@@ -11,7 +11,7 @@ use super::word::mask128;
 
 /// A clone requested by `clone` / `clone_preserving_field_list`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) struct CloneReq {
+pub struct CloneReq {
     /// I2E or E2E.
     pub kind: CloneKind,
     /// Mirror session id.
@@ -22,7 +22,7 @@ pub(crate) struct CloneReq {
 
 /// Side effects requested by extern calls, acted on between blocks.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub(crate) struct Effects {
+pub struct Effects {
     /// Last clone request.
     pub clone: Option<CloneReq>,
     /// Last resubmit request (field list).
@@ -38,7 +38,7 @@ pub(crate) struct Effects {
 /// Header validity bits: 256 inline (no memory traffic beyond two vector
 /// stores to reset), more on the heap.
 #[derive(Clone, Debug, Default)]
-pub(crate) struct Bits {
+pub struct Bits {
     inline: [u64; 4],
     heap: Vec<u64>,
 }
@@ -54,7 +54,7 @@ impl Bits {
 
     /// Bit `i`.
     #[inline(always)]
-    pub(crate) fn get(&self, i: usize) -> bool {
+    pub fn get(&self, i: usize) -> bool {
         let w = if i < 256 {
             self.inline[i / 64]
         } else {
@@ -65,7 +65,7 @@ impl Bits {
 
     /// Set bit `i` to `v`.
     #[inline(always)]
-    pub(crate) fn set(&mut self, i: usize, v: bool) {
+    pub fn set(&mut self, i: usize, v: bool) {
         let w = if i < 256 {
             &mut self.inline[i / 64]
         } else {
@@ -96,28 +96,28 @@ impl Bits {
 #[derive(Clone, Debug, Default)]
 pub struct PacketState {
     /// `u64` slots.
-    pub(crate) n: Vec<u64>,
+    pub n: Vec<u64>,
     /// `u128` slots.
-    pub(crate) w: Vec<u128>,
+    pub w: Vec<u128>,
     /// Header validity.
-    pub(crate) valid: Bits,
+    pub valid: Bits,
     /// The packet bytes this pass started from.
-    pub(crate) frame: Vec<u8>,
+    pub frame: Vec<u8>,
     /// Parser cursor in bits.
-    pub(crate) cursor: usize,
+    pub cursor: usize,
     /// First byte of the unparsed payload.
-    pub(crate) payload_off: usize,
+    pub payload_off: usize,
     /// A lookahead ran past the end of the packet.
-    pub(crate) short: Cell<bool>,
+    pub short: Cell<bool>,
     /// Requested side effects.
-    pub(crate) fx: Effects,
+    pub fx: Effects,
     /// Colour of the direct meter executed by the current table hit.
-    pub(crate) direct_color: Option<(u32, u8)>,
+    pub direct_color: Option<(u32, u8)>,
 }
 
 impl PacketState {
     /// A state sized for `code`.
-    pub(crate) fn new(code: &Code) -> PacketState {
+    pub fn new(code: &Code) -> PacketState {
         PacketState {
             n: vec![0; code.n_narrow],
             w: vec![0; code.n_wide],
@@ -130,7 +130,7 @@ impl PacketState {
     /// Per-packet reset: headers invalid, every slot zero, no side effects.
     /// The frame is left alone.
     #[inline]
-    pub(crate) fn reset(&mut self) {
+    pub fn reset(&mut self) {
         self.n.fill(0);
         if !self.w.is_empty() {
             self.w.fill(0);
@@ -144,7 +144,7 @@ impl PacketState {
     }
 
     /// Copy everything from `other`, reusing this state's allocations.
-    pub(crate) fn copy_from(&mut self, other: &PacketState) {
+    pub fn copy_from(&mut self, other: &PacketState) {
         self.n.clone_from(&other.n);
         self.w.clone_from(&other.w);
         self.valid.clone_from(&other.valid);
@@ -158,7 +158,7 @@ impl PacketState {
 
     /// Read a slot as `u128`.
     #[inline(always)]
-    pub(crate) fn load(&self, loc: Loc) -> u128 {
+    pub fn load(&self, loc: Loc) -> u128 {
         match loc {
             Loc::N(i) => u128::from(self.n[i as usize]),
             Loc::W(i) => self.w[i as usize],
@@ -167,7 +167,7 @@ impl PacketState {
 
     /// Write a slot (the value is masked to `width`).
     #[inline(always)]
-    pub(crate) fn store(&mut self, loc: Loc, width: u16, v: u128) {
+    pub fn store(&mut self, loc: Loc, width: u16, v: u128) {
         let v = v & mask128(width);
         match loc {
             Loc::N(i) => self.n[i as usize] = v as u64,
@@ -177,7 +177,7 @@ impl PacketState {
 
     /// Write a slot with a value already known to fit.
     #[inline(always)]
-    pub(crate) fn store_raw(&mut self, loc: Loc, v: u128) {
+    pub fn store_raw(&mut self, loc: Loc, v: u128) {
         match loc {
             Loc::N(i) => self.n[i as usize] = v as u64,
             Loc::W(i) => self.w[i as usize] = v,
@@ -193,7 +193,7 @@ impl PacketState {
 /// Read `width` (≤ 64) bits at `bit_off` of `buf`; the caller checked that
 /// they are inside `buf`.
 #[inline]
-pub(crate) fn read_bits64(buf: &[u8], bit_off: usize, width: u16) -> u64 {
+pub fn read_bits64(buf: &[u8], bit_off: usize, width: u16) -> u64 {
     let byte = bit_off / 8;
     let sh = (bit_off % 8) as u32;
     let x = if let Some(win) = buf.get(byte..byte + 16) {
@@ -213,7 +213,7 @@ pub(crate) fn read_bits64(buf: &[u8], bit_off: usize, width: u16) -> u64 {
 
 /// Read `width` (≤ 128) bits at `bit_off` of `buf` (in range).
 #[inline]
-pub(crate) fn read_bits(buf: &[u8], bit_off: usize, width: u16) -> u128 {
+pub fn read_bits(buf: &[u8], bit_off: usize, width: u16) -> u128 {
     if width <= 64 {
         u128::from(read_bits64(buf, bit_off, width))
     } else {
@@ -225,7 +225,7 @@ pub(crate) fn read_bits(buf: &[u8], bit_off: usize, width: u16) -> u128 {
 
 /// Appends a stream of bit fields to a byte vector, most significant bit
 /// first, flushing whole 64-bit words (no per-field memory traffic).
-pub(crate) struct BitWriter<'a> {
+pub struct BitWriter<'a> {
     out: &'a mut Vec<u8>,
     acc: u128,
     nbits: u32,
@@ -234,7 +234,7 @@ pub(crate) struct BitWriter<'a> {
 impl<'a> BitWriter<'a> {
     /// A writer appending to `out`, starting with `lead` zero bits.
     #[inline]
-    pub(crate) fn new(out: &'a mut Vec<u8>, lead: u32) -> BitWriter<'a> {
+    pub fn new(out: &'a mut Vec<u8>, lead: u32) -> BitWriter<'a> {
         let mut w = BitWriter {
             out,
             acc: 0,
@@ -266,7 +266,7 @@ impl<'a> BitWriter<'a> {
 
     /// Append the low `width` bits of `v` (masked by the caller).
     #[inline(always)]
-    pub(crate) fn put(&mut self, v: u128, width: u16) {
+    pub fn put(&mut self, v: u128, width: u16) {
         if width <= 64 {
             self.put64(v as u64, u32::from(width));
         } else {
@@ -278,7 +278,7 @@ impl<'a> BitWriter<'a> {
     /// Flush the remaining whole bytes (a trailing partial byte is padded
     /// with zero bits on the right).
     #[inline]
-    pub(crate) fn finish(self) {
+    pub fn finish(self) {
         let mut n = self.nbits;
         let mut acc = self.acc;
         if n % 8 != 0 {
@@ -295,7 +295,7 @@ impl<'a> BitWriter<'a> {
 /// Write the low `width` (≤ 128) bits of `v` at `bit_off` of `buf` (in
 /// range), bit by bit: the reference the fast paths are tested against.
 #[cfg(test)]
-pub(crate) fn write_bits(buf: &mut [u8], bit_off: usize, width: u16, v: u128) {
+pub fn write_bits(buf: &mut [u8], bit_off: usize, width: u16, v: u128) {
     for i in 0..usize::from(width) {
         let bit = (v >> (usize::from(width) - 1 - i)) & 1;
         let pos = bit_off + i;

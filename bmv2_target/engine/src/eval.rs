@@ -6,7 +6,7 @@ use super::word::{arith, cast, compare, unary, Word};
 
 /// Evaluate `x` in word `W`: leaves inline, everything else out of line.
 #[inline(always)]
-pub(crate) fn eval<W: Word>(x: &X<W>, c: &Code, st: &PacketState) -> W {
+pub fn eval<W: Word>(x: &X<W>, c: &Code, st: &PacketState) -> W {
     match x {
         X::Const(v) => *v,
         X::Slot(i) => W::load_slot(st, *i),
@@ -130,7 +130,7 @@ fn eval_node<W: Word>(x: &X<W>, c: &Code, st: &PacketState) -> W {
 
 /// Evaluate an expression of either word as `u128`.
 #[inline]
-pub(crate) fn eval_vx(v: &VX, c: &Code, st: &PacketState) -> u128 {
+pub fn eval_vx(v: &VX, c: &Code, st: &PacketState) -> u128 {
     match v {
         VX::N(x) => u128::from(eval(x, c, st)),
         VX::W(x) => eval(x, c, st),
@@ -139,7 +139,7 @@ pub(crate) fn eval_vx(v: &VX, c: &Code, st: &PacketState) -> u128 {
 
 /// The header id a stack reference selects now, or `None` when out of range.
 #[inline]
-pub(crate) fn resolve_dyn(r: &DynRef, c: &Code, st: &PacketState) -> Option<usize> {
+pub fn resolve_dyn(r: &DynRef, c: &Code, st: &PacketState) -> Option<usize> {
     let s = &c.stacks[r.stack as usize];
     let next = st.n[s.next_index as usize];
     let idx = match &r.sel {
@@ -156,7 +156,7 @@ pub(crate) fn resolve_dyn(r: &DynRef, c: &Code, st: &PacketState) -> Option<usiz
 /// Store `v` into an l-value (masked to its width; out-of-range stack
 /// elements are a no-op, as in BMv2).
 #[inline]
-pub(crate) fn store_lv(lv: &LV, c: &Code, st: &mut PacketState, v: u128) {
+pub fn store_lv(lv: &LV, c: &Code, st: &mut PacketState, v: u128) {
     match lv {
         LV::Slot(loc, w) => st.store(*loc, *w, v),
         LV::Slice(loc, lo, m) => {

@@ -12,17 +12,16 @@
 //! implementation when they run. The target reads and writes slots through
 //! [`Slot`]s it resolved once, at load time.
 
-use netsparse_externs::artifact::{Artifact, FieldId, HeaderId, KeyMatch, Prim, Stmt};
+use netsparse_externs::artifact::{Artifact, FieldId, HeaderId, Prim, Stmt};
 use netsparse_externs::Time;
 
-use crate::control::{ControlPlane, TableInfo};
-use crate::engine::code::Loc;
-use crate::engine::compile::{load_generic, ExtraBlock};
-use crate::engine::exec::{Exec, Flow};
-use crate::engine::runtime::{EngineStats, Runtime};
-use crate::engine::{Engine, PacketState};
-use crate::error::{ControlPlaneError, LoadError};
-use crate::tables::EntryHandle;
+use crate::code::Loc;
+use crate::compile::{load_generic, ExtraBlock};
+use crate::control::ControlPlane;
+use crate::error::LoadError;
+use crate::exec::{Exec, Flow};
+use crate::runtime::{EngineStats, Runtime};
+use crate::{Engine, PacketState};
 
 /// A target-specific primitive call: the artifact's primitive and its
 /// operands' values, in the primitive's declaration order (for example
@@ -82,8 +81,8 @@ impl Slot {
     }
 
     /// The index of a slot of at most 64 bits in [`PacketState`]'s `u64`
-    /// array, for targets in this crate that access it directly.
-    pub(crate) fn narrow_index(self) -> Option<usize> {
+    /// array, for targets that access narrow slots directly.
+    pub fn narrow_index(self) -> Option<usize> {
         match self.loc {
             Loc::N(i) => Some(i as usize),
             Loc::W(_) => None,
@@ -166,12 +165,6 @@ impl Program {
         BlockId(self.first_block + i)
     }
 
-    /// The engine, for targets in this crate that also run the artifact's
-    /// parsers, controls and deparsers (the NetSparse switch).
-    pub(crate) fn engine_mut(&mut self) -> &mut Engine {
-        &mut self.engine
-    }
-
     /// The slot of artifact field `f`.
     pub fn slot(&self, f: FieldId) -> Result<Slot, LoadError> {
         self.slots
@@ -246,80 +239,17 @@ impl Program {
     pub fn stats(&self) -> EngineStats {
         self.engine.rt.stats.clone()
     }
-
-    // ----- control plane -----------------------------------------------------------------
-
-    /// Fully-qualified names of every table.
-    pub fn table_names(&self) -> Vec<String> {
-        self.engine.table_names()
-    }
-
-    /// Describe a table (a fully-qualified name or a unique suffix).
-    pub fn table_info(&self, table: &str) -> Result<TableInfo, ControlPlaneError> {
-        self.engine.table_info(table)
-    }
-
-    /// Add an entry (same rules as the switch's control plane: one match per
-    /// key; a priority, higher wins, for ternary/range/optional tables).
-    pub fn add_entry(
-        &mut self,
-        table: &str,
-        matches: &[KeyMatch],
-        action: &str,
-        args: &[u128],
-        priority: Option<u32>,
-    ) -> Result<EntryHandle, ControlPlaneError> {
-        self.engine
-            .add_entry(table, matches, action, args, priority)
-    }
-
-    /// Remove every entry the control plane added (an error on tables whose
-    /// entries are `const`).
-    pub fn clear_table(&mut self, table: &str) -> Result<(), ControlPlaneError> {
-        self.engine.clear_table(table)
-    }
-
-    /// Set a table's default action.
-    pub fn set_default(
-        &mut self,
-        table: &str,
-        action: &str,
-        args: &[u128],
-    ) -> Result<(), ControlPlaneError> {
-        self.engine.set_default(table, action, args)
-    }
 }
 
 /// The entry loaders ([`crate::control::commands`],
 /// [`crate::control::runtime_json`]) work on a [`Program`] as on a switch
 /// (tables only: a program has no multicast or mirroring).
 impl ControlPlane for Program {
-    fn table_info(&self, table: &str) -> Result<TableInfo, ControlPlaneError> {
-        self.engine.table_info(table)
+    fn engine(&self) -> &Engine {
+        &self.engine
     }
 
-    fn add_entry(
-        &mut self,
-        table: &str,
-        matches: &[KeyMatch],
-        action: &str,
-        args: &[u128],
-        priority: Option<u32>,
-    ) -> Result<EntryHandle, ControlPlaneError> {
-        self.engine
-            .add_entry(table, matches, action, args, priority)
-    }
-
-    fn set_default(
-        &mut self,
-        table: &str,
-        action: &str,
-        args: &[u128],
-    ) -> Result<(), ControlPlaneError> {
-        self.engine.set_default(table, action, args)
-    }
-
-    fn clear_table(&mut self, table: &str) -> Result<(), ControlPlaneError> {
-        self.engine.clear_table(table)
+    fn engine_mut(&mut self) -> &mut Engine {
+        &mut self.engine
     }
 }

@@ -28,10 +28,8 @@ use serde_json::Value;
 
 use super::values::parse_value;
 use super::ControlPlane;
+use super::Replica;
 use crate::error::{ControlPlaneError, EntriesError};
-use crate::v1model::Replica;
-#[cfg(doc)]
-use crate::v1model::Switch;
 
 /// What a runtime JSON file configured.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -53,7 +51,7 @@ fn value_of(v: &Value, width: u16, what: &str) -> Result<u128, String> {
                 .as_u64()
                 .ok_or_else(|| format!("{what}: {n} is not a non-negative integer"))?;
             let x = u128::from(x);
-            if x & !crate::engine::word::mask128(width) != 0 {
+            if x & !crate::word::mask128(width) != 0 {
                 return Err(format!("{what}: {x} does not fit in {width} bits"));
             }
             Ok(x)

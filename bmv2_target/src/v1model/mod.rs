@@ -64,12 +64,16 @@ use netsparse_externs::artifact::Artifact;
 use netsparse_externs::{Datapath, Outputs, Time};
 use serde::Serialize;
 
-use crate::engine::code::{Code, NSlot, V1Slots};
-use crate::engine::compile::{self, V1Blocks};
-use crate::engine::exec::ParseEnd;
-use crate::engine::runtime::{EngineStats, Runtime};
-use crate::engine::{Engine, PacketState};
-use crate::error::LoadError;
+use netsparse_engine::code::{Code, NSlot, V1Slots};
+use netsparse_engine::compile::{self, V1Blocks};
+use netsparse_engine::exec::ParseEnd;
+use netsparse_engine::runtime::{EngineStats, Runtime};
+use netsparse_engine::{Engine, LoadError, PacketState};
+
+pub use netsparse_engine::Replica;
+
+mod control;
+pub use control::McNodeHandle;
 
 /// `instance_type` values (simple_switch's `PktInstanceType`).
 pub mod instance_type {
@@ -89,7 +93,7 @@ pub mod instance_type {
 
 /// State transitions a parser may take per packet before it stops with
 /// `ParserTimeout` (guards against parsers that loop without consuming input).
-pub const MAX_PARSER_STEPS: u32 = crate::engine::exec::MAX_PARSER_STEPS;
+pub const MAX_PARSER_STEPS: u32 = netsparse_engine::exec::MAX_PARSER_STEPS;
 
 /// The drop port (`egress_spec` value that drops), as simple_switch's default.
 pub const DROP_PORT: u32 = 511;
@@ -283,15 +287,6 @@ impl SwitchStats {
         }
         s
     }
-}
-
-/// One (port, replication id) destination.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
-pub struct Replica {
-    /// Egress port.
-    pub port: u32,
-    /// `egress_rid` of the copy.
-    pub rid: u16,
 }
 
 /// A multicast node (BMv2 PRE: a rid and a set of ports).

@@ -15,7 +15,7 @@ use super::word::Word;
 
 /// Where a field slot lives in the packet state.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Loc {
+pub enum Loc {
     /// Index into the `u64` slots (width ≤ 64).
     N(u32),
     /// Index into the `u128` slots (width 65..=128).
@@ -24,7 +24,7 @@ pub(crate) enum Loc {
 
 /// A field slot's static description.
 #[derive(Clone, Debug)]
-pub(crate) struct FieldInfo {
+pub struct FieldInfo {
     /// Source-level path, for logs and the control plane.
     pub name: String,
     /// Where its value lives.
@@ -35,7 +35,7 @@ pub(crate) struct FieldInfo {
 
 /// One field of a header layout.
 #[derive(Clone, Copy, Debug)]
-pub(crate) struct HField {
+pub struct HField {
     /// The slot.
     pub loc: Loc,
     /// Offset of the most significant bit from the header start.
@@ -46,7 +46,7 @@ pub(crate) struct HField {
 
 /// A header instance.
 #[derive(Clone, Debug)]
-pub(crate) struct HeaderInfo {
+pub struct HeaderInfo {
     /// Instance path (`hdr.ipv4`).
     pub name: String,
     /// Width in bits (a multiple of 8: checked at load).
@@ -59,7 +59,7 @@ pub(crate) struct HeaderInfo {
 
 /// A header stack.
 #[derive(Clone, Debug)]
-pub(crate) struct StackInfo {
+pub struct StackInfo {
     /// Element header ids, index 0 first.
     pub elements: Box<[u32]>,
     /// `u64` slot of `nextIndex`.
@@ -68,7 +68,7 @@ pub(crate) struct StackInfo {
 
 /// Which element of a stack a run-time reference selects.
 #[derive(Debug)]
-pub(crate) enum Sel {
+pub enum Sel {
     /// `stack[e]`.
     Index(X<u64>),
     /// `stack.next`.
@@ -79,7 +79,7 @@ pub(crate) enum Sel {
 
 /// A header reached through a stack at run time.
 #[derive(Debug)]
-pub(crate) struct DynRef {
+pub struct DynRef {
     /// The stack.
     pub stack: u32,
     /// The element selector.
@@ -88,7 +88,7 @@ pub(crate) struct DynRef {
 
 /// A header reference.
 #[derive(Debug)]
-pub(crate) enum HRef {
+pub enum HRef {
     /// Known header id.
     Static(u32),
     /// Through a stack.
@@ -97,7 +97,7 @@ pub(crate) enum HRef {
 
 /// A value-producing expression evaluated in word `W`.
 #[derive(Debug)]
-pub(crate) enum X<W: Word> {
+pub enum X<W: Word> {
     /// A constant (already masked).
     Const(W),
     /// A slot of this word's class.
@@ -136,7 +136,7 @@ pub(crate) enum X<W: Word> {
 
 /// A binary arithmetic/bitwise/shift node.
 #[derive(Debug)]
-pub(crate) struct Arith<W: Word> {
+pub struct Arith<W: Word> {
     /// Operator.
     pub op: BinaryOp,
     /// Result width.
@@ -151,7 +151,7 @@ pub(crate) struct Arith<W: Word> {
 
 /// A comparison node.
 #[derive(Debug)]
-pub(crate) struct Cmp<W: Word> {
+pub struct Cmp<W: Word> {
     /// Operator.
     pub op: BinaryOp,
     /// Operand width.
@@ -166,7 +166,7 @@ pub(crate) struct Cmp<W: Word> {
 
 /// A concatenation node.
 #[derive(Debug)]
-pub(crate) struct Concat<W: Word> {
+pub struct Concat<W: Word> {
     /// High part.
     pub lhs: X<W>,
     /// Low part.
@@ -179,7 +179,7 @@ pub(crate) struct Concat<W: Word> {
 
 /// A cast node.
 #[derive(Debug)]
-pub(crate) struct Cast<W: Word> {
+pub struct Cast<W: Word> {
     /// Operand (in the result's word).
     pub arg: X<W>,
     /// Operand width.
@@ -192,7 +192,7 @@ pub(crate) struct Cast<W: Word> {
 
 /// A conditional expression.
 #[derive(Debug)]
-pub(crate) struct Mux<W: Word> {
+pub struct Mux<W: Word> {
     /// Condition.
     pub cond: X<u64>,
     /// Value if true.
@@ -203,7 +203,7 @@ pub(crate) struct Mux<W: Word> {
 
 /// An expression of either word, read as `u128`.
 #[derive(Debug)]
-pub(crate) enum VX {
+pub enum VX {
     /// Width ≤ 64.
     N(X<u64>),
     /// Width > 64.
@@ -212,7 +212,7 @@ pub(crate) enum VX {
 
 /// An assignment target.
 #[derive(Debug)]
-pub(crate) enum LV {
+pub enum LV {
     /// A whole slot.
     Slot(Loc, u16),
     /// Bits `lo..lo+width` of a slot (`mask` = the slice's mask, unshifted).
@@ -222,11 +222,11 @@ pub(crate) enum LV {
 }
 
 /// A block of statements.
-pub(crate) type Block = Box<[S]>;
+pub type Block = Box<[S]>;
 
 /// A statement.
 #[derive(Debug)]
-pub(crate) enum S {
+pub enum S {
     /// `u64` slot = `u64` slot (same width: values are always masked).
     Copy(u32, u32),
     /// `u64` slot = constant.
@@ -273,7 +273,7 @@ pub(crate) enum S {
 
 /// A compiled `switch`.
 #[derive(Debug)]
-pub(crate) struct SwitchS {
+pub struct SwitchS {
     /// Selector.
     pub sel: VX,
     /// (value, index into `bodies`) in case order.
@@ -287,16 +287,18 @@ pub(crate) struct SwitchS {
 /// Data fed to a hash or checksum: (value, width) most significant first,
 /// right-aligned in whole bytes.
 #[derive(Debug)]
-pub(crate) enum Data {
+pub enum Data {
     /// Every item is a plain slot: a precomputed layout.
     Plan(super::layout::Plan),
     /// General expressions.
     General(Box<[(VX, u16)]>),
 }
 
-/// A compiled extern call.
+/// A compiled extern call. Operand fields mirror the artifact primitive of
+/// the same name, with names resolved to indices and expressions compiled.
+#[allow(missing_docs)]
 #[derive(Debug)]
-pub(crate) enum P {
+pub enum P {
     /// `mark_to_drop`.
     MarkToDrop,
     /// `register.read`.
@@ -372,7 +374,7 @@ pub(crate) enum P {
 
 /// A compiled target-specific primitive.
 #[derive(Debug)]
-pub(crate) struct TargetP {
+pub struct TargetP {
     /// Index into [`Code::target_prims`].
     pub prim: u32,
     /// The primitive's `Expr` operands in declaration order (at most 4).
@@ -383,7 +385,7 @@ pub(crate) struct TargetP {
 
 /// A compiled parser.
 #[derive(Debug)]
-pub(crate) struct CParser {
+pub struct CParser {
     /// Name, for logs.
     pub name: String,
     /// States.
@@ -394,7 +396,7 @@ pub(crate) struct CParser {
 
 /// Where a transition goes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum NextS {
+pub enum NextS {
     /// A state.
     State(u32),
     /// `accept`.
@@ -406,7 +408,7 @@ pub(crate) enum NextS {
 
 /// A parser state.
 #[derive(Debug)]
-pub(crate) struct CState {
+pub struct CState {
     /// Name.
     pub name: String,
     /// Statements.
@@ -417,7 +419,7 @@ pub(crate) struct CState {
 
 /// A compiled transition.
 #[derive(Debug)]
-pub(crate) enum CTrans {
+pub enum CTrans {
     /// Unconditional.
     Direct(NextS),
     /// `select` on one key of ≤ 64 bits with value/mask cases only:
@@ -439,7 +441,7 @@ pub(crate) enum CTrans {
 
 /// One select case: per key (value, mask) or range.
 #[derive(Debug)]
-pub(crate) struct CCase {
+pub struct CCase {
     /// Per key.
     pub sets: Box<[CKeySet]>,
     /// Target.
@@ -448,7 +450,7 @@ pub(crate) struct CCase {
 
 /// A compiled keyset.
 #[derive(Clone, Copy, Debug)]
-pub(crate) enum CKeySet {
+pub enum CKeySet {
     /// `(k & mask) == value` (`Any` is mask 0).
     Mask(u128, u128),
     /// `lo <= k <= hi`.
@@ -468,7 +470,7 @@ impl CKeySet {
 
 /// A compiled control.
 #[derive(Debug)]
-pub(crate) struct CControl {
+pub struct CControl {
     /// Name.
     pub name: String,
     /// Body.
@@ -477,7 +479,7 @@ pub(crate) struct CControl {
 
 /// A compiled action.
 #[derive(Debug)]
-pub(crate) struct CAction {
+pub struct CAction {
     /// Fully-qualified name.
     pub name: String,
     /// Parameter slots and widths, in order.
@@ -490,7 +492,7 @@ pub(crate) struct CAction {
 
 /// A compiled table's static part (entries live in the runtime).
 #[derive(Debug)]
-pub(crate) struct CTable {
+pub struct CTable {
     /// Fully-qualified name.
     pub name: String,
     /// Key expressions (as `u128`).
@@ -503,7 +505,7 @@ pub(crate) struct CTable {
 
 /// A `u64` slot and its width's mask.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) struct NSlot {
+pub struct NSlot {
     /// Index into the `u64` slots.
     pub idx: u32,
     /// Mask of the field's width.
@@ -513,13 +515,13 @@ pub(crate) struct NSlot {
 impl NSlot {
     /// Read the slot.
     #[inline(always)]
-    pub(crate) fn get(self, st: &super::state::PacketState) -> u64 {
+    pub fn get(self, st: &super::state::PacketState) -> u64 {
         st.n[self.idx as usize]
     }
 
     /// Write the slot (masked).
     #[inline(always)]
-    pub(crate) fn set(self, st: &mut super::state::PacketState, v: u64) {
+    pub fn set(self, st: &mut super::state::PacketState, v: u64) {
         st.n[self.idx as usize] = v & self.mask;
     }
 }
@@ -529,7 +531,7 @@ impl NSlot {
 /// are never written (no queue model: they stay 0).
 #[derive(Clone, Copy, Debug)]
 #[allow(missing_docs, dead_code)]
-pub(crate) struct V1Slots {
+pub struct V1Slots {
     pub ingress_port: NSlot,
     pub egress_spec: NSlot,
     pub egress_port: NSlot,
@@ -550,7 +552,7 @@ pub(crate) struct V1Slots {
 
 /// The whole executable program (immutable after load).
 #[derive(Debug)]
-pub(crate) struct Code {
+pub struct Code {
     /// Number of `u64` slots.
     pub n_narrow: usize,
     /// Number of `u128` slots.

@@ -33,10 +33,9 @@
 use netsparse_externs::meter::MeterRates;
 
 use super::values::{parse_match, parse_raw, parse_value};
-use super::{ControlPlane, McNodeHandle};
+use super::ControlPlane;
 use crate::error::EntriesError;
 use crate::tables::EntryHandle;
-use crate::v1model::Switch;
 
 /// What a command file did.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -97,14 +96,16 @@ impl From<crate::error::ControlPlaneError> for LineError {
     }
 }
 
-fn num<T: TryFrom<u128>>(tok: &str, what: &str) -> Result<T, LineError> {
+/// Parse `tok` as a number that fits `T`; `what` names it in the error.
+pub fn num<T: TryFrom<u128>>(tok: &str, what: &str) -> Result<T, LineError> {
     parse_raw(tok)
         .ok()
         .and_then(|v| T::try_from(v).ok())
         .ok_or_else(|| LineError::Syntax(format!("bad {what} `{tok}`")))
 }
 
-fn need(toks: &[&str], n: usize, usage: &str) -> Result<(), LineError> {
+/// Check that a command has at least `n` arguments; else `usage`.
+pub fn need(toks: &[&str], n: usize, usage: &str) -> Result<(), LineError> {
     if toks.len() < n {
         return Err(LineError::Syntax(format!("usage: {usage}")));
     }
@@ -125,8 +126,9 @@ fn rate(tok: &str) -> Result<(f64, u64), LineError> {
 }
 
 /// Execute one command line (no comment, not blank). Returns whether an
-/// entry was added. Commands other than `table_add`, `table_set_default`
-/// and `table_clear` go to the target ([`ControlPlane::command`]).
+/// entry was added. Table, register, counter and meter commands run on
+/// every target; the rest go to the target ([`ControlPlane::command`]:
+/// mirroring and multicast on the v1model switch).
 pub fn apply_line<T: ControlPlane + ?Sized>(sw: &mut T, line: &str) -> Result<bool, LineError> {
     let toks: Vec<&str> = line.split_whitespace().collect();
     let Some((&cmd, args)) = toks.split_first() else {
@@ -199,39 +201,6 @@ pub fn apply_line<T: ControlPlane + ?Sized>(sw: &mut T, line: &str) -> Result<bo
             sw.clear_table(args[0])?;
             Ok(false)
         }
-        other => sw
-            .command(other, args)
-            .unwrap_or_else(|| Err(LineError::Syntax(format!("unknown command `{other}`")))),
-    }
-}
-
-/// The v1model switch's other commands (entries by handle, registers,
-/// counters, meters, mirroring, multicast); `None` for unknown commands.
-pub(crate) fn v1model_command(
-    sw: &mut Switch,
-    cmd: &str,
-    args: &[&str],
-) -> Option<Result<bool, LineError>> {
-    const KNOWN: [&str; 13] = [
-        "table_modify",
-        "table_delete",
-        "register_write",
-        "register_reset",
-        "counter_reset",
-        "meter_set_rates",
-        "mirroring_add",
-        "mirroring_delete",
-        "mc_mgrp_create",
-        "mc_mgrp_destroy",
-        "mc_node_create",
-        "mc_node_associate",
-        "mc_node_dissociate",
-    ];
-    KNOWN.contains(&cmd).then(|| v1model_line(sw, cmd, args))
-}
-
-fn v1model_line(sw: &mut Switch, cmd: &str, args: &[&str]) -> Result<bool, LineError> {
-    match cmd {
         "table_modify" => {
             need(
                 args,
@@ -287,48 +256,9 @@ fn v1model_line(sw: &mut Switch, cmd: &str, args: &[&str]) -> Result<bool, LineE
             sw.meter_set_rates(args[0], Some(i), MeterRates { cir, cbs, pir, pbs })?;
             Ok(false)
         }
-        "mirroring_add" => {
-            need(args, 2, "mirroring_add <session> <port>")?;
-            sw.mirroring_add(num(args[0], "session")?, num(args[1], "port")?)?;
-            Ok(false)
-        }
-        "mirroring_delete" => {
-            need(args, 1, "mirroring_delete <session>")?;
-            sw.mirroring_delete(num(args[0], "session")?)?;
-            Ok(false)
-        }
-        "mc_mgrp_create" => {
-            need(args, 1, "mc_mgrp_create <group>")?;
-            sw.mc_group_create(num(args[0], "group")?)?;
-            Ok(false)
-        }
-        "mc_mgrp_destroy" => {
-            need(args, 1, "mc_mgrp_destroy <group>")?;
-            sw.mc_group_delete(num(args[0], "group")?)?;
-            Ok(false)
-        }
-        "mc_node_create" => {
-            need(args, 1, "mc_node_create <rid> <port>...")?;
-            let rid: u16 = num(args[0], "rid")?;
-            let ports = args[1..]
-                .iter()
-                .map(|p| num::<u32>(p, "port"))
-                .collect::<Result<Vec<_>, _>>()?;
-            sw.mc_node_create(rid, &ports)?;
-            Ok(false)
-        }
-        "mc_node_associate" | "mc_node_dissociate" => {
-            need(args, 2, "mc_node_associate <group> <node handle>")?;
-            let g: u16 = num(args[0], "group")?;
-            let n = McNodeHandle(num(args[1], "node handle")?);
-            if cmd == "mc_node_associate" {
-                sw.mc_node_associate(g, n)?;
-            } else {
-                sw.mc_node_dissociate(g, n)?;
-            }
-            Ok(false)
-        }
-        other => Err(LineError::Syntax(format!("unknown command `{other}`"))),
+        other => sw
+            .command(other, args)
+            .unwrap_or_else(|| Err(LineError::Syntax(format!("unknown command `{other}`")))),
     }
 }
 

@@ -1,32 +1,21 @@
-//! The execution engine: a loaded program ([`code::Code`], immutable) and its
-//! run-time state ([`runtime::Runtime`]: entries, externs), with the pipe
-//! operations every architecture is built from — parse, run a control,
-//! deparse — over one reusable [`PacketState`].
+//! [`Engine`]: a loaded program ([`Code`], immutable) and its run-time
+//! state ([`Runtime`]: entries, externs), with the pipe operations every
+//! architecture is built from — parse, run a control, deparse — over one
+//! reusable [`PacketState`].
 //!
-//! The v1model switch ([`crate::Switch`]) strings these together the way
-//! BMv2's simple_switch does; the NetSparse multi-pipe switch will string the
-//! same operations together per pipe (ingress pipes → crossbar → middle pipes
-//! → crossbar → egress pipes).
+//! The v1model switch strings these together the way BMv2's simple_switch
+//! does; the NetSparse multi-pipe switch strings the same operations
+//! together per pipe (ingress pipes → crossbar → middle pipes → crossbar →
+//! egress pipes); the NIC runs blocks through [`crate::program::Program`].
 
-pub(crate) mod code;
-pub(crate) mod compile;
-pub(crate) mod eval;
-pub(crate) mod exec;
-pub(crate) mod layout;
-pub(crate) mod runtime;
-pub(crate) mod state;
-pub(crate) mod word;
-
-pub use runtime::{DigestMsg, EngineStats};
-pub use state::PacketState;
-
-use code::Code;
-use exec::{Exec, ParseEnd};
-use runtime::Runtime;
+use crate::code::Code;
+use crate::exec::{Exec, ParseEnd};
+use crate::runtime::Runtime;
+use crate::state::PacketState;
 
 /// A loaded program and its run-time state.
 #[derive(Debug)]
-pub(crate) struct Engine {
+pub struct Engine {
     /// The executable program.
     pub code: Code,
     /// Entries, externs, generator, scratch.
@@ -35,13 +24,13 @@ pub(crate) struct Engine {
 
 impl Engine {
     /// A fresh packet state sized for this program.
-    pub(crate) fn new_state(&self) -> PacketState {
+    pub fn new_state(&self) -> PacketState {
         PacketState::new(&self.code)
     }
 
     /// Run parser `id` over `st.frame`; leaves the cursor and the payload
     /// offset at the first unparsed byte.
-    pub(crate) fn parse(&mut self, st: &mut PacketState, id: u32) -> ParseEnd {
+    pub fn parse(&mut self, st: &mut PacketState, id: u32) -> ParseEnd {
         st.cursor = 0;
         let end = Exec {
             code: &self.code,
@@ -55,7 +44,7 @@ impl Engine {
     }
 
     /// Run control `id`.
-    pub(crate) fn control(&mut self, st: &mut PacketState, id: u32) {
+    pub fn control(&mut self, st: &mut PacketState, id: u32) {
         if !self.rt.trace && self.code.controls[id as usize].body.is_empty() {
             return;
         }
@@ -70,7 +59,7 @@ impl Engine {
 
     /// Run deparser control `id`, appending the emitted headers and then the
     /// unparsed payload to `out`.
-    pub(crate) fn deparse(&mut self, st: &mut PacketState, id: u32, out: &mut Vec<u8>) {
+    pub fn deparse(&mut self, st: &mut PacketState, id: u32, out: &mut Vec<u8>) {
         Exec {
             code: &self.code,
             rt: &mut self.rt,

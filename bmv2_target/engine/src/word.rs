@@ -13,7 +13,7 @@ use netsparse_externs::artifact::{BinaryOp, UnaryOp};
 use super::state::PacketState;
 
 /// A machine word the evaluator computes in.
-pub(crate) trait Word: Copy + Eq + Ord + Default + Debug + Send + Sync + 'static {
+pub trait Word: Copy + Eq + Ord + Default + Debug + Send + Sync + 'static {
     /// The other word size (u64 ↔ u128), for mixed-width expressions.
     type Other: Word<Other = Self>;
     /// Bits in the word.
@@ -156,7 +156,7 @@ impl_word!(u128, u64, 128, w);
 
 /// All-ones mask of `width` bits (`width` ≥ the word size gives all ones).
 #[inline(always)]
-pub(crate) fn mask<W: Word>(width: u16) -> W {
+pub fn mask<W: Word>(width: u16) -> W {
     if u32::from(width) >= W::BITS {
         W::ZERO.not()
     } else {
@@ -166,13 +166,13 @@ pub(crate) fn mask<W: Word>(width: u16) -> W {
 
 /// `u128` mask of `width` bits.
 #[inline(always)]
-pub(crate) fn mask128(width: u16) -> u128 {
+pub fn mask128(width: u16) -> u128 {
     mask::<u128>(width)
 }
 
 /// Sign-extend the low `width` bits of `v` to `i128`.
 #[inline]
-pub(crate) fn sext(v: u128, width: u16) -> i128 {
+pub fn sext(v: u128, width: u16) -> i128 {
     if width == 0 {
         return 0;
     }
@@ -203,7 +203,7 @@ fn signed_bounds(width: u16) -> (i128, i128) {
 
 /// Unary operator on a `width`-bit value.
 #[inline]
-pub(crate) fn unary<W: Word>(op: UnaryOp, width: u16, a: W) -> W {
+pub fn unary<W: Word>(op: UnaryOp, width: u16, a: W) -> W {
     match op {
         UnaryOp::Not => a.xor(W::ONE).and(W::ONE),
         UnaryOp::BitNot => a.not().and(mask::<W>(width)),
@@ -214,7 +214,7 @@ pub(crate) fn unary<W: Word>(op: UnaryOp, width: u16, a: W) -> W {
 /// Arithmetic, bitwise and shift operators (not comparisons or logical
 /// operators) on `width`-bit operands; `b` is the shift amount for shifts.
 #[inline]
-pub(crate) fn arith<W: Word>(op: BinaryOp, width: u16, signed: bool, a: W, b: W) -> W {
+pub fn arith<W: Word>(op: BinaryOp, width: u16, signed: bool, a: W, b: W) -> W {
     let m = mask::<W>(width);
     match op {
         BinaryOp::Add => a.wadd(b).and(m),
@@ -287,7 +287,7 @@ pub(crate) fn arith<W: Word>(op: BinaryOp, width: u16, signed: bool, a: W, b: W)
 
 /// `a << amount` in `width` bits (≥ width → 0).
 #[inline]
-pub(crate) fn shl<W: Word>(width: u16, a: W, amount: u32) -> W {
+pub fn shl<W: Word>(width: u16, a: W, amount: u32) -> W {
     if amount >= u32::from(width) || amount >= W::BITS {
         W::ZERO
     } else {
@@ -297,7 +297,7 @@ pub(crate) fn shl<W: Word>(width: u16, a: W, amount: u32) -> W {
 
 /// `a >> amount` in `width` bits; arithmetic when `signed` (≥ width → 0 or all ones).
 #[inline]
-pub(crate) fn shr<W: Word>(width: u16, signed: bool, a: W, amount: u32) -> W {
+pub fn shr<W: Word>(width: u16, signed: bool, a: W, amount: u32) -> W {
     if signed {
         let x = sext(a.to_u128(), width);
         let s = amount.min(u32::from(width).saturating_sub(1)).min(127);
@@ -311,7 +311,7 @@ pub(crate) fn shr<W: Word>(width: u16, signed: bool, a: W, amount: u32) -> W {
 
 /// A comparison of two `width`-bit operands: 1 or 0.
 #[inline]
-pub(crate) fn compare<W: Word>(op: BinaryOp, width: u16, signed: bool, a: W, b: W) -> bool {
+pub fn compare<W: Word>(op: BinaryOp, width: u16, signed: bool, a: W, b: W) -> bool {
     use std::cmp::Ordering;
     let ord = if signed {
         sext(a.to_u128(), width).cmp(&sext(b.to_u128(), width))
@@ -331,7 +331,7 @@ pub(crate) fn compare<W: Word>(op: BinaryOp, width: u16, signed: bool, a: W, b: 
 
 /// `(T) a`: from `arg_width` bits (sign-extended when `arg_signed`) to `width` bits.
 #[inline]
-pub(crate) fn cast<W: Word>(a: W, arg_width: u16, arg_signed: bool, width: u16) -> W {
+pub fn cast<W: Word>(a: W, arg_width: u16, arg_signed: bool, width: u16) -> W {
     if arg_signed && width > arg_width {
         from_i128(sext(a.to_u128(), arg_width), width)
     } else {
@@ -340,7 +340,7 @@ pub(crate) fn cast<W: Word>(a: W, arg_width: u16, arg_signed: bool, width: u16) 
 }
 
 /// Is `op` a comparison (result width 1, operands share a width)?
-pub(crate) fn is_comparison(op: BinaryOp) -> bool {
+pub fn is_comparison(op: BinaryOp) -> bool {
     matches!(
         op,
         BinaryOp::Eq | BinaryOp::Ne | BinaryOp::Lt | BinaryOp::Le | BinaryOp::Gt | BinaryOp::Ge
@@ -348,12 +348,12 @@ pub(crate) fn is_comparison(op: BinaryOp) -> bool {
 }
 
 /// Is `op` a short-circuit logical operator?
-pub(crate) fn is_logical(op: BinaryOp) -> bool {
+pub fn is_logical(op: BinaryOp) -> bool {
     matches!(op, BinaryOp::LAnd | BinaryOp::LOr)
 }
 
 /// Is `op` a shift (right operand of any width)?
-pub(crate) fn is_shift(op: BinaryOp) -> bool {
+pub fn is_shift(op: BinaryOp) -> bool {
     matches!(op, BinaryOp::Shl | BinaryOp::Shr)
 }
 

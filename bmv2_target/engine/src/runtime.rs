@@ -10,7 +10,7 @@ use crate::tables::TableRt;
 
 /// A stateful extern instance's run-time state.
 #[derive(Clone, Debug)]
-pub(crate) enum ExternRt {
+pub enum ExternRt {
     /// `register`.
     Register(RegisterArray),
     /// `counter`.
@@ -28,13 +28,13 @@ pub(crate) enum ExternRt {
         table: u32,
     },
     /// A NetSparse middle pipe's Property Cache: its state lives in the
-    /// target (`crate::nsswitch`), reached through `CacheLookup`/`CacheInsert`.
+    /// target (the NetSparse switch of `netsparse-bmv2`), reached through `CacheLookup`/`CacheInsert`.
     PropertyCache,
 }
 
 impl ExternRt {
     /// Kind name for messages.
-    pub(crate) fn kind_name(&self) -> &'static str {
+    pub fn kind_name(&self) -> &'static str {
         match self {
             ExternRt::Register(_) => "register",
             ExternRt::Counter(_) => "counter",
@@ -58,7 +58,7 @@ pub struct DigestMsg {
 }
 
 /// Most digests kept for the control plane before the oldest are dropped.
-pub(crate) const MAX_DIGESTS: usize = 4096;
+pub const MAX_DIGESTS: usize = 4096;
 
 /// Counters of the execution engine (not per port).
 #[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize)]
@@ -80,7 +80,7 @@ pub struct EngineStats {
 
 /// The mutable run-time state of a program.
 #[derive(Debug)]
-pub(crate) struct Runtime {
+pub struct Runtime {
     /// Tables (entries), by table id.
     pub tables: Vec<TableRt>,
     /// Extern instances, by extern id.
@@ -107,7 +107,7 @@ pub(crate) struct Runtime {
 
 impl Runtime {
     /// A runtime for these tables and externs.
-    pub(crate) fn new(
+    pub fn new(
         tables: Vec<TableRt>,
         externs: Vec<ExternRt>,
         extern_names: Vec<String>,

@@ -22,13 +22,13 @@ use netsparse_externs::artifact::{KeyMatch, MatchKind, MeterUnit};
 use netsparse_externs::meter::TrTcm;
 use netsparse_externs::stateful::CounterCell;
 
-use crate::engine::word::mask128;
 use crate::error::ControlPlaneError;
+use crate::word::mask128;
 
 /// A fast non-cryptographic hasher (multiply–rotate, with a final mix so
 /// keys that differ only in their high bits still spread over buckets).
 #[derive(Clone, Copy, Default)]
-pub(crate) struct FxHasher {
+pub struct FxHasher {
     h: u64,
 }
 
@@ -78,7 +78,7 @@ impl Hasher for FxHasher {
 }
 
 /// A `HashMap` with [`FxHasher`].
-pub(crate) type FxHashMap<Kk, V> = HashMap<Kk, V, BuildHasherDefault<FxHasher>>;
+pub type FxHashMap<Kk, V> = HashMap<Kk, V, BuildHasherDefault<FxHasher>>;
 
 /// A stable reference to a table entry (P4Runtime / BMv2 "entry handle").
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -103,7 +103,7 @@ pub struct KeySpec {
 
 /// An action a table may run.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub(crate) struct TableActionInfo {
+pub struct TableActionInfo {
     /// Action id.
     pub action: u32,
     /// Control-plane name.
@@ -116,7 +116,7 @@ pub(crate) struct TableActionInfo {
 
 /// One installed entry.
 #[derive(Clone, Debug)]
-pub(crate) struct EntryRec {
+pub struct EntryRec {
     /// Matches, normalised (values masked, one per key).
     pub keys: Box<[KeyMatch]>,
     /// Action id.
@@ -135,7 +135,7 @@ pub(crate) struct EntryRec {
 
 /// How the table is indexed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Shape {
+pub enum Shape {
     /// Only exact keys.
     Exact,
     /// Exact keys and one LPM key at this position.
@@ -170,7 +170,7 @@ const EMPTY_SLOT: Slot = Slot {
 /// 256 consecutive slots of one flat vector, so a lookup is one dependent
 /// load per byte of the key.
 #[derive(Clone, Debug)]
-pub(crate) struct Trie {
+pub struct Trie {
     /// Node `i` is `slots[256 * i..256 * (i + 1)]`.
     slots: Vec<Slot>,
     /// Prefix length (within its node, 1..=8) of each slot's entry.
@@ -346,7 +346,7 @@ enum Index {
 
 /// The run-time part of a table: its entries, default action and index.
 #[derive(Clone, Debug)]
-pub(crate) struct TableRt {
+pub struct TableRt {
     /// Fully-qualified name.
     pub name: String,
     /// Keys.
@@ -606,7 +606,7 @@ fn prio_match(m: &KeyMatch, width: u16) -> (u128, u128, bool) {
 
 impl TableRt {
     /// An empty table.
-    pub(crate) fn new(
+    pub fn new(
         name: String,
         keys: Box<[KeySpec]>,
         actions: Box<[TableActionInfo]>,
@@ -680,10 +680,7 @@ impl TableRt {
     /// P4Runtime and BMv2 allow them: an exact value on an LPM key is a full
     /// prefix, on a ternary key a full mask, on a range key a one-value
     /// range; a wildcard is /0, mask 0 or the full range).
-    pub(crate) fn normalize(
-        &self,
-        matches: &[KeyMatch],
-    ) -> Result<Box<[KeyMatch]>, ControlPlaneError> {
+    pub fn normalize(&self, matches: &[KeyMatch]) -> Result<Box<[KeyMatch]>, ControlPlaneError> {
         if matches.len() != self.keys.len() {
             return Err(ControlPlaneError::KeyCount {
                 table: self.name.clone(),
@@ -699,13 +696,13 @@ impl TableRt {
     }
 
     /// Whether entries need a priority.
-    pub(crate) fn needs_priority(&self) -> bool {
+    pub fn needs_priority(&self) -> bool {
         self.shape == Shape::Prio
     }
 
     /// Look a key up: the handle of the winning entry.
     #[inline]
-    pub(crate) fn lookup(&self, vals: &[u128], scratch: &mut Vec<u128>) -> Option<u32> {
+    pub fn lookup(&self, vals: &[u128], scratch: &mut Vec<u128>) -> Option<u32> {
         match &self.index {
             Index::Exact(m) => match m {
                 ExactMap::K64(m) => m.get(&pack64(&self.keys, vals)).copied(),
@@ -759,18 +756,18 @@ impl TableRt {
 
     /// The entry behind a handle.
     #[inline]
-    pub(crate) fn entry(&self, h: u32) -> Option<&EntryRec> {
+    pub fn entry(&self, h: u32) -> Option<&EntryRec> {
         self.entries.get(h as usize).and_then(Option::as_ref)
     }
 
     /// Mutable entry behind a handle.
     #[inline]
-    pub(crate) fn entry_mut(&mut self, h: u32) -> Option<&mut EntryRec> {
+    pub fn entry_mut(&mut self, h: u32) -> Option<&mut EntryRec> {
         self.entries.get_mut(h as usize).and_then(Option::as_mut)
     }
 
     /// Insert a validated, normalised entry.
-    pub(crate) fn insert(
+    pub fn insert(
         &mut self,
         keys: Box<[KeyMatch]>,
         action: u32,
@@ -921,7 +918,7 @@ impl TableRt {
     }
 
     /// Remove an entry.
-    pub(crate) fn remove(&mut self, h: u32) -> Result<EntryRec, ControlPlaneError> {
+    pub fn remove(&mut self, h: u32) -> Result<EntryRec, ControlPlaneError> {
         let Some(rec) = self.entries.get_mut(h as usize).and_then(Option::take) else {
             return Err(ControlPlaneError::NoSuchEntry {
                 table: self.name.clone(),
@@ -968,7 +965,7 @@ impl TableRt {
     }
 
     /// Live entries in handle order.
-    pub(crate) fn iter(&self) -> impl Iterator<Item = (EntryHandle, &EntryRec)> {
+    pub fn iter(&self) -> impl Iterator<Item = (EntryHandle, &EntryRec)> {
         self.entries
             .iter()
             .enumerate()
@@ -976,7 +973,7 @@ impl TableRt {
     }
 
     /// Remove every non-const entry.
-    pub(crate) fn clear(&mut self) {
+    pub fn clear(&mut self) {
         let handles: Vec<u32> = self
             .iter()
             .filter(|(_, e)| !e.is_const)

@@ -14,22 +14,22 @@ use super::runtime::{DigestMsg, ExternRt, Runtime, MAX_DIGESTS};
 use super::state::{read_bits, BitWriter, CloneReq, PacketState};
 
 /// `error.PacketTooShort`.
-pub(crate) const ERR_PACKET_TOO_SHORT: u32 = 1;
+pub const ERR_PACKET_TOO_SHORT: u32 = 1;
 /// `error.NoMatch`.
-pub(crate) const ERR_NO_MATCH: u32 = 2;
+pub const ERR_NO_MATCH: u32 = 2;
 /// `error.StackOutOfBounds`.
-pub(crate) const ERR_STACK_OUT_OF_BOUNDS: u32 = 3;
+pub const ERR_STACK_OUT_OF_BOUNDS: u32 = 3;
 /// `error.ParserTimeout`.
-pub(crate) const ERR_PARSER_TIMEOUT: u32 = 5;
+pub const ERR_PARSER_TIMEOUT: u32 = 5;
 
 /// State transitions a parser may take for one packet before it is stopped
 /// with `ParserTimeout` (guards against programs that loop without
 /// consuming input).
-pub(crate) const MAX_PARSER_STEPS: u32 = 4096;
+pub const MAX_PARSER_STEPS: u32 = 4096;
 
 /// How a statement finished.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Flow {
+pub enum Flow {
     /// Continue with the next statement.
     Next,
     /// `return`: leave the innermost inlined block / action / control.
@@ -42,7 +42,7 @@ pub(crate) enum Flow {
 
 /// How a parser finished.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum ParseEnd {
+pub enum ParseEnd {
     /// Reached `accept`.
     Accept,
     /// Rejected; the error (if one was raised).
@@ -51,7 +51,7 @@ pub(crate) enum ParseEnd {
 
 /// The executor: program code, the mutable runtime and, in a deparser, the
 /// output buffer.
-pub(crate) struct Exec<'a> {
+pub struct Exec<'a> {
     /// The program.
     pub code: &'a Code,
     /// Its mutable state.
@@ -68,7 +68,7 @@ impl Exec<'_> {
     /// the branch taken in place (its flow is the block's), and an empty
     /// branch is skipped: fewer nested calls, the same statements run.
     #[inline]
-    pub(crate) fn block(&mut self, st: &mut PacketState, mut b: &[S]) -> Flow {
+    pub fn block(&mut self, st: &mut PacketState, mut b: &[S]) -> Flow {
         'tail: loop {
             let n = b.len();
             for (i, s) in b.iter().enumerate() {
@@ -139,7 +139,7 @@ impl Exec<'_> {
     }
 
     /// Run a top-level control: `return` and `exit` both end it.
-    pub(crate) fn control(&mut self, st: &mut PacketState, id: u32) {
+    pub fn control(&mut self, st: &mut PacketState, id: u32) {
         let code = self.code;
         let c = &code.controls[id as usize];
         if self.rt.trace {
@@ -149,7 +149,7 @@ impl Exec<'_> {
     }
 
     /// Run a parser from its start state over `st.frame`.
-    pub(crate) fn parser(&mut self, st: &mut PacketState, id: u32) -> ParseEnd {
+    pub fn parser(&mut self, st: &mut PacketState, id: u32) -> ParseEnd {
         let code = self.code;
         let p = &code.parsers[id as usize];
         if self.rt.trace {
@@ -232,7 +232,7 @@ impl Exec<'_> {
 
     /// Run one statement.
     #[inline(never)]
-    pub(crate) fn stmt(&mut self, st: &mut PacketState, s: &S) -> Flow {
+    pub fn stmt(&mut self, st: &mut PacketState, s: &S) -> Flow {
         let code = self.code;
         match s {
             S::Copy(d, s) => {
@@ -320,7 +320,7 @@ impl Exec<'_> {
 
     /// Run an action body (`return` ends the action).
     #[inline]
-    pub(crate) fn action(&mut self, st: &mut PacketState, a: u32) -> Flow {
+    pub fn action(&mut self, st: &mut PacketState, a: u32) -> Flow {
         let code = self.code;
         match self.block(st, &code.actions[a as usize].body) {
             Flow::Return => Flow::Next,
@@ -773,7 +773,7 @@ fn write_args(code: &Code, st: &mut PacketState, action: u32, args: &[u128]) {
 
 /// Append header `h`'s bytes to `out`.
 #[inline]
-pub(crate) fn emit_header(code: &Code, st: &PacketState, h: usize, out: &mut Vec<u8>) {
+pub fn emit_header(code: &Code, st: &PacketState, h: usize, out: &mut Vec<u8>) {
     code.headers[h].plan.emit(st, out);
 }
 

@@ -1,0 +1,183 @@
+//! The extern half of the control plane, on the engine: registers,
+//! counters (indexed and direct), meters and digests, addressed by the
+//! extern's fully-qualified name or a unique suffix, with index and width
+//! checks, so every target built on the engine applies the same rules.
+
+use netsparse_externs::meter::MeterRates;
+use netsparse_externs::stateful::CounterCell;
+
+use super::resolve;
+use crate::error::ControlPlaneError;
+use crate::runtime::{DigestMsg, ExternRt};
+use crate::word::mask128;
+use crate::Engine;
+
+impl Engine {
+    fn extern_index(&self, name: &str) -> Result<usize, ControlPlaneError> {
+        resolve(
+            "extern",
+            self.rt.extern_names.iter().map(String::as_str),
+            name,
+        )
+    }
+
+    fn wrong(&self, i: usize, expected: &'static str) -> ControlPlaneError {
+        ControlPlaneError::WrongKind {
+            name: self.rt.extern_names[i].clone(),
+            expected,
+            found: self.rt.externs[i].kind_name(),
+        }
+    }
+
+    /// Read a register cell.
+    pub fn register_read(&self, name: &str, index: u64) -> Result<u128, ControlPlaneError> {
+        let i = self.extern_index(name)?;
+        match &self.rt.externs[i] {
+            ExternRt::Register(r) => {
+                r.read(index)
+                    .map_err(|_| ControlPlaneError::IndexOutOfRange {
+                        name: self.rt.extern_names[i].clone(),
+                        index,
+                        size: r.len(),
+                    })
+            }
+            _ => Err(self.wrong(i, "register")),
+        }
+    }
+
+    /// Write a register cell (the value must fit the cell width).
+    pub fn register_write(
+        &mut self,
+        name: &str,
+        index: u64,
+        value: u128,
+    ) -> Result<(), ControlPlaneError> {
+        let i = self.extern_index(name)?;
+        let n = self.rt.extern_names[i].clone();
+        let wrong = self.wrong(i, "register");
+        match &mut self.rt.externs[i] {
+            ExternRt::Register(r) => {
+                if value & !mask128(r.width()) != 0 {
+                    return Err(ControlPlaneError::RegisterTooWide {
+                        name: n,
+                        value,
+                        width: r.width(),
+                    });
+                }
+                let size = r.len();
+                r.write(index, value)
+                    .map_err(|_| ControlPlaneError::IndexOutOfRange {
+                        name: n,
+                        index,
+                        size,
+                    })
+            }
+            _ => Err(wrong),
+        }
+    }
+
+    /// Zero every cell of a register.
+    pub fn register_reset(&mut self, name: &str) -> Result<(), ControlPlaneError> {
+        let i = self.extern_index(name)?;
+        let wrong = self.wrong(i, "register");
+        match &mut self.rt.externs[i] {
+            ExternRt::Register(r) => {
+                r.reset();
+                Ok(())
+            }
+            _ => Err(wrong),
+        }
+    }
+
+    /// Read a counter cell (indexed counters; direct counters: use
+    /// [`Engine::direct_counter_read`]).
+    pub fn counter_read(&self, name: &str, index: u64) -> Result<CounterCell, ControlPlaneError> {
+        let i = self.extern_index(name)?;
+        match &self.rt.externs[i] {
+            ExternRt::Counter(c) => c
+                .read(index)
+                .map_err(|_| ControlPlaneError::IndexOutOfRange {
+                    name: self.rt.extern_names[i].clone(),
+                    index,
+                    size: c.len(),
+                }),
+            _ => Err(self.wrong(i, "counter")),
+        }
+    }
+
+    /// Zero a counter (indexed, or a table's direct counter).
+    pub fn counter_reset(&mut self, name: &str) -> Result<(), ControlPlaneError> {
+        let i = self.extern_index(name)?;
+        let wrong = self.wrong(i, "counter");
+        match self.rt.externs[i].clone() {
+            ExternRt::Counter(_) => {
+                if let ExternRt::Counter(c) = &mut self.rt.externs[i] {
+                    c.reset();
+                }
+                Ok(())
+            }
+            ExternRt::DirectCounter { table } => {
+                for e in self.rt.tables[table as usize].entries.iter_mut().flatten() {
+                    e.counter = CounterCell::default();
+                }
+                Ok(())
+            }
+            _ => Err(wrong),
+        }
+    }
+
+    /// Set meter rates: an indexed meter's cell `index` (or every cell when
+    /// `None`), or a direct meter's entry (`index` = entry handle).
+    pub fn meter_set_rates(
+        &mut self,
+        name: &str,
+        index: Option<u64>,
+        rates: MeterRates,
+    ) -> Result<(), ControlPlaneError> {
+        let i = self.extern_index(name)?;
+        let n = self.rt.extern_names[i].clone();
+        let wrong = self.wrong(i, "meter");
+        let merr = |e: netsparse_externs::meter::MeterError| ControlPlaneError::Meter {
+            name: n.clone(),
+            detail: e.to_string(),
+        };
+        match &mut self.rt.externs[i] {
+            ExternRt::Meter(m) => match index {
+                Some(ix) => m.set_rates(ix, rates).map_err(merr),
+                None => m.set_all_rates(rates).map_err(merr),
+            },
+            ExternRt::DirectMeter { table } => {
+                let t = &mut self.rt.tables[*table as usize];
+                let tname = t.name.clone();
+                match index {
+                    Some(h) => {
+                        let e = u32::try_from(h).ok().and_then(|h| t.entry_mut(h)).ok_or(
+                            ControlPlaneError::NoSuchEntry {
+                                table: tname,
+                                handle: h as u32,
+                            },
+                        )?;
+                        match e.meter.as_mut() {
+                            Some(m) => m.set_rates(rates).map_err(merr),
+                            None => Ok(()),
+                        }
+                    }
+                    None => {
+                        for e in t.entries.iter_mut().flatten() {
+                            if let Some(m) = e.meter.as_mut() {
+                                m.set_rates(rates).map_err(merr)?;
+                            }
+                        }
+                        Ok(())
+                    }
+                }
+            }
+            _ => Err(wrong),
+        }
+    }
+
+    /// Collect the digests sent by the data plane since the last call.
+    pub fn take_digests(&mut self) -> Vec<DigestMsg> {
+        self.rt.digests.drain(..).collect()
+    }
+}
