@@ -11,16 +11,8 @@
 
 use netsparse_externs::artifact::{BinaryOp, CloneKind, HashAlgo, Prim, UnaryOp};
 
+use super::state::{Loc, PacketState};
 use super::word::Word;
-
-/// Where a field slot lives in the packet state.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Loc {
-    /// Index into the `u64` slots (width ≤ 64).
-    N(u32),
-    /// Index into the `u128` slots (width 65..=128).
-    W(u32),
-}
 
 /// A field slot's static description.
 #[derive(Clone, Debug)]
@@ -515,13 +507,13 @@ pub struct NSlot {
 impl NSlot {
     /// Read the slot.
     #[inline(always)]
-    pub fn get(self, st: &super::state::PacketState) -> u64 {
+    pub fn get(self, st: &PacketState) -> u64 {
         st.n[self.idx as usize]
     }
 
     /// Write the slot (masked).
     #[inline(always)]
-    pub fn set(self, st: &mut super::state::PacketState, v: u64) {
+    pub fn set(self, st: &mut PacketState, v: u64) {
         st.n[self.idx as usize] = v & self.mask;
     }
 }
@@ -581,4 +573,11 @@ pub struct Code {
     pub non_header: Box<[Loc]>,
     /// The artifact primitives behind [`P::Target`] calls.
     pub target_prims: Box<[Prim]>,
+}
+
+impl Code {
+    /// A fresh packet state sized for this program.
+    pub fn new_state(&self) -> PacketState {
+        PacketState::with_sizes(self.n_narrow, self.n_wide, self.headers.len())
+    }
 }

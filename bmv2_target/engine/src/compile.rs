@@ -18,6 +18,7 @@ use netsparse_externs::stateful::{CounterArray, RegisterArray};
 
 use super::code::*;
 use super::runtime::ExternRt;
+use super::state::Loc;
 use super::word::{is_comparison, is_logical, is_shift, mask128, Word};
 use crate::error::LoadError;
 use crate::tables::{KeySpec, TableActionInfo, TableRt};

@@ -25,7 +25,7 @@ pub struct Engine {
 impl Engine {
     /// A fresh packet state sized for this program.
     pub fn new_state(&self) -> PacketState {
-        PacketState::new(&self.code)
+        self.code.new_state()
     }
 
     /// Run parser `id` over `st.frame`; leaves the cursor and the payload

@@ -1,12 +1,15 @@
 //! Expression evaluation and assignment over a [`PacketState`].
 
 use super::code::{Cmp, Code, DynRef, Sel, LV, VX, X};
-use super::state::{read_bits, PacketState};
-use super::word::{arith, cast, compare, unary, Word};
+use super::state::{read_bits, PacketState, SlotWord};
+use super::word::{arith, cast, compare, unary};
 
 /// Evaluate `x` in word `W`: leaves inline, everything else out of line.
 #[inline(always)]
-pub fn eval<W: Word>(x: &X<W>, c: &Code, st: &PacketState) -> W {
+pub fn eval<W: SlotWord>(x: &X<W>, c: &Code, st: &PacketState) -> W
+where
+    W::Other: SlotWord,
+{
     match x {
         X::Const(v) => *v,
         X::Slot(i) => W::load_slot(st, *i),
@@ -25,7 +28,10 @@ pub fn eval<W: Word>(x: &X<W>, c: &Code, st: &PacketState) -> W {
 /// Evaluate a comparison: a small frame of its own, as conditions are
 /// the commonest inner node.
 #[inline(never)]
-fn eval_cmp<W: Word>(b: &Cmp<W>, c: &Code, st: &PacketState) -> W {
+fn eval_cmp<W: SlotWord>(b: &Cmp<W>, c: &Code, st: &PacketState) -> W
+where
+    W::Other: SlotWord,
+{
     if compare(
         b.op,
         b.width,
@@ -41,7 +47,10 @@ fn eval_cmp<W: Word>(b: &Cmp<W>, c: &Code, st: &PacketState) -> W {
 
 /// Evaluate an inner node.
 #[inline(never)]
-fn eval_node<W: Word>(x: &X<W>, c: &Code, st: &PacketState) -> W {
+fn eval_node<W: SlotWord>(x: &X<W>, c: &Code, st: &PacketState) -> W
+where
+    W::Other: SlotWord,
+{
     match x {
         X::Const(v) => *v,
         X::Slot(i) => W::load_slot(st, *i),

@@ -59,7 +59,7 @@ pub struct Exec<'a> {
     /// Where `emit` writes (deparser only).
     pub emit: Option<&'a mut Vec<u8>>,
     /// The target's implementation of target-specific primitives.
-    pub hook: Option<&'a mut dyn crate::program::TargetPrims>,
+    pub hook: Option<&'a mut dyn crate::target::TargetPrims>,
 }
 
 impl Exec<'_> {
@@ -728,7 +728,7 @@ impl Exec<'_> {
     /// store its value. Without a target every call stores 0.
     #[inline(never)]
     fn target(&mut self, st: &mut PacketState, t: &super::code::TargetP) -> Flow {
-        use crate::program::{TargetCall, TargetResult};
+        use crate::target::{TargetCall, TargetResult};
         let code = self.code;
         let mut vals = [0u128; 4];
         for (v, x) in vals.iter_mut().zip(t.args.iter()) {

@@ -5,8 +5,7 @@
 //! bookkeeping on the packet path. Layouts longer than [`MAX_CHUNKS`] chunks
 //! (64 bytes) take a generic bit-at-a-time path instead.
 
-use super::code::Loc;
-use super::state::{read_bits, BitWriter, PacketState};
+use super::state::{read_bits, BitWriter, Loc, PacketState};
 
 /// Chunks handled by the fast path (64 bytes).
 pub const MAX_CHUNKS: usize = 8;

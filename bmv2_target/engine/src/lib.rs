@@ -30,6 +30,7 @@ pub mod program;
 pub mod runtime;
 pub mod state;
 pub mod tables;
+pub mod target;
 pub mod word;
 
 pub use control::{ControlPlane, Replica};

@@ -12,56 +12,17 @@
 //! implementation when they run. The target reads and writes slots through
 //! [`Slot`]s it resolved once, at load time.
 
-use netsparse_externs::artifact::{Artifact, FieldId, HeaderId, Prim, Stmt};
+use netsparse_externs::artifact::{Artifact, FieldId, HeaderId, Stmt};
 use netsparse_externs::Time;
 
-use crate::code::Loc;
 use crate::compile::{load_generic, ExtraBlock};
 use crate::control::ControlPlane;
 use crate::error::LoadError;
 use crate::exec::{Exec, Flow};
 use crate::runtime::{EngineStats, Runtime};
+use crate::state::Loc;
+pub use crate::target::{NoTarget, TargetCall, TargetPrims, TargetResult};
 use crate::{Engine, PacketState};
-
-/// A target-specific primitive call: the artifact's primitive and its
-/// operands' values, in the primitive's declaration order (for example
-/// `PendingComplete`: `tid, req_id, idx, prop_len`; `CacheLookup`: none).
-#[derive(Clone, Copy, Debug)]
-pub struct TargetCall<'a> {
-    /// The primitive as written in the artifact.
-    pub prim: &'a Prim,
-    /// Its `Expr` operands, evaluated (its `LValue` destination, if any,
-    /// receives [`TargetResult::Value`]).
-    pub args: &'a [u128],
-}
-
-/// What a target primitive returns to the engine.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum TargetResult {
-    /// Nothing to store; continue.
-    Done,
-    /// Store this value in the primitive's destination (masked to its
-    /// width); continue.
-    Value(u128),
-    /// Stop running the block (like `exit`).
-    Exit,
-}
-
-/// A target's implementation of the primitives the engine leaves to it.
-pub trait TargetPrims {
-    /// Run one primitive over the packet state `st`.
-    fn call(&mut self, st: &mut PacketState, call: TargetCall<'_>) -> TargetResult;
-}
-
-/// A target that implements no primitive (every call stores 0).
-#[derive(Clone, Copy, Debug, Default)]
-pub struct NoTarget;
-
-impl TargetPrims for NoTarget {
-    fn call(&mut self, _st: &mut PacketState, _call: TargetCall<'_>) -> TargetResult {
-        TargetResult::Value(0)
-    }
-}
 
 /// A statement list of a [`Program`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]

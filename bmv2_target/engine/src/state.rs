@@ -6,8 +6,16 @@ use std::cell::Cell;
 
 use netsparse_externs::artifact::CloneKind;
 
-use super::code::{Code, Loc};
-use super::word::mask128;
+use super::word::{mask128, Word};
+
+/// Where a field slot lives in the packet state.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Loc {
+    /// Index into the `u64` slots (width ≤ 64).
+    N(u32),
+    /// Index into the `u128` slots (width 65..=128).
+    W(u32),
+}
 
 /// A clone requested by `clone` / `clone_preserving_field_list`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -16,7 +24,7 @@ pub struct CloneReq {
     pub kind: CloneKind,
     /// Mirror session id.
     pub session: u32,
-    /// Field list index in [`Code::lists`].
+    /// Field list index in the program's field lists (`Code::lists`).
     pub list: u32,
 }
 
@@ -116,12 +124,13 @@ pub struct PacketState {
 }
 
 impl PacketState {
-    /// A state sized for `code`.
-    pub fn new(code: &Code) -> PacketState {
+    /// A state with `n_narrow` `u64` slots, `n_wide` `u128` slots and
+    /// `n_headers` validity bits (see `Code::new_state`).
+    pub fn with_sizes(n_narrow: usize, n_wide: usize, n_headers: usize) -> PacketState {
         PacketState {
-            n: vec![0; code.n_narrow],
-            w: vec![0; code.n_wide],
-            valid: Bits::new(code.headers.len()),
+            n: vec![0; n_narrow],
+            w: vec![0; n_wide],
+            valid: Bits::new(n_headers),
             frame: Vec::with_capacity(2048),
             ..PacketState::default()
         }
@@ -294,6 +303,29 @@ impl<'a> BitWriter<'a> {
 
 /// Write the low `width` (≤ 128) bits of `v` at `bit_off` of `buf` (in
 /// range), bit by bit: the reference the fast paths are tested against.
+/// A [`Word`] type with its own slot array in [`PacketState`]: `u64` for
+/// fields up to 64 bits, `u128` for wider ones.
+pub trait SlotWord: Word {
+    /// Read slot `i` of this word's slot array.
+    fn load_slot(st: &PacketState, i: u32) -> Self;
+}
+
+impl SlotWord for u64 {
+    #[inline(always)]
+    fn load_slot(st: &PacketState, i: u32) -> Self {
+        st.n[i as usize]
+    }
+}
+
+impl SlotWord for u128 {
+    #[inline(always)]
+    fn load_slot(st: &PacketState, i: u32) -> Self {
+        st.w[i as usize]
+    }
+}
+
+/// Write `width` bits of `v` at bit offset `bit_off` (a bit-at-a-time
+/// reference for tests of the fast paths).
 #[cfg(test)]
 pub fn write_bits(buf: &mut [u8], bit_off: usize, width: u16, v: u128) {
     for i in 0..usize::from(width) {

@@ -10,8 +10,6 @@ use std::fmt::Debug;
 
 use netsparse_externs::artifact::{BinaryOp, UnaryOp};
 
-use super::state::PacketState;
-
 /// A machine word the evaluator computes in.
 pub trait Word: Copy + Eq + Ord + Default + Debug + Send + Sync + 'static {
     /// The other word size (u64 ↔ u128), for mixed-width expressions.
@@ -56,12 +54,10 @@ pub trait Word: Copy + Eq + Ord + Default + Debug + Send + Sync + 'static {
     fn xor(self, b: Self) -> Self;
     /// `!a`.
     fn not(self) -> Self;
-    /// Read slot `i` of this word's slot array.
-    fn load_slot(st: &PacketState, i: u32) -> Self;
 }
 
 macro_rules! impl_word {
-    ($t:ty, $other:ty, $bits:expr, $arr:ident) => {
+    ($t:ty, $other:ty, $bits:expr) => {
         impl Word for $t {
             type Other = $other;
             const BITS: u32 = $bits;
@@ -143,16 +139,12 @@ macro_rules! impl_word {
             fn not(self) -> Self {
                 !self
             }
-            #[inline(always)]
-            fn load_slot(st: &PacketState, i: u32) -> Self {
-                st.$arr[i as usize]
-            }
         }
     };
 }
 
-impl_word!(u64, u128, 64, n);
-impl_word!(u128, u64, 128, w);
+impl_word!(u64, u128, 64);
+impl_word!(u128, u64, 128);
 
 /// All-ones mask of `width` bits (`width` ≥ the word size gives all ones).
 #[inline(always)]
