@@ -47,8 +47,6 @@ use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 use std::time::Instant;
 
-use serde::Serialize;
-
 use netsparse_bmv2::{NsConfig, NsSwitch, Switch, SwitchConfig};
 use netsparse_engine::control::commands;
 use netsparse_externs::cache::{CacheCapacity, CacheMode};
@@ -63,7 +61,7 @@ use super::hostmem::{SimMemory, DEST_BASE, IDX_BASE, PROP_BASE};
 use super::matrix::CsrMatrix;
 use super::partition::Partition;
 use super::programs::{Bundled, ProgramCache};
-use super::report::{Bytes, ModeResult, NodeResult};
+use super::report::{Bytes, ModeResult, NodeResult, RunStats, Verification};
 use super::topology::{Device, LeafSpine, TableTemplates};
 use super::{Mode, Progress, SimError};
 
@@ -115,82 +113,6 @@ impl Datapath for ClusterDevice {
             ClusterDevice::V1(d) => d.next_deadline(),
         }
     }
-}
-
-/// The end-of-run check of one mode.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
-pub struct Verification {
-    /// Nodes checked.
-    pub nodes: u32,
-    /// Distinct remote idxs needed, summed over nodes.
-    pub needed: u64,
-    /// Of which gathered with the right property.
-    pub ok: u64,
-    /// Never gathered.
-    pub missing: u64,
-    /// Gathered with a wrong property.
-    pub wrong: u64,
-    /// Writes of properties nobody asked for.
-    pub unexpected: u64,
-    /// RIG commands that failed (watchdog, bad address, unroutable).
-    pub failed_commands: u64,
-    /// RIG commands `post_rig` rejected.
-    pub rejected_commands: u64,
-    /// Commands that never completed although the cluster went idle.
-    pub unfinished_commands: u64,
-    /// SpMM rows compared (with `spmm`).
-    pub spmm_rows: Option<u64>,
-    /// SpMM rows that differ from the direct computation.
-    pub spmm_wrong_rows: u64,
-    /// The first problems, one line each.
-    pub first: Vec<String>,
-}
-
-impl Verification {
-    /// Whether everything checked out.
-    pub fn passed(&self) -> bool {
-        self.ok == self.needed
-            && self.unexpected == 0
-            && self.failed_commands == 0
-            && self.rejected_commands == 0
-            && self.unfinished_commands == 0
-            && self.spmm_wrong_rows == 0
-    }
-
-    fn note(&mut self, line: String) {
-        if self.first.len() < 20 {
-            self.first.push(line);
-        }
-    }
-}
-
-/// How the simulator itself performed on one mode.
-#[derive(Clone, Debug, Default, PartialEq, Serialize)]
-pub struct RunStats {
-    /// Wall-clock time of the event loop, seconds.
-    pub wall_secs: f64,
-    /// Wall-clock time of building the cluster (devices, tables), seconds.
-    pub setup_secs: f64,
-    /// Events processed.
-    pub events: u64,
-    /// Simulated time at the end.
-    pub sim_time: Time,
-    /// Idxs the RIG client units ran through host_to_net (every remote
-    /// nonzero: each a PR generated, then filtered, coalesced or issued).
-    pub idxs: u64,
-    /// Read PRs issued by the NICs.
-    pub prs_issued: u64,
-    /// Response PRs the NICs received.
-    pub responses: u64,
-    /// Frames delivered over links.
-    pub frames: u64,
-    /// `idxs` per second of wall time.
-    pub idxs_per_sec: f64,
-    /// PR transits per second of wall time: (idxs + issued reads, each
-    /// answered by one response) / wall time.
-    pub prs_per_sec: f64,
-    /// Program variants compiled for this mode (0 when cached).
-    pub compilations: u32,
 }
 
 /// Property lengths the NetSparse ToR's Property Cache can be configured for.

@@ -28,7 +28,6 @@ use serde::Serialize;
 
 use netsparse_externs::Time;
 
-use super::cluster::{RunStats, Verification};
 use super::config::SimConfig;
 
 /// Bytes split into headers and property payload.
@@ -538,6 +537,82 @@ pub fn fmt_bytes(b: u64) -> String {
     } else {
         format!("{v:.2} {}", UNITS[u])
     }
+}
+
+/// The end-of-run check of one mode.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct Verification {
+    /// Nodes checked.
+    pub nodes: u32,
+    /// Distinct remote idxs needed, summed over nodes.
+    pub needed: u64,
+    /// Of which gathered with the right property.
+    pub ok: u64,
+    /// Never gathered.
+    pub missing: u64,
+    /// Gathered with a wrong property.
+    pub wrong: u64,
+    /// Writes of properties nobody asked for.
+    pub unexpected: u64,
+    /// RIG commands that failed (watchdog, bad address, unroutable).
+    pub failed_commands: u64,
+    /// RIG commands `post_rig` rejected.
+    pub rejected_commands: u64,
+    /// Commands that never completed although the cluster went idle.
+    pub unfinished_commands: u64,
+    /// SpMM rows compared (with `spmm`).
+    pub spmm_rows: Option<u64>,
+    /// SpMM rows that differ from the direct computation.
+    pub spmm_wrong_rows: u64,
+    /// The first problems, one line each.
+    pub first: Vec<String>,
+}
+
+impl Verification {
+    /// Whether everything checked out.
+    pub fn passed(&self) -> bool {
+        self.ok == self.needed
+            && self.unexpected == 0
+            && self.failed_commands == 0
+            && self.rejected_commands == 0
+            && self.unfinished_commands == 0
+            && self.spmm_wrong_rows == 0
+    }
+
+    pub(crate) fn note(&mut self, line: String) {
+        if self.first.len() < 20 {
+            self.first.push(line);
+        }
+    }
+}
+
+/// How the simulator itself performed on one mode.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct RunStats {
+    /// Wall-clock time of the event loop, seconds.
+    pub wall_secs: f64,
+    /// Wall-clock time of building the cluster (devices, tables), seconds.
+    pub setup_secs: f64,
+    /// Events processed.
+    pub events: u64,
+    /// Simulated time at the end.
+    pub sim_time: Time,
+    /// Idxs the RIG client units ran through host_to_net (every remote
+    /// nonzero: each a PR generated, then filtered, coalesced or issued).
+    pub idxs: u64,
+    /// Read PRs issued by the NICs.
+    pub prs_issued: u64,
+    /// Response PRs the NICs received.
+    pub responses: u64,
+    /// Frames delivered over links.
+    pub frames: u64,
+    /// `idxs` per second of wall time.
+    pub idxs_per_sec: f64,
+    /// PR transits per second of wall time: (idxs + issued reads, each
+    /// answered by one response) / wall time.
+    pub prs_per_sec: f64,
+    /// Program variants compiled for this mode (0 when cached).
+    pub compilations: u32,
 }
 
 #[cfg(test)]
