@@ -11,6 +11,7 @@ use std::time::Duration;
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 
+use netsparse::programs::ProgramCache;
 use netsparse::sim::cluster::RunOptions;
 use netsparse::sim::config::SimConfig;
 use netsparse::sim::devices::Reflector;
@@ -18,7 +19,6 @@ use netsparse::sim::engine::{Engine, EngineConfig, LinkParams};
 use netsparse::sim::matrix::gen::{GenSpec, RmatParams};
 use netsparse::sim::matrix::{read_mtx_file, write_mtx_file, CooBuilder, ReadOptions};
 use netsparse::sim::partition::{analyze, Partition};
-use netsparse::sim::programs::ProgramCache;
 use netsparse::sim::report::MatrixSummary;
 use netsparse::sim::{simulate_with, Mode};
 use netsparse_externs::Time;

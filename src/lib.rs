@@ -2,6 +2,7 @@
 //! sub-commands and the integration tests.
 #![warn(missing_docs)]
 
+pub mod programs;
 pub mod sim;
 pub mod stf;
 pub mod topo;

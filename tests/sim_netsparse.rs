@@ -6,11 +6,11 @@
 
 use std::collections::BTreeSet;
 
+use netsparse::programs::ProgramCache;
 use netsparse::sim::cluster::RunOptions;
 use netsparse::sim::config::SimConfig;
 use netsparse::sim::matrix::{CooBuilder, CsrMatrix, GenSpec};
 use netsparse::sim::partition::Partition;
-use netsparse::sim::programs::ProgramCache;
 use netsparse::sim::report::{MatrixSummary, Report};
 use netsparse::sim::{simulate_with, Mode};
 

@@ -4,10 +4,9 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Instant;
 
+use netsparse::programs::{compile_bundled, Bundled};
 use netsparse_bmv2::testing::{install_routes, ipv4_workload};
 use netsparse_bmv2::{Switch, SwitchConfig};
-use netsparse_compiler::source::SourceMap;
-use netsparse_compiler::{compile_source, CompileOptions};
 use netsparse_externs::time::thread_cpu_time;
 use netsparse_externs::{Datapath, Outputs, Time};
 
@@ -135,22 +134,10 @@ fn nic(a: NicArgs) -> anyhow::Result<ExitCode> {
             Ok(art) => (art, p.display().to_string()),
             Err(code) => return Ok(code),
         },
-        None => {
-            let mut sources = SourceMap::new();
-            let text = include_str!("../../programs/netsparse_nic.p4");
-            match compile_source(
-                &mut sources,
-                "netsparse_nic.p4",
-                text,
-                &CompileOptions::default(),
-            ) {
-                Ok(c) => (c.artifact, "programs/netsparse_nic.p4 (bundled)".to_owned()),
-                Err(d) => anyhow::bail!(
-                    "the bundled netsparse_nic.p4 does not compile: {}",
-                    netsparse_compiler::diag::render_all(&d, &sources)
-                ),
-            }
-        }
+        None => (
+            compile_bundled(Bundled::Nic, &[])?,
+            "programs/netsparse_nic.p4 (bundled)".to_owned(),
+        ),
     };
     let columns = a.columns.max(16);
     let idxs = bench_idxs(a.idxs, columns, 42);
@@ -200,22 +187,10 @@ fn switch(a: SwitchArgs) -> anyhow::Result<ExitCode> {
             Ok(art) => (art, p.display().to_string()),
             Err(code) => return Ok(code),
         },
-        None => {
-            let mut sources = SourceMap::new();
-            let text = include_str!("../../programs/ipv4_forward.p4");
-            match compile_source(
-                &mut sources,
-                "ipv4_forward.p4",
-                text,
-                &CompileOptions::default(),
-            ) {
-                Ok(c) => (c.artifact, "programs/ipv4_forward.p4 (bundled)".to_owned()),
-                Err(d) => anyhow::bail!(
-                    "the bundled ipv4_forward.p4 does not compile: {}",
-                    netsparse_compiler::diag::render_all(&d, &sources)
-                ),
-            }
-        }
+        None => (
+            compile_bundled(Bundled::Ipv4Forward, &[])?,
+            "programs/ipv4_forward.p4 (bundled)".to_owned(),
+        ),
     };
     let mut sw = match Switch::new(&artifact, SwitchConfig::default()) {
         Ok(s) => s,
@@ -270,22 +245,10 @@ fn middle_pipe(a: MiddlePipeArgs) -> anyhow::Result<ExitCode> {
             Ok(art) => (art, p.display().to_string()),
             Err(code) => return Ok(code),
         },
-        None => {
-            let mut sources = SourceMap::new();
-            let text = include_str!("../../programs/netsparse_tor.p4");
-            match compile_source(
-                &mut sources,
-                "netsparse_tor.p4",
-                text,
-                &CompileOptions::default(),
-            ) {
-                Ok(c) => (c.artifact, "programs/netsparse_tor.p4 (bundled)".to_owned()),
-                Err(d) => anyhow::bail!(
-                    "the bundled netsparse_tor.p4 does not compile: {}",
-                    netsparse_compiler::diag::render_all(&d, &sources)
-                ),
-            }
-        }
+        None => (
+            compile_bundled(Bundled::Tor, &[])?,
+            "programs/netsparse_tor.p4 (bundled)".to_owned(),
+        ),
     };
     let cfg = match &a.config {
         Some(f) => {

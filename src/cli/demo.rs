@@ -13,12 +13,12 @@ use std::time::Instant;
 
 use anyhow::Context as _;
 
+use netsparse::programs::{Bundled, ProgramCache};
 use netsparse::sim::cluster::RunOptions;
 use netsparse::sim::config::SimConfig;
 use netsparse::sim::matrix::GenSpec;
 use netsparse::sim::partition::Partition;
 use netsparse::sim::plot;
-use netsparse::sim::programs::{Bundled, ProgramCache};
 use netsparse::sim::report::{fmt_bytes, pct, MatrixSummary, Report};
 use netsparse::sim::{simulate_with, Mode, Progress};
 

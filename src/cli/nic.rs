@@ -124,20 +124,6 @@ pub enum OutFormat {
     Bin,
 }
 
-fn init_logging(verbose: bool) {
-    let level = if verbose {
-        tracing::Level::INFO
-    } else {
-        tracing::Level::WARN
-    };
-    let _ = tracing_subscriber::fmt()
-        .with_max_level(level)
-        .with_writer(std::io::stderr)
-        .with_ansi(std::io::stderr().is_terminal())
-        .with_target(false)
-        .try_init();
-}
-
 fn parse_define(d: &str) -> anyhow::Result<(String, String)> {
     let (name, value) = match d.split_once('=') {
         Some((n, v)) => (n.to_string(), v.to_string()),
@@ -356,7 +342,7 @@ fn write_anchor(path: &Path) -> anyhow::Result<()> {
 
 /// Run one NIC endpoint.
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
-    init_logging(args.log_console);
+    super::init_logging(args.log_console, true);
     let artifact = match load_program(&args.program, &args.defines)? {
         Ok(a) => a,
         Err(code) => return Ok(code),

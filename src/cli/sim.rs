@@ -11,12 +11,12 @@ use std::time::{Duration, Instant};
 use anyhow::{bail, Context as _};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
+use netsparse::programs::ProgramCache;
 use netsparse::sim::cluster::{check_mode, RunOptions};
 use netsparse::sim::config::SimConfig;
 use netsparse::sim::matrix::{self, CsrMatrix, GenSpec, ReadOptions};
 use netsparse::sim::partition::Partition;
 use netsparse::sim::plot;
-use netsparse::sim::programs::ProgramCache;
 use netsparse::sim::report::{MatrixSummary, Report};
 use netsparse::sim::topology::TableTemplates;
 use netsparse::sim::{simulate_with, Mode, Progress};

@@ -46,24 +46,9 @@ pub struct Args {
     pub seed: u64,
 }
 
-fn init_logging(verbose: bool) {
-    let level = if verbose {
-        tracing::Level::INFO
-    } else {
-        tracing::Level::WARN
-    };
-    let _ = tracing_subscriber::fmt()
-        .with_max_level(level)
-        .with_writer(std::io::stderr)
-        .with_ansi(std::io::stderr().is_terminal())
-        .with_target(false)
-        .without_time()
-        .try_init();
-}
-
 /// Run the test.
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
-    init_logging(args.verbose || args.log_console);
+    super::init_logging(args.verbose || args.log_console, false);
     let script = std::fs::read_to_string(&args.script)
         .with_context(|| format!("cannot read {}", args.script.display()))?;
     let artifact = match stf::compile_program(&args.program, &args.include) {

@@ -117,23 +117,9 @@ pub fn load_program(path: &Path) -> anyhow::Result<Result<Artifact, ExitCode>> {
     })
 }
 
-fn init_logging(verbose: bool) {
-    let level = if verbose {
-        tracing::Level::INFO
-    } else {
-        tracing::Level::WARN
-    };
-    let _ = tracing_subscriber::fmt()
-        .with_max_level(level)
-        .with_writer(std::io::stderr)
-        .with_ansi(std::io::stderr().is_terminal())
-        .with_target(false)
-        .try_init();
-}
-
 /// Run the switch.
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
-    init_logging(args.log_console || args.dump_packet_data > 0);
+    super::init_logging(args.log_console || args.dump_packet_data > 0, true);
     drivers::check_unique(&args.interfaces)?;
     let artifact = match load_program(&args.program)? {
         Ok(a) => a,

@@ -60,10 +60,10 @@ use super::engine::{DeviceId, Engine, Outcome};
 use super::hostmem::{SimMemory, DEST_BASE, IDX_BASE, PROP_BASE};
 use super::matrix::CsrMatrix;
 use super::partition::Partition;
-use super::programs::{Bundled, ProgramCache};
 use super::report::{Bytes, ModeResult, NodeResult, RunStats, Verification};
 use super::topology::{Device, LeafSpine, TableTemplates};
 use super::{Mode, Progress, SimError};
+use crate::programs::{Bundled, ProgramCache};
 
 /// Options of a NetSparse run beyond the parameters.
 #[derive(Clone, Debug, Default)]

@@ -41,7 +41,6 @@ pub mod hostmem;
 pub mod matrix;
 pub mod partition;
 pub mod plot;
-pub mod programs;
 pub mod report;
 pub mod rng;
 pub mod topology;
@@ -213,7 +212,7 @@ pub enum SimError {
     NoModes,
     /// A bundled program does not compile.
     #[error(transparent)]
-    Program(#[from] programs::ProgramError),
+    Program(#[from] crate::programs::ProgramError),
     /// The cluster could not be built (a device, its tables).
     #[error("building the cluster: {0}")]
     Cluster(String),
@@ -252,7 +251,7 @@ pub fn simulate(
         cfg,
         modes,
         &cluster::RunOptions::default(),
-        &mut programs::ProgramCache::new(),
+        &mut crate::programs::ProgramCache::new(),
         progress,
     )
 }
@@ -269,7 +268,7 @@ pub fn simulate_with(
     cfg: &SimConfig,
     modes: &[Mode],
     opts: &cluster::RunOptions,
-    programs: &mut programs::ProgramCache,
+    programs: &mut crate::programs::ProgramCache,
     progress: &mut dyn FnMut(Progress) -> bool,
 ) -> Result<Report, SimError> {
     cfg.validate()?;

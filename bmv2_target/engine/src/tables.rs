@@ -2,8 +2,8 @@
 //!
 //! A table's shape is chosen the way BMv2 chooses it:
 //!
-//! * only `exact` keys → a hash map keyed on the packed key (FxHash-style
-//!   multiply–rotate hasher, not SipHash);
+//! * only `exact` keys → a hash map keyed on the packed key (the externs'
+//!   FxHash-style hasher, not SipHash);
 //! * `exact` keys and one `lpm` key → per exact-part, a multibit trie with
 //!   8-bit strides over the prefix (at most `width / 8` node visits per
 //!   lookup, longest prefix wins);
@@ -15,70 +15,13 @@
 //!
 //! Entries are addressed by stable [`EntryHandle`]s. Lookups never allocate.
 
-use std::collections::HashMap;
-use std::hash::{BuildHasherDefault, Hasher};
-
 use netsparse_externs::artifact::{KeyMatch, MatchKind, MeterUnit};
+use netsparse_externs::fxhash::FxHashMap;
 use netsparse_externs::meter::TrTcm;
 use netsparse_externs::stateful::CounterCell;
 
 use crate::error::ControlPlaneError;
 use crate::word::mask128;
-
-/// A fast non-cryptographic hasher (multiply–rotate, with a final mix so
-/// keys that differ only in their high bits still spread over buckets).
-#[derive(Clone, Copy, Default)]
-pub struct FxHasher {
-    h: u64,
-}
-
-const K: u64 = 0x51_7c_c1_b7_27_22_0a_95;
-
-impl FxHasher {
-    #[inline(always)]
-    fn add(&mut self, w: u64) {
-        self.h = (self.h.rotate_left(5) ^ w).wrapping_mul(K);
-    }
-}
-
-impl Hasher for FxHasher {
-    #[inline]
-    fn write(&mut self, bytes: &[u8]) {
-        let mut chunks = bytes.chunks_exact(8);
-        for c in &mut chunks {
-            let mut b = [0u8; 8];
-            b.copy_from_slice(c);
-            self.add(u64::from_le_bytes(b));
-        }
-        let rest = chunks.remainder();
-        if !rest.is_empty() {
-            let mut b = [0u8; 8];
-            b[..rest.len()].copy_from_slice(rest);
-            self.add(u64::from_le_bytes(b));
-        }
-    }
-    #[inline]
-    fn write_u64(&mut self, i: u64) {
-        self.add(i);
-    }
-    #[inline]
-    fn write_u128(&mut self, i: u128) {
-        self.add(i as u64);
-        self.add((i >> 64) as u64);
-    }
-    #[inline]
-    fn write_usize(&mut self, i: usize) {
-        self.add(i as u64);
-    }
-    #[inline]
-    fn finish(&self) -> u64 {
-        let h = self.h;
-        (h ^ (h >> 32)).wrapping_mul(0x9e37_79b9_7f4a_7c15) ^ (h >> 29)
-    }
-}
-
-/// A `HashMap` with [`FxHasher`].
-pub type FxHashMap<Kk, V> = HashMap<Kk, V, BuildHasherDefault<FxHasher>>;
 
 /// A stable reference to a table entry (P4Runtime / BMv2 "entry handle").
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]

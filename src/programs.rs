@@ -1,12 +1,15 @@
-//! The programs the NetSparse modes run, embedded in the binary so the
-//! simulator (and `netsparse demo`) works without the repository, and
-//! compiled once per run and variant.
+//! The bundled programs, embedded in the binary so the simulator,
+//! `netsparse demo` and `netsparse bench` work without the repository, and
+//! compiled once per run and variant. The NetSparse modes run:
 //!
 //! | device | program | variants |
 //! |---|---|---|
 //! | every node's SmartNIC | `programs/netsparse_nic.p4` | `-D NS_NO_FILTER`, `-D NS_NO_COALESCE` (Table 8's first steps) |
 //! | every ToR, full NetSparse | `programs/netsparse_tor.p4` (NetSparse multi-pipe switch) | |
 //! | every ToR before the `+switch` step, every spine | `programs/netsparse_spine.p4` (v1model) | |
+//!
+//!
+//! `programs/ipv4_forward.p4` (v1model) is the switch benchmark's program.
 //!
 //! The bundled includes (`core.p4`, `v1model.p4`, `netsparse.p4`) come
 //! from the compiler, which embeds them too.
@@ -28,6 +31,8 @@ pub enum Bundled {
     Tor,
     /// `programs/netsparse_spine.p4`.
     Spine,
+    /// `programs/ipv4_forward.p4`.
+    Ipv4Forward,
 }
 
 impl Bundled {
@@ -37,15 +42,17 @@ impl Bundled {
             Bundled::Nic => "netsparse_nic.p4",
             Bundled::Tor => "netsparse_tor.p4",
             Bundled::Spine => "netsparse_spine.p4",
+            Bundled::Ipv4Forward => "ipv4_forward.p4",
         }
     }
 
     /// The embedded source text.
     pub fn source(self) -> &'static str {
         match self {
-            Bundled::Nic => include_str!("../../programs/netsparse_nic.p4"),
-            Bundled::Tor => include_str!("../../programs/netsparse_tor.p4"),
-            Bundled::Spine => include_str!("../../programs/netsparse_spine.p4"),
+            Bundled::Nic => include_str!("../programs/netsparse_nic.p4"),
+            Bundled::Tor => include_str!("../programs/netsparse_tor.p4"),
+            Bundled::Spine => include_str!("../programs/netsparse_spine.p4"),
+            Bundled::Ipv4Forward => include_str!("../programs/ipv4_forward.p4"),
         }
     }
 }
