@@ -1,0 +1,134 @@
+//! The transmit side: Concatenation Queue expiry, flushed CQs framed into
+//! the TX buffer, and link pacing at the line rate (a frame is emitted on
+//! port 0 when its transmission starts).
+
+use std::collections::VecDeque;
+
+use netsparse_externs::concat::{Concatenator, CqKey, Flushed};
+use netsparse_externs::time::serialization_time;
+use netsparse_externs::wire::{PrRepr, PrType};
+use netsparse_externs::{Outputs, Time};
+
+use super::Nic;
+use crate::config::NicConfig;
+use crate::memory::HostMemory;
+use crate::stats::NicStats;
+
+/// One frame in the TX buffer.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct TxFrame {
+    pub(super) start: Time,
+    pub(super) len: usize,
+}
+
+/// The TX buffer and the link pacing: frame bytes queued back to back in
+/// `bytes[head..]`.
+#[derive(Clone, Debug, Default)]
+pub(super) struct Tx {
+    pub(super) frames: VecDeque<TxFrame>,
+    pub(super) bytes: Vec<u8>,
+    pub(super) head: usize,
+    pub(super) link_free: Time,
+}
+
+impl Tx {
+    /// Bytes waiting in the TX buffer.
+    pub(super) fn queued(&self) -> usize {
+        self.bytes.len() - self.head
+    }
+}
+
+/// Queue a PR in the Concatenator at `e`; flushed CQs go to the TX buffer.
+/// With DelayCycles 0 the PR's CQ leaves at once. False if the PR was refused.
+#[allow(clippy::too_many_arguments)]
+pub(super) fn push_pr(
+    concat: &mut Concatenator,
+    tx: &mut Tx,
+    frame: &mut Vec<u8>,
+    psn: &mut u32,
+    stats: &mut NicStats,
+    cfg: &NicConfig,
+    e: Time,
+    key: CqKey,
+    prop_len: u32,
+    pr: &PrRepr,
+    payload: &[u8],
+) -> bool {
+    let r = concat.push(e, key, prop_len, pr, payload, |f| {
+        enqueue_frame(tx, frame, psn, stats, cfg, &f)
+    });
+    if r.is_err() {
+        return false;
+    }
+    if cfg.delay_cycles == 0 {
+        concat.on_timer(e, |f| enqueue_frame(tx, frame, psn, stats, cfg, &f));
+    }
+    true
+}
+
+/// A flushed CQ becomes a frame in the TX buffer, paced at line rate.
+pub(super) fn enqueue_frame(
+    tx: &mut Tx,
+    frame: &mut Vec<u8>,
+    psn: &mut u32,
+    stats: &mut NicStats,
+    cfg: &NicConfig,
+    f: &Flushed<'_>,
+) {
+    frame.clear();
+    let len = match f.write_frame(frame, cfg.addr(), *psn & 0x00FF_FFFF) {
+        Ok(n) => n,
+        Err(e) => {
+            stats.program_errors += u64::from(f.num_prs);
+            tracing::warn!(node = cfg.node, "could not build a frame: {e}");
+            return;
+        }
+    };
+    *psn = psn.wrapping_add(1);
+    let start = f.at.max(tx.link_free);
+    tx.link_free = start + serialization_time(len as u64, cfg.link_gbps);
+    tx.frames.push_back(TxFrame { start, len });
+    tx.bytes.extend_from_slice(&frame[..len]);
+    stats.tx_packets += 1;
+    stats.tx_prs += u64::from(f.num_prs);
+    stats.tx_bytes += len as u64;
+    if f.key.pr_type == PrType::Response {
+        stats.tx_payload_bytes += u64::from(f.num_prs) * u64::from(f.prop_len);
+    }
+    stats.tx_buffer_peak = stats.tx_buffer_peak.max(tx.queued() as u64);
+}
+
+impl<M: HostMemory> Nic<M> {
+    pub(super) fn concat_expire(&mut self, e: Time) {
+        let (tx, frame, psn, stats, cfg) = (
+            &mut self.tx,
+            &mut self.frame,
+            &mut self.psn,
+            &mut self.core.stats,
+            &self.cfg,
+        );
+        self.concat
+            .on_timer(e, |f| enqueue_frame(tx, frame, psn, stats, cfg, &f));
+    }
+
+    pub(super) fn tx_step(&mut self, e: Time, out: &mut Outputs) {
+        while let Some(f) = self.tx.frames.front().copied() {
+            if f.start > e {
+                break;
+            }
+            self.tx.frames.pop_front();
+            let tx = &mut self.tx;
+            let end = (tx.head + f.len).min(tx.bytes.len());
+            out.push(0, &tx.bytes[tx.head..end]);
+            tx.head = end;
+            if tx.frames.is_empty() {
+                tx.bytes.clear();
+                tx.head = 0;
+            } else if tx.head > 1 << 20 && tx.head * 2 > tx.bytes.len() {
+                tx.bytes.drain(..tx.head);
+                tx.head = 0;
+            }
+        }
+        self.wake_tx(e);
+    }
+}
