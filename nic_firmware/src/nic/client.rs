@@ -332,3 +332,64 @@ impl<M: HostMemory> Nic<M> {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::super::test_support::{node0, run, PROP};
+    use crate::testing::batch_commands;
+    use netsparse_externs::wire::Frame;
+    use netsparse_externs::Time;
+
+    #[test]
+    fn a_repeated_idx_is_coalesced_while_pending_then_filtered() {
+        let mut nic = node0(&[70, 70, 3, 70], |_| {});
+        nic.post_rig(Time::ZERO, batch_commands(4, 4, PROP)[0])
+            .expect("accepted");
+        let sent = run(&mut nic, Time::from_us(5));
+        let idxs: Vec<u64> = sent
+            .iter()
+            .flat_map(|(_, f)| {
+                Frame::parse(f)
+                    .expect("a NetSparse frame")
+                    .prs()
+                    .map(|p| p.idx)
+                    .collect::<Vec<_>>()
+            })
+            .collect();
+        assert_eq!(
+            idxs,
+            [70],
+            "one read PR for the three 70s, none for local 3"
+        );
+        let s = nic.stats();
+        assert_eq!((s.prs_issued, s.prs_coalesced, s.prs_local), (1, 2, 1));
+        // Once answered, the Idx Filter drops the next request outright.
+        nic.answer_all_pending(Time::from_us(5));
+        run(&mut nic, Time::from_us(20));
+        nic.post_rig(Time::from_us(20), batch_commands(1, 1, PROP)[0])
+            .expect("accepted");
+        assert!(run(&mut nic, Time::from_us(40)).is_empty());
+        assert_eq!(nic.stats().prs_filtered, 1);
+    }
+
+    #[test]
+    fn a_full_pending_table_stalls_the_unit_and_drops_nothing() {
+        let idxs: Vec<u64> = (64..96).collect();
+        let mut nic = node0(&idxs, |c| c.pending_entries = 4);
+        nic.post_rig(Time::ZERO, batch_commands(32, 32, PROP)[0])
+            .expect("accepted");
+        run(&mut nic, Time::from_us(5));
+        assert_eq!(nic.stats().prs_issued, 4, "the table holds four");
+        let mut t = 5;
+        while nic.stats().prs_issued < 32 {
+            nic.answer_all_pending(Time::from_us(t));
+            t += 5;
+            run(&mut nic, Time::from_us(t));
+            assert!(t < 1000, "the unit never resumed");
+        }
+        let s = nic.stats();
+        assert!(s.stall_cycles_pending > 0);
+        assert_eq!(s.prs_issued + s.prs_dropped_other + s.prs_unroutable, 32);
+        assert_eq!(s.prs_dropped_other, 0);
+    }
+}

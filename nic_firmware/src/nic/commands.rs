@@ -260,3 +260,92 @@ impl<M: HostMemory> Nic<M> {
         self.finish(c, CompletionStatus::Failed(reason), e);
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::super::test_support::{node0, run, PROP};
+    use crate::testing::{batch_commands, DEST_BASE, IDX_BASE};
+    use crate::verbs::{CompletionStatus, FailReason, PostError, RigCommand};
+    use netsparse_externs::Time;
+
+    #[test]
+    fn posts_go_to_the_least_loaded_unit_and_bad_commands_are_refused() {
+        let mut nic = node0(&[70, 71, 72, 73], |c| c.client_units = 2);
+        let cmds = batch_commands(4, 1, PROP);
+        let units: Vec<u16> = cmds
+            .iter()
+            .map(|c| {
+                let id = nic.post_rig(Time::ZERO, *c).expect("accepted");
+                nic.command_stats(id).expect("stats").unit
+            })
+            .collect();
+        assert_eq!(units, [0, 1, 0, 1]);
+        let zero = RigCommand {
+            property_size: 0,
+            ..cmds[0]
+        };
+        assert!(matches!(
+            nic.post_rig(Time::ZERO, zero),
+            Err(PostError::BadPropertySize { size: 0, .. })
+        ));
+        let unmapped = RigCommand {
+            idx_addr: IDX_BASE + (1 << 30),
+            ..cmds[0]
+        };
+        assert!(matches!(
+            nic.post_rig(Time::ZERO, unmapped),
+            Err(PostError::BadIdxArray { .. })
+        ));
+        let dest_is_idxs = RigCommand {
+            dest_addr: IDX_BASE,
+            ..cmds[0]
+        };
+        assert!(matches!(
+            nic.post_rig(Time::ZERO, dest_is_idxs),
+            Err(PostError::BadDestination { .. })
+        ));
+        let s = nic.stats();
+        assert_eq!((s.commands_posted, s.commands_rejected), (4, 3));
+        assert_eq!(DEST_BASE, cmds[0].dest_addr);
+    }
+
+    #[test]
+    fn the_watchdog_fails_a_command_whose_responses_never_come() {
+        let mut nic = node0(&[70, 3], |c| c.watchdog_us = 20);
+        let id = nic
+            .post_rig(Time::ZERO, batch_commands(2, 2, PROP)[0])
+            .expect("accepted");
+        run(&mut nic, Time::from_us(100));
+        let c = nic.poll_cq().expect("a completion");
+        assert_eq!(c.id, id);
+        assert!(c.dest_invalid);
+        assert!(
+            matches!(
+                c.status,
+                CompletionStatus::Failed(FailReason::Watchdog {
+                    timeout_us: 20,
+                    outstanding: 1
+                })
+            ),
+            "{:?}",
+            c.status
+        );
+        let s = nic.stats();
+        assert_eq!((s.watchdog_failures, s.commands_failed), (1, 1));
+        assert!(nic.is_idle());
+    }
+
+    #[test]
+    fn answering_every_pending_pr_completes_the_command() {
+        let mut nic = node0(&[70, 71, 70], |_| {});
+        nic.post_rig(Time::ZERO, batch_commands(3, 3, PROP)[0])
+            .expect("accepted");
+        run(&mut nic, Time::from_us(5));
+        assert!(nic.poll_cq().is_none(), "two PRs are still outstanding");
+        assert_eq!(nic.answer_all_pending(Time::from_us(5)), 2);
+        run(&mut nic, Time::from_us(50));
+        let c = nic.poll_cq().expect("completed");
+        assert_eq!(c.status, CompletionStatus::Success);
+        assert_eq!((c.stats.issued, c.stats.coalesced), (2, 1));
+    }
+}

@@ -61,6 +61,8 @@ mod client;
 mod commands;
 mod rx;
 mod server;
+#[cfg(test)]
+mod test_support;
 mod tx;
 
 use crate::stats::{CommandStats, NicStats};

@@ -180,3 +180,57 @@ impl<M: HostMemory> Nic<M> {
         );
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::super::test_support::{deliver, from_peer, node0, run, PROP};
+    use crate::memory::is_property;
+    use crate::testing::{batch_commands, DEST_BASE};
+    use crate::verbs::CompletionStatus;
+    use netsparse_externs::wire::{Frame, PrRepr, PrType};
+    use netsparse_externs::Time;
+
+    #[test]
+    fn a_response_writes_the_property_and_completes_the_command() {
+        let mut nic = node0(&[70], |_| {});
+        nic.post_rig(Time::ZERO, batch_commands(1, 1, PROP)[0])
+            .expect("accepted");
+        let sent = run(&mut nic, Time::from_us(5));
+        let f = Frame::parse(&sent[0].1).expect("a read frame");
+        let read = f.prs().next().expect("one PR").repr();
+        assert_eq!(read.idx, 70);
+        deliver(
+            &mut nic,
+            Time::from_us(6),
+            &from_peer(PrType::Response, &[read]),
+        );
+        run(&mut nic, Time::from_us(50));
+        let c = nic.poll_cq().expect("completed");
+        assert_eq!(c.status, CompletionStatus::Success);
+        let data = nic.memory().data(DEST_BASE).expect("destination");
+        let slot = &data[70 * PROP as usize..71 * PROP as usize];
+        assert!(is_property(70, slot));
+        let s = nic.stats();
+        assert_eq!((s.responses_received, s.properties_written), (1, 1));
+    }
+
+    #[test]
+    fn unknown_duplicate_and_malformed_frames_are_counted_and_dropped() {
+        let mut nic = node0(&[], |_| {});
+        let stray = PrRepr {
+            src: 0,
+            tid: 0,
+            idx: 77,
+            req_id: 9,
+        };
+        let f = from_peer(PrType::Response, &[stray]);
+        deliver(&mut nic, Time::from_us(1), &f);
+        deliver(&mut nic, Time::from_us(2), &f[..f.len() - 3]);
+        deliver(&mut nic, Time::from_us(3), &[0u8; 10]);
+        run(&mut nic, Time::from_us(50));
+        let s = nic.stats();
+        assert_eq!(s.responses_unknown, 1, "{}", s.summary());
+        assert_eq!(s.rx_malformed, 2, "{}", s.summary());
+        assert_eq!(s.properties_written, 0);
+    }
+}

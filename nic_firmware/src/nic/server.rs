@@ -63,3 +63,56 @@ impl<M: HostMemory> Nic<M> {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::super::test_support::{deliver, from_peer, node0, run, PROP};
+    use crate::memory::is_property;
+    use netsparse_externs::wire::{Frame, PrRepr, PrType};
+    use netsparse_externs::Time;
+
+    #[test]
+    fn a_read_is_answered_with_the_property_after_its_dma_read() {
+        let mut nic = node0(&[], |_| {});
+        let reads: Vec<PrRepr> = (5..8)
+            .map(|idx| PrRepr {
+                src: 1,
+                tid: 0,
+                idx,
+                req_id: idx as u32,
+            })
+            .collect();
+        let t0 = Time::from_us(1);
+        assert!(deliver(&mut nic, t0, &from_peer(PrType::Read, &reads)).is_empty());
+        let dma = nic.config().dma_one_way();
+        let sent = run(&mut nic, Time::from_us(50));
+        assert_eq!(sent.len(), 1, "one concatenated response frame");
+        let (at, f) = &sent[0];
+        assert!(*at >= t0 + dma + dma, "left before the property was read");
+        let frame = Frame::parse(f).expect("a NetSparse frame");
+        assert_eq!(frame.concat.pr_type, PrType::Response);
+        assert_eq!(frame.concat.dst, 1);
+        let prs: Vec<_> = frame.prs().collect();
+        assert_eq!(prs.len(), 3);
+        for (p, r) in prs.iter().zip(&reads) {
+            assert_eq!(p.repr(), *r);
+            assert_eq!(p.payload.len(), PROP as usize);
+            assert!(is_property(p.idx, p.payload));
+        }
+        assert_eq!(nic.stats().reads_served, 3);
+    }
+
+    #[test]
+    fn a_read_outside_the_served_slice_is_counted_not_answered() {
+        let mut nic = node0(&[], |_| {});
+        let far = PrRepr {
+            src: 1,
+            tid: 0,
+            idx: 100,
+            req_id: 1,
+        };
+        deliver(&mut nic, Time::from_us(1), &from_peer(PrType::Read, &[far]));
+        assert!(run(&mut nic, Time::from_us(50)).is_empty());
+        assert_eq!(nic.stats().reads_outside_slice, 1);
+    }
+}

@@ -132,3 +132,47 @@ impl<M: HostMemory> Nic<M> {
         self.wake_tx(e);
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::super::test_support::{node0, run, PROP};
+    use crate::testing::batch_commands;
+    use netsparse_externs::time::serialization_time;
+    use netsparse_externs::Time;
+
+    #[test]
+    fn frames_leave_back_to_back_at_the_line_rate() {
+        // No concatenation delay: every read PR is its own frame.
+        let idxs: Vec<u64> = (64..80).collect();
+        let mut nic = node0(&idxs, |c| {
+            c.delay_cycles = 0;
+            c.link_gbps = 1;
+        });
+        nic.post_rig(Time::ZERO, batch_commands(16, 16, PROP)[0])
+            .expect("accepted");
+        let sent = run(&mut nic, Time::from_ms(1));
+        assert_eq!(sent.len(), 16);
+        for w in sent.windows(2) {
+            let gap = w[1].0 - w[0].0;
+            assert!(
+                gap >= serialization_time(w[0].1.len() as u64, 1),
+                "{gap:?} between frames of {} bytes",
+                w[0].1.len()
+            );
+        }
+        let s = nic.stats();
+        assert_eq!((s.tx_packets, s.tx_prs), (16, 16));
+    }
+
+    #[test]
+    fn with_a_delay_prs_to_one_destination_share_frames() {
+        let idxs: Vec<u64> = (64..80).collect();
+        let mut nic = node0(&idxs, |_| {});
+        nic.post_rig(Time::ZERO, batch_commands(16, 16, PROP)[0])
+            .expect("accepted");
+        let sent = run(&mut nic, Time::from_ms(1));
+        let s = nic.stats();
+        assert_eq!(s.tx_prs, 16);
+        assert!(sent.len() < 16, "{} frames", sent.len());
+    }
+}
