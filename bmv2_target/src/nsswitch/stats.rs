@@ -4,12 +4,14 @@
 //! Pipe `g` counts the frames received on its ports (its ingress pipe), the
 //! work of middle pipe `g` (PRs, cache, Concatenation Queues, malformed
 //! packets, program errors) and the frames sent on its ports (its egress
-//! pipe).
+//! pipe). `NsSwitch::stats` and `NsSwitch::reset_stats` gather them from
+//! the pipes and their units.
 
 use std::fmt::Write as _;
 
 use serde::Serialize;
 
+use super::{BuildCounters, Counters, NsSwitch};
 use crate::EngineStats;
 
 /// Cache counters of one middle pipe.
@@ -375,5 +377,98 @@ impl NsStats {
             }
         }
         s
+    }
+}
+
+impl NsSwitch {
+    /// A snapshot of the counters.
+    pub fn stats(&self) -> NsStats {
+        let mut out = NsStats {
+            pipes: Vec::with_capacity(self.pipes.len()),
+            total: PipeStats {
+                pipe: self.pipes.len() as u32,
+                ..PipeStats::default()
+            },
+            bad_port: self.bad_port,
+            engine: self.prog.stats(),
+        };
+        for (i, p) in self.pipes.iter().enumerate() {
+            let c = &p.c;
+            let d = p.deconcat.stats();
+            let bd = &p.base_deconcat;
+            let q = p.concat.stats();
+            let bq = &p.base_concat;
+            let k = p.cache.stats();
+            let mut errors = c.errors;
+            errors.unaddressable += p.bc.unbuildable_prs;
+            let s = PipeStats {
+                pipe: i as u32,
+                packets_in: c.packets_in,
+                bytes_in: c.bytes_in,
+                packets_out: c.packets_out,
+                bytes_out: c.bytes_out,
+                rx_malformed: c.rx_malformed,
+                ingress_parser_errors: c.ingress_parser_errors,
+                ingress_drops: c.ingress_drops,
+                bad_egress_spec: c.bad_egress_spec,
+                netsparse_packets: c.netsparse_packets,
+                passthrough_packets: c.passthrough_packets,
+                packets_dropped: c.packets_dropped,
+                prs_in: c.prs_in,
+                prs_out: p.bc.prs_out,
+                prs_dropped: c.prs_dropped,
+                concat_packets: p.bc.packets,
+                prs_per_packet: ratio(p.bc.prs_out, p.bc.packets),
+                prs_pending: p.concat.pending_prs()
+                    + p.built.iter().map(|b| u64::from(b.prs)).sum::<u64>(),
+                cache: CacheCounters {
+                    lookups: k.lookups,
+                    hits: k.hits,
+                    misses: k.misses,
+                    inserts: k.inserts,
+                    evictions: k.evictions,
+                    present: k.present,
+                    invalidations: k.invalidations,
+                    occupancy: p.cache.occupancy(),
+                },
+                flushes: FlushCounters {
+                    full: q.flushes_full - bq.flushes_full,
+                    expired: q.flushes_expired - bq.flushes_expired,
+                    forced: q.flushes_forced - bq.flushes_forced,
+                    prop_len_change: q.flushes_prop_len - bq.flushes_prop_len,
+                    evicted: (q.queue_limit + q.pool_exhausted)
+                        - (bq.queue_limit + bq.pool_exhausted),
+                },
+                malformed: MalformedCounters {
+                    truncated: d.truncated - bd.truncated,
+                    bad_ip: d.bad_ip - bd.bad_ip,
+                    unknown_type: d.unknown_type - bd.unknown_type,
+                    count_overrun: d.count_overrun - bd.count_overrun,
+                    trailing_bytes: d.trailing_bytes - bd.trailing_bytes,
+                    read_with_payload: d.read_with_payload - bd.read_with_payload,
+                    bad_prop_len: d.bad_prop_len - bd.bad_prop_len,
+                    empty: d.empty - bd.empty,
+                    cache_mode_mismatch: c.cache_mode_mismatch,
+                },
+                program_errors: errors,
+                egress_parser_errors: c.egress_parser_errors,
+                egress_drops: c.egress_drops,
+            };
+            out.total.add(&s);
+            out.pipes.push(s);
+        }
+        out
+    }
+
+    /// Zero every counter (not table entries, cache contents or queues).
+    pub fn reset_stats(&mut self) {
+        self.bad_port = 0;
+        for p in &mut self.pipes {
+            p.c = Counters::default();
+            p.bc = BuildCounters::default();
+            p.cache.reset_stats();
+            p.base_deconcat = *p.deconcat.stats();
+            p.base_concat = *p.concat.stats();
+        }
     }
 }

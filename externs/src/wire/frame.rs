@@ -45,6 +45,24 @@ pub mod offset {
     pub const PRS: usize = CONCAT + CONCAT_HEADER_LEN;
 }
 
+/// Whether `bytes` is Ethernet / IPv4 / UDP to the RoCEv2 port as far as
+/// its headers go (lengths and checksums unchecked). A frame that fails
+/// [`Frame::parse`] but passes this was meant as NetSparse: a switch counts
+/// it as malformed NetSparse rather than passing it through as foreign.
+pub fn addressed_to_rocev2(bytes: &[u8]) -> bool {
+    let ethertype = bytes.get(12..ETH_HEADER_LEN) == Some(&ETHERTYPE_IPV4.to_be_bytes()[..]);
+    let Some(&vihl) = bytes.get(offset::IPV4) else {
+        return false;
+    };
+    let ihl = usize::from(vihl & 0x0f) * 4;
+    let udp = bytes.get(offset::IPV4 + 9) == Some(&IP_PROTO_UDP);
+    let at = offset::IPV4 + ihl + 2;
+    let port = bytes
+        .get(at..at + 2)
+        .is_some_and(|p| u16::from_be_bytes([p[0], p[1]]) == ROCEV2_UDP_PORT);
+    ethertype && vihl >> 4 == 4 && ihl >= IPV4_HEADER_LEN && udp && port
+}
+
 /// A parsed NetSparse frame: the header fields and zero-copy access to the PRs.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Frame<'a> {
@@ -693,4 +711,22 @@ mod tests {
     }
 
     use super::super::bth::NETSPARSE_QP;
+
+    #[test]
+    fn addressed_to_rocev2_reads_only_the_headers() {
+        let mut f = READ_FRAME;
+        assert!(addressed_to_rocev2(&f));
+        // Truncated after the UDP ports: still addressed to RoCEv2.
+        assert!(addressed_to_rocev2(&f[..offset::UDP + 4]));
+        assert!(!addressed_to_rocev2(&f[..offset::UDP + 3]));
+        let port = f[offset::UDP + 3];
+        f[offset::UDP + 3] ^= 1;
+        assert!(!addressed_to_rocev2(&f));
+        f[offset::UDP + 3] = port;
+        f[offset::IPV4 + 9] = 6; // TCP
+        assert!(!addressed_to_rocev2(&f));
+        f[offset::IPV4 + 9] = IP_PROTO_UDP;
+        f[12] = 0x86; // IPv6 ethertype
+        assert!(!addressed_to_rocev2(&f));
+    }
 }

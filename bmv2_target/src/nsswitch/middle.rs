@@ -1,0 +1,312 @@
+//! A middle pipe (§6.2.1): the Deconcatenator splits a NetSparse packet
+//! into PRs, the per-packet part of the middle control runs once, the
+//! per-PR part once per PR with the pipe's Property Cache as its target
+//! primitives (`Lookup`, `Insert`), and every PR that survives is checked
+//! and handed to the Concatenator.
+
+use netsparse_externs::artifact::Prim;
+use netsparse_externs::cache::PropertyCache;
+use netsparse_externs::concat::{CqKey, Flushed};
+use netsparse_externs::wire::netsparse::pr_field;
+use netsparse_externs::wire::{PrRepr, PrType, MAX_NODE_ID};
+use netsparse_externs::Time;
+
+use netsparse_engine::program::{TargetCall, TargetPrims, TargetResult};
+use netsparse_engine::PacketState;
+
+use super::egress::build;
+use super::{NsSwitch, Pipe, ProgramErrors};
+
+/// PRs ahead of the current one whose cache set is prefetched.
+const PREFETCH_SET: usize = 8;
+/// PRs ahead of the current read whose cached property is prefetched.
+const PREFETCH_LINE: usize = 4;
+
+/// Where the PR's payload comes from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Payload {
+    /// A read: none.
+    None,
+    /// The response's own property.
+    Own,
+    /// The property a cache hit attached.
+    Cached,
+}
+
+/// The target primitives of the per-PR part: the pipe's Property Cache.
+struct PrPrims<'a> {
+    cache: &'a mut PropertyCache,
+    now: Time,
+    idx: usize,
+    own: &'a [u8],
+    payload: Payload,
+    hit: &'a mut Vec<u8>,
+    errors: &'a mut ProgramErrors,
+}
+
+impl TargetPrims for PrPrims<'_> {
+    fn call(&mut self, st: &mut PacketState, call: TargetCall<'_>) -> TargetResult {
+        match call.prim {
+            Prim::CacheLookup { .. } => {
+                let idx = st.n[self.idx];
+                match self.cache.lookup(self.now, idx).hit {
+                    Some(p) => {
+                        copy_property(self.hit, p);
+                        self.payload = Payload::Cached;
+                        TargetResult::Value(1)
+                    }
+                    None => TargetResult::Value(0),
+                }
+            }
+            Prim::CacheInsert { .. } => {
+                let idx = st.n[self.idx];
+                let data: &[u8] = match self.payload {
+                    Payload::Own => self.own,
+                    Payload::Cached => self.hit,
+                    Payload::None => {
+                        self.errors.insert_without_payload += 1;
+                        return TargetResult::Done;
+                    }
+                };
+                // A wrong length is counted by the cache (`wrong_length`);
+                // the switch checked the packet's length against the mode.
+                let _ = self.cache.insert(self.now, idx, data);
+                TargetResult::Done
+            }
+            _ => {
+                self.errors.unsupported += 1;
+                TargetResult::Value(0)
+            }
+        }
+    }
+}
+
+/// `dst = src` for a property (a multiple of 16 bytes, as every cache mode
+/// is), in 16-byte moves the compiler inlines: no library call per hit.
+#[inline]
+fn copy_property(dst: &mut Vec<u8>, src: &[u8]) {
+    dst.resize(src.len(), 0);
+    let mut d = dst.chunks_exact_mut(16);
+    let mut s = src.chunks_exact(16);
+    for (d, s) in d.by_ref().zip(s.by_ref()) {
+        let w: [u8; 16] = s.try_into().unwrap_or([0; 16]);
+        d.copy_from_slice(&w);
+    }
+    d.into_remainder().copy_from_slice(s.remainder());
+}
+
+/// The target primitives outside the per-PR part: none (the compiler
+/// rejects cache calls there); anything that gets here is counted.
+struct NoPrims<'a> {
+    errors: &'a mut ProgramErrors,
+}
+
+impl TargetPrims for NoPrims<'_> {
+    fn call(&mut self, _st: &mut PacketState, _call: TargetCall<'_>) -> TargetResult {
+        self.errors.unsupported += 1;
+        TargetResult::Value(0)
+    }
+}
+
+impl NsSwitch {
+    /// Middle pipe `m` over the NetSparse packet in `self.ibuf`.
+    pub(super) fn middle(&mut self, m: usize, now: Time, in_port: u32, spec: u32) {
+        let NsSwitch {
+            prog,
+            b,
+            pp,
+            pr: ps,
+            pr_headers,
+            has_cache,
+            origin,
+            cfg,
+            pipes,
+            mst,
+            ibuf,
+            hit,
+            ..
+        } = self;
+        let Pipe {
+            deconcat,
+            cache,
+            concat,
+            built,
+            pool,
+            psn,
+            c: pc,
+            bc,
+            ..
+        } = &mut pipes[m];
+        let d = match deconcat.frame(&ibuf[..]) {
+            Ok(d) => d,
+            Err(e) => {
+                tracing::warn!(
+                    "middle pipe {m}: dropped a malformed NetSparse packet from port {in_port}: {e}"
+                );
+                return;
+            }
+        };
+        let c = d.concat;
+        if *has_cache && c.prop_len != cache.mode().bytes() {
+            pc.cache_mode_mismatch += 1;
+            tracing::warn!(
+                "middle pipe {m}: dropped a NetSparse packet from port {in_port}: property length {} is not the cache mode ({} bytes)",
+                c.prop_len,
+                cache.mode().bytes()
+            );
+            return;
+        }
+        pc.netsparse_packets += 1;
+        pc.prs_in += u64::from(c.num_prs);
+        mst.reset();
+        for h in pr_headers.iter().flatten() {
+            mst.valid.set(*h, true);
+        }
+        let n = &mut mst.n;
+        n[pp.pr_type] = u64::from(c.pr_type.as_u16());
+        n[pp.dst] = u64::from(c.dst);
+        n[pp.prop_len] = u64::from(c.prop_len);
+        n[pp.ingress_port] = u64::from(in_port);
+        n[pp.egress_port] = u64::from(spec);
+        n[pp.drop] = 0;
+        if let Some(block) = b.per_packet {
+            let mut t = NoPrims {
+                errors: &mut pc.errors,
+            };
+            prog.run(mst, block, &mut t);
+            if mst.n[pp.drop] != 0 {
+                pc.packets_dropped += 1;
+                pc.prs_dropped += u64::from(c.num_prs);
+                return;
+            }
+        }
+        // ns_pr_md_t as the per-packet part left it, for every PR.
+        let md = {
+            let n = &mst.n;
+            [
+                n[pp.pr_type],
+                n[pp.dst],
+                n[pp.prop_len],
+                n[pp.ingress_port],
+                n[pp.egress_port],
+            ]
+        };
+        let ports = u64::from(cfg.ports);
+        let prop_len = u64::from(c.prop_len);
+        let o = *origin;
+        let mut sink = |f: Flushed<'_>| build(f, &o, psn, bc, pool, built);
+        // The idx of PR `i`, for prefetching (0 past the end).
+        let stride = c.stride();
+        let bytes = d.frame.as_ref().map_or(&[][..], |f| f.pr_bytes());
+        let idx_at = |i: usize| -> Option<u64> {
+            let at = i.checked_mul(stride)?.checked_add(pr_field::IDX.start)?;
+            let b: [u8; 8] = bytes.get(at..at + 8)?.try_into().ok()?;
+            Some(u64::from_be_bytes(b))
+        };
+        let prefetch = *has_cache && cache.capacity().is_none_or(|c| c > 0);
+        if prefetch {
+            for i in 0..PREFETCH_SET {
+                if let Some(idx) = idx_at(i) {
+                    cache.prefetch(idx);
+                }
+            }
+        }
+        for (i, v) in d.prs.enumerate() {
+            if prefetch {
+                if let Some(idx) = idx_at(i + PREFETCH_SET) {
+                    cache.prefetch(idx);
+                }
+                if PREFETCH_LINE > 0 && md[0] == u64::from(PrType::Read.as_u16()) {
+                    if let Some(idx) = idx_at(i + PREFETCH_LINE) {
+                        cache.prefetch_line(idx);
+                    }
+                }
+            }
+            let n = &mut mst.n;
+            n[ps.src] = u64::from(v.src);
+            n[ps.tid] = u64::from(v.tid);
+            n[ps.idx] = v.idx;
+            n[ps.req_id] = u64::from(v.req_id);
+            n[ps.pr_type] = md[0];
+            n[ps.dst] = md[1];
+            n[ps.prop_len] = md[2];
+            n[ps.ingress_port] = md[3];
+            n[ps.egress_port] = md[4];
+            n[ps.drop] = 0;
+            let mut t = PrPrims {
+                cache,
+                now,
+                idx: ps.idx,
+                own: v.payload,
+                payload: if v.payload.is_empty() {
+                    Payload::None
+                } else {
+                    Payload::Own
+                },
+                hit,
+                errors: &mut pc.errors,
+            };
+            prog.run(mst, b.per_pr, &mut t);
+            let payload = t.payload;
+            let n = &mst.n;
+            if n[ps.drop] != 0 {
+                pc.prs_dropped += 1;
+                continue;
+            }
+            if n[ps.prop_len] != prop_len {
+                pc.errors.prop_len_changed += 1;
+                continue;
+            }
+            let pr_type = match n[ps.pr_type] {
+                1 => PrType::Read,
+                2 => PrType::Response,
+                _ => {
+                    pc.errors.bad_type += 1;
+                    continue;
+                }
+            };
+            let body: &[u8] = match (pr_type, payload) {
+                (PrType::Read, Payload::None) => &[],
+                (PrType::Response, Payload::Own) => v.payload,
+                (PrType::Response, Payload::Cached) => &hit[..],
+                (PrType::Response, Payload::None) => {
+                    pc.errors.response_without_payload += 1;
+                    continue;
+                }
+                (PrType::Read, _) => {
+                    pc.errors.read_with_payload += 1;
+                    continue;
+                }
+            };
+            let port = n[ps.egress_port];
+            if port >= ports {
+                pc.errors.bad_port += 1;
+                continue;
+            }
+            let dst = n[ps.dst];
+            if dst > u64::from(MAX_NODE_ID) {
+                pc.errors.unaddressable += 1;
+                continue;
+            }
+            let key = CqKey {
+                pr_type,
+                dst: dst as u32,
+                port: port as u32,
+            };
+            let repr = PrRepr {
+                src: n[ps.src] as u32,
+                tid: n[ps.tid] as u16,
+                idx: n[ps.idx],
+                req_id: n[ps.req_id] as u32,
+            };
+            let r = if payload != Payload::Cached && repr == v.repr() {
+                concat.push_raw(now, key, c.prop_len, v.raw, &mut sink)
+            } else {
+                concat.push(now, key, c.prop_len, &repr, body, &mut sink)
+            };
+            if r.is_err() {
+                pc.errors.rejected += 1;
+            }
+        }
+    }
+}
