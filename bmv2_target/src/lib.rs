@@ -10,7 +10,8 @@
 //!   the v1model switch adds multicast and mirroring to it.
 //! * [`drivers`]: pcap-file replay and live AF_PACKET interfaces, generic
 //!   over any `Datapath`.
-//! * [`testing`]: hand-built artifacts (ipv4_forward) for tests and benches.
+//! * [`workload`]: routes and frames for `netsparse bench` and the benches;
+//!   [`testing`]: hand-built artifacts (ipv4_forward) for tests and benches.
 //!
 //! Both switches run on the P4 runtime of `netsparse-engine`, as the NIC
 //! does: this crate holds what is particular to a switch (v1model's
@@ -22,6 +23,7 @@ pub mod drivers;
 pub mod nsswitch;
 pub mod testing;
 pub mod v1model;
+pub mod workload;
 
 pub use netsparse_engine::{
     ControlPlane, ControlPlaneError, DigestMsg, EngineStats, EntriesError, EntryHandle, KeySpec,

@@ -19,7 +19,9 @@
 //! Like the switch, the NIC is a clocked state machine ([`Datapath`]):
 //! drivers deliver frames, wake it at [`Datapath::next_deadline`] and collect
 //! what it sends on its one port (0). See [`nic`] for the timing model.
-//! [`testing`] connects NICs (and other datapaths) with fixed-delay links.
+//! [`workload`] lays out a gather's host memory and RIG commands (CLI,
+//! benchmarks, tests); [`testing`] connects NICs (and other datapaths) with
+//! fixed-delay links for tests.
 //!
 //! Property values are deterministic: [`property_word`] defines the source
 //! property array, so drivers generate it and verify gathers without storing it.
@@ -33,6 +35,7 @@ mod program;
 pub mod stats;
 pub mod testing;
 pub mod verbs;
+pub mod workload;
 
 pub use crate::config::{ConfigError, NicConfig};
 pub use crate::core::PropertySlice;

@@ -5,7 +5,7 @@ use std::process::ExitCode;
 use std::time::Instant;
 
 use netsparse::programs::{compile_bundled, Bundled};
-use netsparse_bmv2::testing::{install_routes, ipv4_workload};
+use netsparse_bmv2::workload::{install_routes, ipv4_workload};
 use netsparse_bmv2::{Switch, SwitchConfig};
 use netsparse_externs::time::thread_cpu_time;
 use netsparse_externs::{Datapath, Outputs, Time};
@@ -128,7 +128,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
 }
 
 fn nic(a: NicArgs) -> anyhow::Result<ExitCode> {
-    use netsparse_nic::testing::{bench_idxs, ClientUnitBench};
+    use netsparse_nic::workload::{bench_idxs, ClientUnitBench};
     let (artifact, name) = match &a.program {
         Some(p) => match super::switch::load_program(p)? {
             Ok(art) => (art, p.display().to_string()),
@@ -238,7 +238,7 @@ fn switch(a: SwitchArgs) -> anyhow::Result<ExitCode> {
 }
 
 fn middle_pipe(a: MiddlePipeArgs) -> anyhow::Result<ExitCode> {
-    use netsparse_bmv2::nsswitch::testing::{install_tor_routes, middle_workload};
+    use netsparse_bmv2::nsswitch::workload::{install_tor_routes, middle_workload};
     use netsparse_bmv2::nsswitch::{NsConfig, NsSwitch};
     let (artifact, name) = match &a.program {
         Some(p) => match super::switch::load_program(p)? {

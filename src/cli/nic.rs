@@ -13,7 +13,7 @@ use netsparse_bmv2::drivers::{self, live, pcap, PortSpec};
 use netsparse_compiler::source::SourceMap;
 use netsparse_compiler::{compile_file, CompileOptions};
 use netsparse_externs::artifact::Artifact;
-use netsparse_nic::testing::{batch_commands, gather_memory, DEST_BASE};
+use netsparse_nic::workload::{batch_commands, gather_memory, DEST_BASE};
 use netsparse_nic::{
     is_property, Completion, CompletionStatus, Datapath, DenseMemory, Nic, NicConfig, Outputs,
     RigCommand, Time, IBV_WR_RIG,

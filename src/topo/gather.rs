@@ -39,7 +39,7 @@ use netsparse_bmv2::drivers::tpacket::{self, RingOptions, RingPort};
 use netsparse_bmv2::drivers::PortSpec;
 use netsparse_externs::artifact::Artifact;
 use netsparse_externs::wire::DeviceAddr;
-use netsparse_nic::testing::{batch_commands, gather_memory, DEST_BASE};
+use netsparse_nic::workload::{batch_commands, gather_memory, DEST_BASE};
 use netsparse_nic::{
     is_property, Completion, CompletionStatus, Datapath, DenseMemory, Nic, NicConfig, NicStats,
     Outputs, RigCommand, Time,

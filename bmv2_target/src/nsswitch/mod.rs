@@ -82,6 +82,7 @@ mod ingress;
 mod middle;
 pub mod stats;
 pub mod testing;
+pub mod workload;
 
 use std::collections::VecDeque;
 

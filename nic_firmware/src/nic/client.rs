@@ -336,7 +336,7 @@ impl<M: HostMemory> Nic<M> {
 #[cfg(test)]
 mod tests {
     use super::super::test_support::{node0, run, PROP};
-    use crate::testing::batch_commands;
+    use crate::workload::batch_commands;
     use netsparse_externs::wire::Frame;
     use netsparse_externs::Time;
 

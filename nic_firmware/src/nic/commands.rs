@@ -264,7 +264,7 @@ impl<M: HostMemory> Nic<M> {
 #[cfg(test)]
 mod tests {
     use super::super::test_support::{node0, run, PROP};
-    use crate::testing::{batch_commands, DEST_BASE, IDX_BASE};
+    use crate::workload::{batch_commands, DEST_BASE, IDX_BASE};
     use crate::verbs::{CompletionStatus, FailReason, PostError, RigCommand};
     use netsparse_externs::Time;
 

@@ -136,7 +136,7 @@ impl<M: HostMemory> Nic<M> {
 #[cfg(test)]
 mod tests {
     use super::super::test_support::{node0, run, PROP};
-    use crate::testing::batch_commands;
+    use crate::workload::batch_commands;
     use netsparse_externs::time::serialization_time;
     use netsparse_externs::Time;
 
