@@ -20,22 +20,22 @@
 //! steady state.
 
 use std::collections::BTreeMap;
-use std::ffi::CString;
-use std::fs::File;
-use std::io::{self, BufWriter};
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
-use std::path::{Path, PathBuf};
+use std::io::{self};
+use std::os::fd::{AsRawFd, OwnedFd};
+use std::path::Path;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::mpsc::{self, RecvTimeoutError};
 use std::sync::{Arc, Mutex};
 use std::thread;
-use std::time::{Duration, Instant, SystemTime};
+use std::time::{Duration, Instant};
 
 use netsparse_externs::{Datapath, Outputs, Time};
-use pcap_file::pcap::{PcapHeader, PcapPacket, PcapWriter};
-use pcap_file::{Endianness, TsResolution};
 
-use super::PortSpec;
+pub use super::ports::{LiveError, LiveOptions, LivePortStats, LiveReport};
+pub use super::sys::{dump_on_sigusr1, stop_on_signals};
+
+use super::ports::{finish_recorders, port_book, Recorder};
+use super::{sys, PortSpec};
 
 /// A frame socket bound to one interface. Both methods take `&self`: the
 /// receiver thread and the core's thread use the socket concurrently.
@@ -63,103 +63,20 @@ fn last_err(what: &str, name: &str) -> io::Error {
 impl AfPacket {
     /// Open a promiscuous raw socket on interface `name`.
     pub fn open(name: &str) -> io::Result<AfPacket> {
-        let cname = CString::new(name)
-            .map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "interface name with NUL"))?;
-        // SAFETY: `cname` is a valid NUL-terminated string.
-        let ifindex = unsafe { libc::if_nametoindex(cname.as_ptr()) };
-        if ifindex == 0 {
-            return Err(io::Error::new(
-                io::ErrorKind::NotFound,
-                format!("no interface named {name}"),
-            ));
-        }
-        let proto = (libc::ETH_P_ALL as u16).to_be();
-        // SAFETY: plain socket(2) call; the result is checked.
-        let raw = unsafe {
-            libc::socket(
-                libc::AF_PACKET,
-                libc::SOCK_RAW | libc::SOCK_CLOEXEC,
-                i32::from(proto),
-            )
-        };
-        if raw < 0 {
-            return Err(last_err("socket(AF_PACKET)", name));
-        }
-        // SAFETY: `raw` is a freshly created, owned descriptor.
-        let fd = unsafe { OwnedFd::from_raw_fd(raw) };
-        // SAFETY: sockaddr_ll is plain data; zero is a valid initial value.
-        let mut sll: libc::sockaddr_ll = unsafe { std::mem::zeroed() };
-        sll.sll_family = libc::AF_PACKET as u16;
-        sll.sll_protocol = proto;
-        sll.sll_ifindex = ifindex as i32;
-        // SAFETY: `sll` is a valid sockaddr_ll and its size is passed.
-        let rc = unsafe {
-            libc::bind(
-                fd.as_raw_fd(),
-                (&sll as *const libc::sockaddr_ll).cast(),
-                std::mem::size_of::<libc::sockaddr_ll>() as libc::socklen_t,
-            )
-        };
-        if rc < 0 {
-            return Err(last_err("bind", name));
-        }
-        // SAFETY: packet_mreq is plain data.
-        let mut mreq: libc::packet_mreq = unsafe { std::mem::zeroed() };
-        mreq.mr_ifindex = ifindex as i32;
-        mreq.mr_type = libc::PACKET_MR_PROMISC as u16;
-        // SAFETY: valid option struct and size.
-        let rc = unsafe {
-            libc::setsockopt(
-                fd.as_raw_fd(),
-                libc::SOL_PACKET,
-                libc::PACKET_ADD_MEMBERSHIP,
-                (&mreq as *const libc::packet_mreq).cast(),
-                std::mem::size_of::<libc::packet_mreq>() as libc::socklen_t,
-            )
-        };
-        if rc < 0 {
-            return Err(last_err("PACKET_ADD_MEMBERSHIP", name));
-        }
-        let one: libc::c_int = 1;
-        // Best effort (Linux ≥ 4.20); the receive path also checks the type.
-        // SAFETY: valid int option.
-        unsafe {
-            libc::setsockopt(
-                fd.as_raw_fd(),
-                libc::SOL_PACKET,
-                libc::PACKET_IGNORE_OUTGOING,
-                (&one as *const libc::c_int).cast(),
-                std::mem::size_of::<libc::c_int>() as libc::socklen_t,
-            );
-        }
+        let (fd, ifindex) = sys::packet_socket(name)?;
+        sys::bind_promiscuous(&fd, ifindex, name)?;
         Ok(AfPacket {
             fd,
             name: name.to_owned(),
         })
     }
-}
 
-impl AfPacket {
     /// Open a socket on interface `name` inside the network namespace at
     /// `netns` (e.g. `/var/run/netns/blue`, as created by `ip netns add`).
     /// The socket stays in that namespace; the calling thread does not move.
     pub fn open_in_netns(name: &str, netns: &Path) -> io::Result<AfPacket> {
         let name = name.to_owned();
-        let netns = netns.to_owned();
-        thread::Builder::new()
-            .name("netns-open".into())
-            .spawn(move || -> io::Result<AfPacket> {
-                let f = File::open(&netns)?;
-                // SAFETY: setns on a valid namespace descriptor; it only
-                // affects this short-lived thread.
-                let rc = unsafe { libc::setns(f.as_raw_fd(), libc::CLONE_NEWNET) };
-                if rc < 0 {
-                    return Err(last_err("setns", &netns.display().to_string()));
-                }
-                AfPacket::open(&name)
-            })?
-            .join()
-            .map_err(|_| io::Error::other("the namespace thread panicked"))?
+        sys::in_netns(netns, move || AfPacket::open(&name))
     }
 }
 
@@ -233,164 +150,6 @@ impl PortIo for AfPacket {
     }
 }
 
-/// Set by the SIGINT/SIGTERM handler of [`stop_on_signals`].
-static SIGNALLED: AtomicBool = AtomicBool::new(false);
-/// Set by the SIGUSR1 handler of [`dump_on_sigusr1`].
-static DUMP_SIGNALLED: AtomicBool = AtomicBool::new(false);
-
-extern "C" fn on_signal(_sig: libc::c_int) {
-    SIGNALLED.store(true, Ordering::SeqCst);
-}
-
-extern "C" fn on_dump_signal(_sig: libc::c_int) {
-    DUMP_SIGNALLED.store(true, Ordering::SeqCst);
-}
-
-/// Raise `flag` each time the process gets SIGUSR1 (installs a handler and
-/// a small watcher thread). Pass the flag as [`LiveOptions::dump`] so the
-/// driver calls its hook (e.g. to write counters to a file) while running.
-pub fn dump_on_sigusr1(flag: Arc<AtomicBool>) -> io::Result<()> {
-    // SAFETY: sigaction with a handler that only stores to an atomic
-    // (async-signal-safe); `sa` is fully initialised.
-    let rc = unsafe {
-        let mut sa: libc::sigaction = std::mem::zeroed();
-        sa.sa_sigaction = on_dump_signal as extern "C" fn(libc::c_int) as libc::sighandler_t;
-        libc::sigemptyset(&mut sa.sa_mask);
-        sa.sa_flags = libc::SA_RESTART;
-        libc::sigaction(libc::SIGUSR1, &sa, std::ptr::null_mut())
-    };
-    if rc != 0 {
-        return Err(io::Error::last_os_error());
-    }
-    thread::Builder::new()
-        .name("sigusr1".into())
-        .spawn(move || loop {
-            if DUMP_SIGNALLED.swap(false, Ordering::SeqCst) {
-                flag.store(true, Ordering::SeqCst);
-            }
-            thread::sleep(Duration::from_millis(10));
-        })?;
-    Ok(())
-}
-
-/// Raise `stop` when the process gets SIGINT or SIGTERM (installs
-/// process-wide handlers and a small watcher thread). For CLIs.
-pub fn stop_on_signals(stop: Arc<AtomicBool>) -> io::Result<()> {
-    for sig in [libc::SIGINT, libc::SIGTERM] {
-        // SAFETY: sigaction with a handler that only stores to an atomic
-        // (async-signal-safe); `sa` is fully initialised.
-        let rc = unsafe {
-            let mut sa: libc::sigaction = std::mem::zeroed();
-            sa.sa_sigaction = on_signal as extern "C" fn(libc::c_int) as libc::sighandler_t;
-            libc::sigemptyset(&mut sa.sa_mask);
-            sa.sa_flags = libc::SA_RESTART;
-            libc::sigaction(sig, &sa, std::ptr::null_mut())
-        };
-        if rc != 0 {
-            return Err(io::Error::last_os_error());
-        }
-    }
-    thread::Builder::new()
-        .name("signals".into())
-        .spawn(move || {
-            while !SIGNALLED.load(Ordering::SeqCst) {
-                thread::sleep(Duration::from_millis(20));
-            }
-            stop.store(true, Ordering::SeqCst);
-        })?;
-    Ok(())
-}
-
-/// Live options.
-#[derive(Clone, Debug)]
-pub struct LiveOptions {
-    /// Receive buffer per frame (longer frames are counted as truncated and dropped).
-    pub snaplen: usize,
-    /// Longest wait between checks of the stop flag.
-    pub poll: Duration,
-    /// Record every port's input and output to `DIR/<name>_in.pcap` /
-    /// `DIR/<name>_out.pcap` (wall-clock timestamps).
-    pub record_dir: Option<PathBuf>,
-    /// When raised, the driver calls its hook between packets and lowers
-    /// the flag (see [`dump_on_sigusr1`]).
-    pub dump: Option<Arc<AtomicBool>>,
-    /// Receive-ring geometry of the fast driver.
-    pub ring: super::tpacket::RingOptions,
-}
-
-impl Default for LiveOptions {
-    fn default() -> Self {
-        LiveOptions {
-            snaplen: 65536,
-            poll: Duration::from_millis(50),
-            record_dir: None,
-            dump: None,
-            ring: super::tpacket::RingOptions::default(),
-        }
-    }
-}
-
-/// Driver counters of one port.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct LivePortStats {
-    /// The binding.
-    pub spec: Option<PortSpec>,
-    /// Frames received and delivered to the core.
-    pub rx_frames: u64,
-    /// Bytes received.
-    pub rx_bytes: u64,
-    /// Frames sent.
-    pub tx_frames: u64,
-    /// Bytes sent.
-    pub tx_bytes: u64,
-    /// Sends that failed.
-    pub tx_errors: u64,
-    /// Frames longer than the receive buffer (dropped).
-    pub rx_truncated: u64,
-    /// Frames the kernel dropped because the receive ring was full (fast
-    /// driver only; 0 for the socket driver).
-    pub rx_kernel_drops: u64,
-}
-
-/// The outcome of a live run.
-#[derive(Clone, Debug, Default)]
-pub struct LiveReport {
-    /// Per port, in port order.
-    pub ports: Vec<LivePortStats>,
-    /// Frames the core sent to unbound ports.
-    pub unbound_port_frames: u64,
-    /// How long the loop ran.
-    pub duration: Duration,
-    /// A receiver that failed (the run stopped because of it).
-    pub receiver_error: Option<String>,
-    /// Which driver ran: `"tpacket"` (rings) or `"socket"`.
-    pub driver: &'static str,
-}
-
-/// Why a live run could not start or continue.
-#[derive(Debug, thiserror::Error)]
-pub enum LiveError {
-    /// An interface could not be opened.
-    #[error("cannot open {port}: {err}")]
-    Open {
-        /// The binding.
-        port: PortSpec,
-        /// The error.
-        err: io::Error,
-    },
-    /// A recording file could not be written.
-    #[error("{file}: {detail}")]
-    Record {
-        /// The file.
-        file: PathBuf,
-        /// What failed.
-        detail: String,
-    },
-    /// A receiver thread could not be started.
-    #[error("cannot start a receiver thread: {0}")]
-    Thread(io::Error),
-}
-
 /// Open an [`AfPacket`] socket for each binding.
 pub fn open_af_packet(specs: &[PortSpec]) -> Result<Vec<(PortSpec, Arc<AfPacket>)>, LiveError> {
     specs
@@ -414,59 +173,6 @@ enum Msg {
         at: Instant,
     },
     Failed(String),
-}
-
-/// A pcap file the live drivers record a port's input or output to.
-pub(crate) struct Recorder {
-    file: PathBuf,
-    w: PcapWriter<BufWriter<File>>,
-}
-
-impl Recorder {
-    /// Create `dir/name`.
-    pub(crate) fn create(dir: &Path, name: &str, snaplen: usize) -> Result<Recorder, LiveError> {
-        let file = dir.join(name);
-        let err = |detail: String| LiveError::Record {
-            file: file.clone(),
-            detail,
-        };
-        let f = File::create(&file).map_err(|e| err(e.to_string()))?;
-        let header = PcapHeader {
-            snaplen: snaplen as u32,
-            ts_resolution: TsResolution::NanoSecond,
-            endianness: Endianness::Little,
-            ..PcapHeader::default()
-        };
-        let w =
-            PcapWriter::with_header(BufWriter::new(f), header).map_err(|e| err(e.to_string()))?;
-        Ok(Recorder { file, w })
-    }
-
-    /// Append a frame with the wall-clock time.
-    pub(crate) fn write(&mut self, data: &[u8]) -> Result<(), LiveError> {
-        let ts = SystemTime::now()
-            .duration_since(SystemTime::UNIX_EPOCH)
-            .unwrap_or_default();
-        self.w
-            .write_packet(&PcapPacket::new(ts, data.len() as u32, data))
-            .map(|_| ())
-            .map_err(|e| LiveError::Record {
-                file: self.file.clone(),
-                detail: e.to_string(),
-            })
-    }
-}
-
-impl Recorder {
-    /// Flush and close.
-    pub(crate) fn finish(self) -> Result<(), LiveError> {
-        let file = self.file;
-        let mut inner = self.w.into_writer();
-        io::Write::flush(&mut inner).map_err(|e| LiveError::Record {
-            file,
-            detail: e.to_string(),
-        })
-    }
 }
 
 /// Opened live ports: rings (the fast driver) or plain sockets.
@@ -708,65 +414,6 @@ pub fn run_with_hook<D: Datapath, P: PortIo + 'static>(
     report.ports = stats;
     report.duration = start.elapsed();
     Ok(report)
-}
-
-/// The pcap recorders (in, out) of each live port.
-pub(crate) type Recorders = Vec<(Option<Recorder>, Option<Recorder>)>;
-
-/// What [`port_book`] sets up: recorders, port number → index, counters.
-pub(crate) type PortBook = (Recorders, BTreeMap<u32, usize>, Vec<LivePortStats>);
-
-/// Per-port bookkeeping shared by the live drivers, for ports sorted by
-/// number: the recorders (`--pcap`), the port-number → index map and the
-/// counters.
-pub(crate) fn port_book<T>(
-    ports: &[(PortSpec, T)],
-    opts: &LiveOptions,
-) -> Result<PortBook, LiveError> {
-    let mut recorders = Vec::with_capacity(ports.len());
-    for (s, _) in ports {
-        recorders.push(match &opts.record_dir {
-            Some(d) => (
-                Some(Recorder::create(
-                    d,
-                    &format!("{}_in.pcap", s.name),
-                    opts.snaplen,
-                )?),
-                Some(Recorder::create(
-                    d,
-                    &format!("{}_out.pcap", s.name),
-                    opts.snaplen,
-                )?),
-            ),
-            None => (None, None),
-        });
-    }
-    let by_port = ports
-        .iter()
-        .enumerate()
-        .map(|(i, (s, _))| (s.port, i))
-        .collect();
-    let stats = ports
-        .iter()
-        .map(|(s, _)| LivePortStats {
-            spec: Some(s.clone()),
-            ..LivePortStats::default()
-        })
-        .collect();
-    Ok((recorders, by_port, stats))
-}
-
-/// Close every recorder; the first error wins.
-pub(crate) fn finish_recorders(recorders: Recorders) -> Result<(), LiveError> {
-    let mut result = Ok(());
-    for (i, o) in recorders {
-        for r in [i, o].into_iter().flatten() {
-            if let Err(e) = r.finish() {
-                result = result.and(Err(e));
-            }
-        }
-    }
-    result
 }
 
 fn send_all<P: PortIo>(

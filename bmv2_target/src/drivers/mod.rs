@@ -9,10 +9,14 @@
 //! * [`tpacket`]: the fast live path: `TPACKET_V2` memory-mapped receive
 //!   rings and `sendmmsg` batches, one thread for all ports.
 //!
-//! Both bind ports to names with `-i PORT@NAME` ([`PortSpec`]).
+//! Both bind ports to names with `-i PORT@NAME` ([`PortSpec`]). The live
+//! drivers share their options, counters and recorders (`ports.rs`) and
+//! one OS layer (`sys.rs`: packet sockets, namespaces, signals).
 
 pub mod live;
 pub mod pcap;
+mod ports;
+mod sys;
 pub mod tpacket;
 
 use std::fmt;

@@ -32,22 +32,23 @@
 //! contract as [`super::live::run_with_hook`].
 
 use std::collections::BTreeMap;
-use std::ffi::CString;
-use std::fs::File;
 use std::io;
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::os::fd::{AsRawFd, OwnedFd};
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
-use std::thread;
 use std::time::{Duration, Instant};
 
 use netsparse_externs::{Datapath, Outputs, Time};
 
-use super::live::{
+pub use super::ports::RingOptions;
+pub use super::sys::interface_mtu;
+
+use super::ports::{
     finish_recorders, port_book, LiveError, LiveOptions, LivePortStats, LiveReport, Recorder,
 };
-use super::PortSpec;
+use super::sys::os_err;
+use super::{sys, PortSpec};
 
 // Linux UAPI constants (linux/if_packet.h), spelled out so the driver does
 // not depend on how a given libc release exposes them.
@@ -55,7 +56,6 @@ const PACKET_VERSION: libc::c_int = 10;
 const PACKET_RX_RING: libc::c_int = 5;
 const PACKET_STATISTICS: libc::c_int = 6;
 const PACKET_QDISC_BYPASS: libc::c_int = 20;
-const PACKET_IGNORE_OUTGOING: libc::c_int = 23;
 const TPACKET_V2: libc::c_int = 1;
 const TP_STATUS_KERNEL: u32 = 0;
 const TP_STATUS_USER: u32 = 1;
@@ -104,30 +104,6 @@ struct TpacketStats {
     tp_drops: u32,
 }
 
-/// `struct ifreq` for `SIOCGIFMTU`.
-#[repr(C)]
-struct IfreqMtu {
-    name: [libc::c_char; libc::IFNAMSIZ],
-    mtu: libc::c_int,
-    _pad: [u8; 20],
-}
-
-/// Ring geometry options.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct RingOptions {
-    /// Upper bound on one port's receive ring, in bytes (the slot count is
-    /// this divided by the slot size, at least 64 slots).
-    pub ring_bytes: usize,
-}
-
-impl Default for RingOptions {
-    fn default() -> Self {
-        RingOptions {
-            ring_bytes: 8 << 20,
-        }
-    }
-}
-
 /// A `PACKET_RX_RING` socket on one interface.
 #[derive(Debug)]
 pub struct RingPort {
@@ -155,89 +131,17 @@ impl Drop for RingPort {
     }
 }
 
-fn os_err(what: &str, name: &str) -> io::Error {
-    let e = io::Error::last_os_error();
-    io::Error::new(e.kind(), format!("{what} on {name}: {e}"))
-}
-
-fn setsockopt<T>(fd: &OwnedFd, level: libc::c_int, opt: libc::c_int, val: &T) -> libc::c_int {
-    // SAFETY: `val` points to a live `T` whose size is passed along.
-    unsafe {
-        libc::setsockopt(
-            fd.as_raw_fd(),
-            level,
-            opt,
-            (val as *const T).cast(),
-            std::mem::size_of::<T>() as libc::socklen_t,
-        )
-    }
-}
-
-/// The MTU of interface `name` (`SIOCGIFMTU`).
-pub fn interface_mtu(name: &str) -> io::Result<usize> {
-    if name.len() >= libc::IFNAMSIZ {
-        return Err(io::Error::new(
-            io::ErrorKind::InvalidInput,
-            format!("interface name `{name}` is longer than IFNAMSIZ - 1"),
-        ));
-    }
-    // SAFETY: plain socket(2); the result is checked.
-    let raw = unsafe { libc::socket(libc::AF_INET, libc::SOCK_DGRAM | libc::SOCK_CLOEXEC, 0) };
-    if raw < 0 {
-        return Err(os_err("socket(AF_INET)", name));
-    }
-    // SAFETY: fresh owned descriptor.
-    let fd = unsafe { OwnedFd::from_raw_fd(raw) };
-    let mut req = IfreqMtu {
-        name: [0; libc::IFNAMSIZ],
-        mtu: 0,
-        _pad: [0; 20],
-    };
-    for (d, s) in req.name.iter_mut().zip(name.bytes()) {
-        *d = s as libc::c_char;
-    }
-    // SAFETY: `req` is a valid ifreq-shaped buffer for SIOCGIFMTU.
-    let rc = unsafe { libc::ioctl(fd.as_raw_fd(), libc::SIOCGIFMTU as _, &mut req) };
-    if rc < 0 {
-        return Err(os_err("SIOCGIFMTU", name));
-    }
-    Ok(usize::try_from(req.mtu).unwrap_or(1500))
-}
-
 impl RingPort {
     /// Open a promiscuous `TPACKET_V2` ring socket on interface `name`.
     pub fn open(name: &str, opts: &RingOptions) -> io::Result<RingPort> {
-        let cname = CString::new(name)
-            .map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "interface name with NUL"))?;
-        // SAFETY: valid NUL-terminated string.
-        let ifindex = unsafe { libc::if_nametoindex(cname.as_ptr()) };
-        if ifindex == 0 {
-            return Err(io::Error::new(
-                io::ErrorKind::NotFound,
-                format!("no interface named {name}"),
-            ));
-        }
         let mtu = interface_mtu(name)?;
-        let proto = (libc::ETH_P_ALL as u16).to_be();
-        // SAFETY: plain socket(2); the result is checked.
-        let raw = unsafe {
-            libc::socket(
-                libc::AF_PACKET,
-                libc::SOCK_RAW | libc::SOCK_CLOEXEC,
-                i32::from(proto),
-            )
-        };
-        if raw < 0 {
-            return Err(os_err("socket(AF_PACKET)", name));
-        }
-        // SAFETY: fresh owned descriptor.
-        let fd = unsafe { OwnedFd::from_raw_fd(raw) };
-        if setsockopt(&fd, libc::SOL_PACKET, PACKET_VERSION, &TPACKET_V2) < 0 {
+        let (fd, ifindex) = sys::packet_socket(name)?;
+        if sys::setsockopt(&fd, libc::SOL_PACKET, PACKET_VERSION, &TPACKET_V2).is_err() {
             return Err(os_err("PACKET_VERSION(TPACKET_V2)", name));
         }
         // Slot: header + address + data (Ethernet + VLAN + MTU), power of two.
         let slot = (SLOT_OVERHEAD + 18 + mtu).next_power_of_two().max(2048);
-        let block = slot.max(page_size());
+        let block = slot.max(sys::page_size());
         let per_block = block / slot;
         let blocks = (opts.ring_bytes / block).max(64usize.div_ceil(per_block));
         let req = TpacketReq {
@@ -246,7 +150,7 @@ impl RingPort {
             tp_frame_size: slot as u32,
             tp_frame_nr: (blocks * per_block) as u32,
         };
-        if setsockopt(&fd, libc::SOL_PACKET, PACKET_RX_RING, &req) < 0 {
+        if sys::setsockopt(&fd, libc::SOL_PACKET, PACKET_RX_RING, &req).is_err() {
             return Err(os_err("PACKET_RX_RING", name));
         }
         let ring_len = block * blocks;
@@ -293,40 +197,10 @@ impl RingPort {
         };
         // Bind after the ring exists so no frame is queued to the socket
         // buffer instead of the ring.
-        // SAFETY: sockaddr_ll is plain data.
-        let mut sll: libc::sockaddr_ll = unsafe { std::mem::zeroed() };
-        sll.sll_family = libc::AF_PACKET as u16;
-        sll.sll_protocol = proto;
-        sll.sll_ifindex = ifindex as i32;
-        // SAFETY: valid sockaddr_ll and size.
-        let rc = unsafe {
-            libc::bind(
-                port.fd.as_raw_fd(),
-                (&sll as *const libc::sockaddr_ll).cast(),
-                std::mem::size_of::<libc::sockaddr_ll>() as libc::socklen_t,
-            )
-        };
-        if rc < 0 {
-            return Err(os_err("bind", name));
-        }
-        // SAFETY: packet_mreq is plain data.
-        let mut mreq: libc::packet_mreq = unsafe { std::mem::zeroed() };
-        mreq.mr_ifindex = ifindex as i32;
-        mreq.mr_type = libc::PACKET_MR_PROMISC as u16;
-        if setsockopt(
-            &port.fd,
-            libc::SOL_PACKET,
-            libc::PACKET_ADD_MEMBERSHIP,
-            &mreq,
-        ) < 0
-        {
-            return Err(os_err("PACKET_ADD_MEMBERSHIP", name));
-        }
+        sys::bind_promiscuous(&port.fd, ifindex, name)?;
         let one: libc::c_int = 1;
-        // Best effort: Linux ≥ 4.20 (the slot's pkttype is checked as well).
-        setsockopt(&port.fd, libc::SOL_PACKET, PACKET_IGNORE_OUTGOING, &one);
         // Best effort: skip the qdisc layer on transmit.
-        setsockopt(&port.fd, libc::SOL_PACKET, PACKET_QDISC_BYPASS, &one);
+        let _ = sys::setsockopt(&port.fd, libc::SOL_PACKET, PACKET_QDISC_BYPASS, &one);
         // Anything received between socket() and bind() would be from any
         // interface: skip what is already in the ring.
         port.discard_ready();
@@ -338,21 +212,8 @@ impl RingPort {
     /// it is.
     pub fn open_in_netns(name: &str, netns: &Path, opts: &RingOptions) -> io::Result<RingPort> {
         let name = name.to_owned();
-        let netns = netns.to_owned();
         let opts = *opts;
-        thread::Builder::new()
-            .name("netns-open".into())
-            .spawn(move || -> io::Result<RingPort> {
-                let f = File::open(&netns)?;
-                // SAFETY: setns on a valid namespace descriptor; it only
-                // affects this short-lived thread.
-                if unsafe { libc::setns(f.as_raw_fd(), libc::CLONE_NEWNET) } < 0 {
-                    return Err(os_err("setns", &netns.display().to_string()));
-                }
-                RingPort::open(&name, &opts)
-            })?
-            .join()
-            .map_err(|_| io::Error::other("the namespace thread panicked"))?
+        sys::in_netns(netns, move || RingPort::open(&name, &opts))
     }
 
     /// The interface name.
@@ -519,12 +380,6 @@ impl RingPort {
     fn raw_fd(&self) -> libc::c_int {
         self.fd.as_raw_fd()
     }
-}
-
-fn page_size() -> usize {
-    // SAFETY: sysconf has no preconditions.
-    let p = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
-    usize::try_from(p).ok().filter(|&p| p > 0).unwrap_or(4096)
 }
 
 /// Reusable `sendmmsg` argument arrays (no allocation per frame).
@@ -952,7 +807,7 @@ mod tests {
             dump: Some(Arc::clone(&dump)),
             ..LiveOptions::default()
         };
-        let h = thread::spawn(move || {
+        let h = std::thread::spawn(move || {
             let mut dp = Echo;
             let mut hooks = 0;
             let rep = run(

@@ -264,8 +264,8 @@ impl<M: HostMemory> Nic<M> {
 #[cfg(test)]
 mod tests {
     use super::super::test_support::{node0, run, PROP};
-    use crate::workload::{batch_commands, DEST_BASE, IDX_BASE};
     use crate::verbs::{CompletionStatus, FailReason, PostError, RigCommand};
+    use crate::workload::{batch_commands, DEST_BASE, IDX_BASE};
     use netsparse_externs::Time;
 
     #[test]

@@ -185,8 +185,8 @@ impl<M: HostMemory> Nic<M> {
 mod tests {
     use super::super::test_support::{deliver, from_peer, node0, run, PROP};
     use crate::memory::is_property;
-    use crate::workload::{batch_commands, DEST_BASE};
     use crate::verbs::CompletionStatus;
+    use crate::workload::{batch_commands, DEST_BASE};
     use netsparse_externs::wire::{Frame, PrRepr, PrType};
     use netsparse_externs::Time;
 

@@ -1,0 +1,261 @@
+//! The operating-system layer of the live drivers, in one place: opening
+//! and binding `AF_PACKET` sockets (the one way both drivers open a port),
+//! socket options, interface index and MTU, entering a network namespace,
+//! the page size, and the signal handlers the CLI installs. Namespaces and
+//! the page size go through rustix; packet sockets, their options and
+//! `SIOCGIFMTU` have no safe wrapper in rustix or nix, so they are the
+//! only `libc` calls here, each with its safety argument.
+
+use std::ffi::CString;
+use std::fs::File;
+use std::io;
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::thread;
+use std::time::Duration;
+
+/// `SOL_PACKET` option: ignore frames this host sent (linux/if_packet.h).
+pub(crate) const PACKET_IGNORE_OUTGOING: libc::c_int = 23;
+
+/// An `io::Error` for `what` failing on `name`, from `errno`.
+pub(crate) fn os_err(what: &str, name: &str) -> io::Error {
+    let e = io::Error::last_os_error();
+    io::Error::new(e.kind(), format!("{what} on {name}: {e}"))
+}
+
+/// `setsockopt(fd, level, opt, val)`; `Err` with `errno` on failure.
+pub(crate) fn setsockopt<T>(
+    fd: &OwnedFd,
+    level: libc::c_int,
+    opt: libc::c_int,
+    val: &T,
+) -> io::Result<()> {
+    // SAFETY: `val` points to a live `T` whose size is passed along.
+    let rc = unsafe {
+        libc::setsockopt(
+            fd.as_raw_fd(),
+            level,
+            opt,
+            (val as *const T).cast(),
+            std::mem::size_of::<T>() as libc::socklen_t,
+        )
+    };
+    if rc < 0 {
+        Err(io::Error::last_os_error())
+    } else {
+        Ok(())
+    }
+}
+
+/// The index of interface `name`.
+pub(crate) fn interface_index(name: &str) -> io::Result<u32> {
+    let cname = CString::new(name)
+        .map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "interface name with NUL"))?;
+    // SAFETY: `cname` is a valid NUL-terminated string.
+    let ifindex = unsafe { libc::if_nametoindex(cname.as_ptr()) };
+    if ifindex == 0 {
+        return Err(io::Error::new(
+            io::ErrorKind::NotFound,
+            format!("no interface named {name}"),
+        ));
+    }
+    Ok(ifindex)
+}
+
+/// `struct ifreq` for `SIOCGIFMTU`.
+#[repr(C)]
+struct IfreqMtu {
+    name: [libc::c_char; libc::IFNAMSIZ],
+    mtu: libc::c_int,
+    _pad: [u8; 20],
+}
+
+/// The MTU of interface `name` (`SIOCGIFMTU`).
+pub fn interface_mtu(name: &str) -> io::Result<usize> {
+    if name.len() >= libc::IFNAMSIZ {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            format!("interface name `{name}` is longer than IFNAMSIZ - 1"),
+        ));
+    }
+    // SAFETY: plain socket(2); the result is checked.
+    let raw = unsafe { libc::socket(libc::AF_INET, libc::SOCK_DGRAM | libc::SOCK_CLOEXEC, 0) };
+    if raw < 0 {
+        return Err(os_err("socket(AF_INET)", name));
+    }
+    // SAFETY: fresh owned descriptor.
+    let fd = unsafe { OwnedFd::from_raw_fd(raw) };
+    let mut req = IfreqMtu {
+        name: [0; libc::IFNAMSIZ],
+        mtu: 0,
+        _pad: [0; 20],
+    };
+    for (d, s) in req.name.iter_mut().zip(name.bytes()) {
+        *d = s as libc::c_char;
+    }
+    // SAFETY: `req` is a valid ifreq-shaped buffer for SIOCGIFMTU.
+    let rc = unsafe { libc::ioctl(fd.as_raw_fd(), libc::SIOCGIFMTU as _, &mut req) };
+    if rc < 0 {
+        return Err(os_err("SIOCGIFMTU", name));
+    }
+    Ok(usize::try_from(req.mtu).unwrap_or(1500))
+}
+
+/// An unbound raw `AF_PACKET` socket for every protocol, and the index of
+/// interface `name` to bind it to with [`bind_promiscuous`] (after any
+/// option that must precede the bind, such as a receive ring).
+pub(crate) fn packet_socket(name: &str) -> io::Result<(OwnedFd, u32)> {
+    let ifindex = interface_index(name)?;
+    let proto = (libc::ETH_P_ALL as u16).to_be();
+    // SAFETY: plain socket(2) call; the result is checked.
+    let raw = unsafe {
+        libc::socket(
+            libc::AF_PACKET,
+            libc::SOCK_RAW | libc::SOCK_CLOEXEC,
+            i32::from(proto),
+        )
+    };
+    if raw < 0 {
+        return Err(os_err("socket(AF_PACKET)", name));
+    }
+    // SAFETY: `raw` is a freshly created, owned descriptor.
+    Ok((unsafe { OwnedFd::from_raw_fd(raw) }, ifindex))
+}
+
+/// Bind a [`packet_socket`] to interface `ifindex` (`name` for errors),
+/// make the interface promiscuous for it, and ask the kernel not to loop
+/// back the frames this host sends (best effort: Linux ≥ 4.20; the drivers
+/// check the packet type as well).
+pub(crate) fn bind_promiscuous(fd: &OwnedFd, ifindex: u32, name: &str) -> io::Result<()> {
+    // SAFETY: sockaddr_ll is plain data; zero is a valid initial value.
+    let mut sll: libc::sockaddr_ll = unsafe { std::mem::zeroed() };
+    sll.sll_family = libc::AF_PACKET as u16;
+    sll.sll_protocol = (libc::ETH_P_ALL as u16).to_be();
+    sll.sll_ifindex = ifindex as i32;
+    // SAFETY: `sll` is a valid sockaddr_ll and its size is passed.
+    let rc = unsafe {
+        libc::bind(
+            fd.as_raw_fd(),
+            (&sll as *const libc::sockaddr_ll).cast(),
+            std::mem::size_of::<libc::sockaddr_ll>() as libc::socklen_t,
+        )
+    };
+    if rc < 0 {
+        return Err(os_err("bind", name));
+    }
+    // SAFETY: packet_mreq is plain data.
+    let mut mreq: libc::packet_mreq = unsafe { std::mem::zeroed() };
+    mreq.mr_ifindex = ifindex as i32;
+    mreq.mr_type = libc::PACKET_MR_PROMISC as u16;
+    setsockopt(fd, libc::SOL_PACKET, libc::PACKET_ADD_MEMBERSHIP, &mreq)
+        .map_err(|_| os_err("PACKET_ADD_MEMBERSHIP", name))?;
+    let _ = setsockopt(
+        fd,
+        libc::SOL_PACKET,
+        PACKET_IGNORE_OUTGOING,
+        &1 as &libc::c_int,
+    );
+    Ok(())
+}
+
+/// Run `open` on a short-lived thread that has entered the network
+/// namespace at `netns` (e.g. `/var/run/netns/blue`, as `ip netns add`
+/// creates): a socket it opens stays in that namespace, and the calling
+/// thread does not move.
+pub(crate) fn in_netns<T: Send + 'static>(
+    netns: &Path,
+    open: impl FnOnce() -> io::Result<T> + Send + 'static,
+) -> io::Result<T> {
+    let netns = netns.to_owned();
+    thread::Builder::new()
+        .name("netns-open".into())
+        .spawn(move || -> io::Result<T> {
+            let f = File::open(&netns)?;
+            rustix::thread::move_into_link_name_space(
+                std::os::fd::AsFd::as_fd(&f),
+                Some(rustix::thread::LinkNameSpaceType::Network),
+            )
+            .map_err(|e| {
+                let e = io::Error::from(e);
+                io::Error::new(e.kind(), format!("setns on {}: {e}", netns.display()))
+            })?;
+            open()
+        })?
+        .join()
+        .map_err(|_| io::Error::other("the namespace thread panicked"))?
+}
+
+/// The page size.
+pub(crate) fn page_size() -> usize {
+    rustix::param::page_size()
+}
+
+/// Set by the SIGINT/SIGTERM handler of [`stop_on_signals`].
+static SIGNALLED: AtomicBool = AtomicBool::new(false);
+/// Set by the SIGUSR1 handler of [`dump_on_sigusr1`].
+static DUMP_SIGNALLED: AtomicBool = AtomicBool::new(false);
+
+extern "C" fn on_signal(_sig: libc::c_int) {
+    SIGNALLED.store(true, Ordering::SeqCst);
+}
+
+extern "C" fn on_dump_signal(_sig: libc::c_int) {
+    DUMP_SIGNALLED.store(true, Ordering::SeqCst);
+}
+
+/// Raise `flag` each time the process gets SIGUSR1 (installs a handler and
+/// a small watcher thread). Pass the flag as [`LiveOptions::dump`] so the
+/// driver calls its hook (e.g. to write counters to a file) while running.
+pub fn dump_on_sigusr1(flag: Arc<AtomicBool>) -> io::Result<()> {
+    // SAFETY: sigaction with a handler that only stores to an atomic
+    // (async-signal-safe); `sa` is fully initialised.
+    let rc = unsafe {
+        let mut sa: libc::sigaction = std::mem::zeroed();
+        sa.sa_sigaction = on_dump_signal as extern "C" fn(libc::c_int) as libc::sighandler_t;
+        libc::sigemptyset(&mut sa.sa_mask);
+        sa.sa_flags = libc::SA_RESTART;
+        libc::sigaction(libc::SIGUSR1, &sa, std::ptr::null_mut())
+    };
+    if rc != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    thread::Builder::new()
+        .name("sigusr1".into())
+        .spawn(move || loop {
+            if DUMP_SIGNALLED.swap(false, Ordering::SeqCst) {
+                flag.store(true, Ordering::SeqCst);
+            }
+            thread::sleep(Duration::from_millis(10));
+        })?;
+    Ok(())
+}
+
+/// Raise `stop` when the process gets SIGINT or SIGTERM (installs
+/// process-wide handlers and a small watcher thread). For CLIs.
+pub fn stop_on_signals(stop: Arc<AtomicBool>) -> io::Result<()> {
+    for sig in [libc::SIGINT, libc::SIGTERM] {
+        // SAFETY: sigaction with a handler that only stores to an atomic
+        // (async-signal-safe); `sa` is fully initialised.
+        let rc = unsafe {
+            let mut sa: libc::sigaction = std::mem::zeroed();
+            sa.sa_sigaction = on_signal as extern "C" fn(libc::c_int) as libc::sighandler_t;
+            libc::sigemptyset(&mut sa.sa_mask);
+            sa.sa_flags = libc::SA_RESTART;
+            libc::sigaction(sig, &sa, std::ptr::null_mut())
+        };
+        if rc != 0 {
+            return Err(io::Error::last_os_error());
+        }
+    }
+    thread::Builder::new()
+        .name("signals".into())
+        .spawn(move || {
+            while !SIGNALLED.load(Ordering::SeqCst) {
+                thread::sleep(Duration::from_millis(20));
+            }
+            stop.store(true, Ordering::SeqCst);
+        })?;
+    Ok(())
+}
