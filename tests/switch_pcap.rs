@@ -284,3 +284,42 @@ fn bad_entries_exit_1_with_location() {
     assert!(stderr.contains("bad.txt:3"), "{stderr}");
     assert!(stderr.contains("takes 2 parameter(s)"), "{stderr}");
 }
+
+/// `netsparse bench pcap` writes the workload, replays it through the pcap
+/// driver and in-process, and refuses a run whose outputs differ in count.
+#[test]
+fn bench_pcap_replays_the_workload_through_the_driver() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_netsparse"))
+        .args([
+            "bench",
+            "pcap",
+            "--packets",
+            "3000",
+            "--routes",
+            "50",
+            "--dir",
+        ])
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(stdout.contains("3000 packets"), "{stdout}");
+    assert!(stdout.contains("pcap / in-process:"), "{stdout}");
+    // The input holds every packet; the outputs hold what was forwarded
+    // (one frame in 16 misses every route and is dropped).
+    assert_eq!(frames(&dir.path().join("p1_in.pcap")).len(), 3000);
+    let forwarded: usize = (1..=8)
+        .map(|p| frames(&dir.path().join(format!("p{p}_out.pcap"))).len())
+        .sum();
+    assert!(
+        stdout.contains(&format!("({forwarded} forwarded)")),
+        "{forwarded} frames in the outputs\n{stdout}"
+    );
+    assert!((2700..3000).contains(&forwarded), "{forwarded}");
+}

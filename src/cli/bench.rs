@@ -27,6 +27,33 @@ pub enum What {
     Nic(NicArgs),
     /// PRs per second through one middle pipe of the NetSparse switch, in-process.
     MiddlePipe(MiddlePipeArgs),
+    /// The switch workload replayed from a pcap file (`netsparse switch
+    /// --use-files`'s driver) beside the same packets in-process.
+    Pcap(PcapArgs),
+}
+
+/// Arguments of `netsparse bench pcap`.
+#[derive(clap::Args, Debug)]
+#[command(after_help = "\
+The `bench switch` workload (ipv4_forward, LPM routes, frames of 64-128 bytes,\n\
+100 ns apart) is written to DIR/p1_in.pcap; then the same packets run twice on\n\
+fresh switches in the same process: once handed to the switch directly, once\n\
+through the pcap driver (reading the input, writing DIR/p1_out.pcap ..\n\
+DIR/p8_out.pcap), as `netsparse switch --use-files` runs them. Both figures and\n\
+their ratio (the driver's cost) are printed; wall-clock and thread CPU time.\n\
+\n\
+Example: cargo run --release -- bench pcap --packets 1000000")]
+pub struct PcapArgs {
+    /// Packets to replay.
+    #[arg(long, default_value_t = 1_000_000)]
+    pub packets: usize,
+    /// LPM routes to install.
+    #[arg(long, default_value_t = 300)]
+    pub routes: usize,
+    /// Directory for the pcap files (default: a fresh one under the
+    /// system's temporary directory, removed afterwards).
+    #[arg(long, value_name = "DIR")]
+    pub dir: Option<PathBuf>,
 }
 
 /// Arguments of `netsparse bench middle-pipe`.
@@ -124,6 +151,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         What::Switch(a) => switch(a),
         What::Nic(a) => nic(a),
         What::MiddlePipe(a) => middle_pipe(a),
+        What::Pcap(a) => pcap(a),
     }
 }
 
@@ -233,6 +261,105 @@ fn switch(a: SwitchArgs) -> anyhow::Result<ExitCode> {
     println!(
         "cpu:  {cpu:.3} s, {:.0} packets/s per core",
         n / cpu.max(1e-9)
+    );
+    Ok(ExitCode::SUCCESS)
+}
+
+/// A v1model switch running the bundled ipv4_forward with `routes` routes
+/// of the seeded workload installed, and the workload.
+fn ipv4_switch(routes: usize) -> anyhow::Result<(Switch, netsparse_bmv2::workload::Workload)> {
+    let artifact = compile_bundled(Bundled::Ipv4Forward, &[])?;
+    let mut sw = Switch::new(&artifact, SwitchConfig::default())?;
+    let w = ipv4_workload(routes.max(1), 4096, 1);
+    install_routes(&mut sw, &w)?;
+    Ok((sw, w))
+}
+
+fn pcap(a: PcapArgs) -> anyhow::Result<ExitCode> {
+    use anyhow::Context as _;
+    use netsparse_bmv2::drivers::pcap::{run, PcapOptions};
+    use netsparse_bmv2::drivers::PortSpec;
+    use pcap_file::pcap::{PcapHeader, PcapPacket, PcapWriter};
+    use pcap_file::TsResolution;
+
+    let (dir, temporary) = match &a.dir {
+        Some(d) => (d.clone(), false),
+        None => (
+            std::env::temp_dir().join(format!("netsparse-bench-pcap-{}", std::process::id())),
+            true,
+        ),
+    };
+    std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
+    let (_, w) = ipv4_switch(a.routes)?;
+    let at = |i: usize| Time::from_ns(1_000 + i as u64 * 100);
+    {
+        let input = dir.join("p1_in.pcap");
+        let f = std::fs::File::create(&input)
+            .with_context(|| format!("creating {}", input.display()))?;
+        let header = PcapHeader {
+            ts_resolution: TsResolution::NanoSecond,
+            ..PcapHeader::default()
+        };
+        let mut pw = PcapWriter::with_header(std::io::BufWriter::new(f), header)?;
+        for (i, f) in w.frames.iter().cycle().take(a.packets).enumerate() {
+            let ts = std::time::Duration::from_nanos(at(i).as_ps() / 1000);
+            pw.write_packet(&PcapPacket::new(ts, f.len() as u32, f))?;
+        }
+    }
+    // In-process: the same packets, the same times.
+    let (mut sw, _) = ipv4_switch(a.routes)?;
+    let mut out = Outputs::new();
+    let cpu0 = thread_cpu_time();
+    let t0 = Instant::now();
+    let mut sent = 0usize;
+    for (i, f) in w.frames.iter().cycle().take(a.packets).enumerate() {
+        sw.on_packet(at(i), 1, f, &mut out);
+        sent += out.len();
+        out.clear();
+    }
+    let (wall_in, cpu_in) = (t0.elapsed().as_secs_f64(), thread_cpu_time() - cpu0);
+    // Through the pcap driver.
+    let (mut sw, _) = ipv4_switch(a.routes)?;
+    let specs: Vec<PortSpec> = (1..=8)
+        .map(|p| PortSpec {
+            port: p,
+            name: format!("p{p}"),
+        })
+        .collect();
+    let cpu0 = thread_cpu_time();
+    let t0 = Instant::now();
+    let report = run(&mut sw, &specs, &dir, &PcapOptions::default())?;
+    let (wall_pc, cpu_pc) = (t0.elapsed().as_secs_f64(), thread_cpu_time() - cpu0);
+    let written: u64 = report.ports.iter().map(|p| p.packets_out).sum();
+    if temporary {
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+    if written != sent as u64 {
+        eprintln!(
+            "error: the pcap run wrote {written} packets, the in-process run forwarded {sent}"
+        );
+        return Ok(ExitCode::from(1));
+    }
+    let n = a.packets as f64;
+    println!(
+        "programs/ipv4_forward.p4 (bundled), {} LPM routes, {} packets ({sent} forwarded)",
+        w.routes.len(),
+        a.packets
+    );
+    println!(
+        "in-process: wall {wall_in:.3} s, {:.0} packets/s; cpu {cpu_in:.3} s, {:.0} packets/s per core",
+        n / wall_in.max(1e-9),
+        n / cpu_in.max(1e-9)
+    );
+    println!(
+        "pcap:       wall {wall_pc:.3} s, {:.0} packets/s; cpu {cpu_pc:.3} s, {:.0} packets/s per core",
+        n / wall_pc.max(1e-9),
+        n / cpu_pc.max(1e-9)
+    );
+    println!(
+        "pcap / in-process: {:.2}x wall, {:.2}x cpu",
+        wall_pc / wall_in.max(1e-9),
+        cpu_pc / cpu_in.max(1e-9)
     );
     Ok(ExitCode::SUCCESS)
 }

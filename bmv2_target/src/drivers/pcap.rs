@@ -39,6 +39,10 @@ use pcap_file::{DataLink, Endianness, TsResolution};
 
 use super::PortSpec;
 
+/// Buffer size of each input reader and output writer: large enough that
+/// the system calls, not the copies, stay rare.
+const IO_BUFFER: usize = 1 << 20;
+
 /// Replay options.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct PcapOptions {
@@ -162,12 +166,6 @@ impl PcapReport {
     }
 }
 
-/// One record.
-struct Record {
-    ts_ns: u128,
-    data: Vec<u8>,
-}
-
 enum Format {
     Classic { big_endian: bool, nanos: bool },
     Ng(Box<PcapNgReader<BufReader<File>>>),
@@ -201,7 +199,7 @@ impl Input {
             file: file.to_owned(),
             err,
         };
-        let mut r = BufReader::new(File::open(file).map_err(io_err)?);
+        let mut r = BufReader::with_capacity(IO_BUFFER, File::open(file).map_err(io_err)?);
         let mut magic = [0u8; 4];
         let n = read_full(&mut r, &mut magic).map_err(io_err)?;
         if n < 4 {
@@ -212,7 +210,7 @@ impl Input {
         }
         if magic == [0x0a, 0x0d, 0x0d, 0x0a] {
             // pcapng: reopen and let pcap-file parse the blocks.
-            let r = BufReader::new(File::open(file).map_err(io_err)?);
+            let r = BufReader::with_capacity(IO_BUFFER, File::open(file).map_err(io_err)?);
             let ng = PcapNgReader::new(r).map_err(|e| PcapError::BadHeader {
                 file: file.to_owned(),
                 detail: format!("pcapng section header: {e}"),
@@ -259,19 +257,28 @@ impl Input {
         })
     }
 
-    /// The next record, `None` at a clean end of file.
-    fn next(&mut self) -> Result<Option<Record>, PcapError> {
+    /// The next record into `data` (its buffer reused), and its timestamp;
+    /// `None` at a clean end of file.
+    fn next(&mut self, data: &mut Vec<u8>) -> Result<Option<u128>, PcapError> {
         self.record += 1;
         let record = self.record;
-        let file = self.file.clone();
-        match &mut self.fmt {
+        let Input {
+            file,
+            r,
+            fmt,
+            max_caplen,
+            ..
+        } = self;
+        let file: &Path = file;
+        let max_caplen = *max_caplen;
+        match fmt {
             Format::Classic { big_endian, nanos } => {
-                let Some(r) = self.r.as_mut() else {
+                let Some(r) = r.as_mut() else {
                     return Ok(None);
                 };
                 let mut h = [0u8; 16];
                 let n = read_full(r, &mut h).map_err(|err| PcapError::Io {
-                    file: file.clone(),
+                    file: file.to_owned(),
                     err,
                 })?;
                 if n == 0 {
@@ -279,7 +286,7 @@ impl Input {
                 }
                 if n < 16 {
                     return Err(PcapError::Truncated {
-                        file,
+                        file: file.to_owned(),
                         record,
                         detail: format!("{n} of 16 header bytes"),
                     });
@@ -293,30 +300,31 @@ impl Input {
                     }
                 };
                 let (sec, frac, caplen) = (word(0), word(4), word(8));
-                if caplen > self.max_caplen {
+                if caplen > max_caplen {
                     return Err(PcapError::Caplen {
-                        file,
+                        file: file.to_owned(),
                         record,
                         caplen: u64::from(caplen),
-                        max: self.max_caplen,
+                        max: max_caplen,
                     });
                 }
                 let limit = if *nanos { 1_000_000_000 } else { 1_000_000 };
                 if frac >= limit {
                     return Err(PcapError::BadRecord {
-                        file,
+                        file: file.to_owned(),
                         record,
                         detail: format!("timestamp fraction {frac} is out of range"),
                     });
                 }
-                let mut data = vec![0u8; caplen as usize];
-                let got = read_full(r, &mut data).map_err(|err| PcapError::Io {
-                    file: file.clone(),
+                data.clear();
+                data.resize(caplen as usize, 0);
+                let got = read_full(r, data).map_err(|err| PcapError::Io {
+                    file: file.to_owned(),
                     err,
                 })?;
                 if got < data.len() {
                     return Err(PcapError::Truncated {
-                        file,
+                        file: file.to_owned(),
                         record,
                         detail: format!("{got} of {caplen} data bytes"),
                     });
@@ -326,10 +334,7 @@ impl Input {
                 } else {
                     u128::from(frac) * 1000
                 };
-                Ok(Some(Record {
-                    ts_ns: u128::from(sec) * 1_000_000_000 + frac_ns,
-                    data,
-                }))
+                Ok(Some(u128::from(sec) * 1_000_000_000 + frac_ns))
             }
             Format::Ng(ng) => loop {
                 let block = match ng.next_block() {
@@ -338,12 +343,12 @@ impl Input {
                         return Err(match e {
                             pcap_file::PcapError::IncompleteBuffer
                             | pcap_file::PcapError::IoError(_) => PcapError::Truncated {
-                                file,
+                                file: file.to_owned(),
                                 record,
                                 detail: e.to_string(),
                             },
                             other => PcapError::BadRecord {
-                                file,
+                                file: file.to_owned(),
                                 record,
                                 detail: other.to_string(),
                             },
@@ -351,34 +356,38 @@ impl Input {
                     }
                     Some(Ok(b)) => b,
                 };
-                let (iface, ts_raw, data) = match block {
-                    Block::EnhancedPacket(p) => (
-                        p.interface_id,
-                        Some(p.timestamp.as_nanos()),
-                        p.data.into_owned(),
-                    ),
-                    Block::SimplePacket(p) => (0, None, p.data.into_owned()),
+                let (iface, ts_raw) = match block {
+                    Block::EnhancedPacket(p) => {
+                        data.clear();
+                        data.extend_from_slice(&p.data);
+                        (p.interface_id, Some(p.timestamp.as_nanos()))
+                    }
+                    Block::SimplePacket(p) => {
+                        data.clear();
+                        data.extend_from_slice(&p.data);
+                        (0, None)
+                    }
                     _ => continue,
                 };
                 let Some(desc) = ng.interfaces().get(iface as usize) else {
                     return Err(PcapError::BadRecord {
-                        file,
+                        file: file.to_owned(),
                         record,
                         detail: format!("packet on undeclared interface {iface}"),
                     });
                 };
                 if desc.linktype != DataLink::ETHERNET {
                     return Err(PcapError::LinkType {
-                        file,
+                        file: file.to_owned(),
                         linktype: u32::from(desc.linktype),
                     });
                 }
-                if data.len() > self.max_caplen as usize {
+                if data.len() > max_caplen as usize {
                     return Err(PcapError::Caplen {
-                        file,
+                        file: file.to_owned(),
                         record,
                         caplen: data.len() as u64,
-                        max: self.max_caplen,
+                        max: max_caplen,
                     });
                 }
                 // pcap-file hands the raw tick count over as nanoseconds;
@@ -407,7 +416,7 @@ impl Input {
                         }
                     }
                 };
-                return Ok(Some(Record { ts_ns, data }));
+                return Ok(Some(ts_ns));
             },
         }
     }
@@ -559,10 +568,12 @@ pub fn run<D: Datapath>(
             endianness: Endianness::Little,
             ..PcapHeader::default()
         };
-        let w = PcapWriter::with_header(BufWriter::new(f), header).map_err(|e| PcapError::Io {
-            file: path.clone(),
-            err: io::Error::other(e.to_string()),
-        })?;
+        let w = PcapWriter::with_header(BufWriter::with_capacity(IO_BUFFER, f), header).map_err(
+            |e| PcapError::Io {
+                file: path.clone(),
+                err: io::Error::other(e.to_string()),
+            },
+        )?;
         outputs.push(Output {
             file: path,
             w: Some(w),
@@ -570,11 +581,13 @@ pub fn run<D: Datapath>(
         });
         by_port.insert(s.port, i);
     }
-    // Prime: first record of each input.
-    let mut heads: Vec<Option<Record>> = Vec::with_capacity(specs.len());
+    // Prime: first record of each input (timestamps in `heads`, bytes in
+    // `bufs`, one reused buffer per input).
+    let mut heads: Vec<Option<u128>> = Vec::with_capacity(specs.len());
+    let mut bufs: Vec<Vec<u8>> = vec![Vec::new(); specs.len()];
     for (i, input) in inputs.iter_mut().enumerate() {
         let head = match input {
-            Some(inp) => match inp.next() {
+            Some(inp) => match inp.next(&mut bufs[i]) {
                 Ok(r) => r,
                 Err(e) => {
                     reports[i].error = Some(e);
@@ -585,7 +598,7 @@ pub fn run<D: Datapath>(
         };
         heads.push(head);
     }
-    let origin_ns = heads.iter().flatten().map(|r| r.ts_ns).min().unwrap_or(0);
+    let origin_ns = heads.iter().flatten().copied().min().unwrap_or(0);
     let mut rp = Replay {
         dp,
         out: Outputs::new(),
@@ -601,7 +614,7 @@ pub fn run<D: Datapath>(
             let next = heads
                 .iter()
                 .enumerate()
-                .filter_map(|(i, h)| h.as_ref().map(|r| (r.ts_ns, i)))
+                .filter_map(|(i, h)| h.map(|ts| (ts, i)))
                 .min();
             let Some((ts_ns, i)) = next else { break };
             let t = Time::from_ps(
@@ -610,14 +623,14 @@ pub fn run<D: Datapath>(
             );
             rp.timers(Some(t), opts.max_steps_per_packet)?;
             rp.now = rp.now.max(t);
-            if let Some(rec) = heads[i].take() {
+            if heads[i].take().is_some() {
                 rp.dp
-                    .on_packet(rp.now, specs[i].port, &rec.data, &mut rp.out);
+                    .on_packet(rp.now, specs[i].port, &bufs[i], &mut rp.out);
                 reports[i].packets_in += 1;
                 rp.flush_outputs()?;
             }
             if let Some(inp) = inputs[i].as_mut() {
-                match inp.next() {
+                match inp.next(&mut bufs[i]) {
                     Ok(r) => heads[i] = r,
                     Err(e) => {
                         reports[i].error = Some(e);
