@@ -34,6 +34,17 @@ pub const ARTIFACT_FORMAT: &str = "netsparse-pipeline";
 pub const ARTIFACT_VERSION: u32 = 1;
 /// Widest value a field or expression may have.
 pub const MAX_WIDTH: u16 = 128;
+/// The names of P4's core errors, in core.p4 order: every artifact's
+/// [`Artifact::errors`] starts with them (error value = index).
+pub const CORE_ERRORS: [&str; 7] = [
+    "NoError",
+    "PacketTooShort",
+    "NoMatch",
+    "StackOutOfBounds",
+    "HeaderTooShort",
+    "ParserTimeout",
+    "ParserInvalidArgument",
+];
 
 macro_rules! id_type {
     ($(#[$m:meta])* $name:ident) => {

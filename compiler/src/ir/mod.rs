@@ -961,16 +961,8 @@ pub struct Module {
     pub analysis: Option<crate::graph::Analysis>,
 }
 
-/// The seven core errors, in P4's core.p4 order.
-pub const CORE_ERRORS: [&str; 7] = [
-    "NoError",
-    "PacketTooShort",
-    "NoMatch",
-    "StackOutOfBounds",
-    "HeaderTooShort",
-    "ParserTimeout",
-    "ParserInvalidArgument",
-];
+/// The names of P4's core errors (defined once, in the artifact schema).
+pub use netsparse_externs::artifact::CORE_ERRORS;
 
 impl Module {
     /// An empty module named `name`, with the core errors.

@@ -44,16 +44,8 @@ pub const MAX_EXTERN_CELLS: u32 = 1 << 24;
 /// Most entries a table may be declared with on this target.
 pub const MAX_TABLE_SIZE: u32 = 1 << 24;
 
-/// The names of P4's core errors, in core.p4 order.
-pub const CORE_ERRORS: [&str; 7] = [
-    "NoError",
-    "PacketTooShort",
-    "NoMatch",
-    "StackOutOfBounds",
-    "HeaderTooShort",
-    "ParserTimeout",
-    "ParserInvalidArgument",
-];
+/// The names of P4's core errors (defined once, in the artifact schema).
+pub use netsparse_externs::artifact::CORE_ERRORS;
 
 /// The blocks of a v1model package.
 #[derive(Clone, Copy, Debug)]
