@@ -1,0 +1,140 @@
+//! Storage: field slots for scalars, headers with bit layouts, temporaries,
+//! the places of variables per instance, and the leaves of a place.
+
+use netsparse_externs::artifact::{self as a, FieldId, FieldKind, HeaderId, StackId};
+
+use crate::ir::{self, Handle, Type};
+
+use super::*;
+
+impl Lower<'_> {
+    // ----- storage -------------------------------------------------------------------
+
+    pub(super) fn scalar_of(&self, ty: &Type) -> Option<(u16, bool)> {
+        Some((self.m.scalar_width(ty)?, self.m.scalar_signed(ty)))
+    }
+
+    pub(super) fn new_field(
+        &mut self,
+        name: String,
+        width: u16,
+        signed: bool,
+        kind: FieldKind,
+    ) -> FieldId {
+        let id = FieldId(u32_of(self.fields.len()));
+        self.fields.push(a::Field {
+            name,
+            width,
+            signed,
+            kind,
+        });
+        id
+    }
+
+    pub(super) fn new_header(&mut self, name: String, s: Handle<ir::StructDef>) -> HeaderId {
+        let hid = HeaderId(u32_of(self.headers.len()));
+        let def = &self.m.structs[s];
+        let mut fields = Vec::new();
+        let mut offset = 0u32;
+        let mut slots = Vec::new();
+        for f in &def.fields {
+            let (w, signed) = self.scalar_of(&f.ty).unwrap_or((1, false));
+            slots.push((format!("{name}.{}", f.name), w, signed));
+        }
+        for (fname, w, signed) in slots {
+            let fid = self.new_field(fname, w, signed, FieldKind::Header(hid));
+            fields.push(a::HeaderField {
+                field: fid,
+                bit_offset: offset,
+                width: w,
+            });
+            offset += u32::from(w);
+        }
+        self.headers.push(a::Header {
+            name,
+            type_name: def.name.clone(),
+            fields,
+            bit_width: offset,
+        });
+        hid
+    }
+
+    /// Allocate slots for a value of type `ty` named `name`.
+    pub(super) fn alloc(&mut self, name: &str, ty: &Type, kind: FieldKind) -> Place {
+        match ty {
+            Type::Header(s) => Place::Header(self.new_header(name.to_string(), *s)),
+            Type::Struct(s) => {
+                let fields = self.m.structs[*s].fields.clone();
+                Place::Struct(
+                    fields
+                        .iter()
+                        .map(|f| self.alloc(&format!("{name}.{}", f.name), &f.ty, kind))
+                        .collect(),
+                )
+            }
+            Type::Stack(s, n) => {
+                let elements = (0..*n)
+                    .map(|i| self.new_header(format!("{name}[{i}]"), *s))
+                    .collect();
+                let next_index = self.new_field(format!("{name}.$next"), 32, false, kind);
+                let sid = StackId(u32_of(self.stacks.len()));
+                self.stacks.push(a::HeaderStack {
+                    name: name.to_string(),
+                    elements,
+                    next_index,
+                });
+                Place::Stack(sid)
+            }
+            Type::List(ts) => Place::Struct(
+                ts.iter()
+                    .enumerate()
+                    .map(|(i, t)| self.alloc(&format!("{name}.{i}"), t, kind))
+                    .collect(),
+            ),
+            Type::Extern(..) => Place::Packet,
+            other => {
+                let (w, signed) = self.scalar_of(other).unwrap_or((1, false));
+                Place::Scalar(self.new_field(name.to_string(), w, signed, kind))
+            }
+        }
+    }
+
+    pub(super) fn temp(&mut self, ty: &Type) -> Place {
+        self.temps += 1;
+        let name = format!("$t{}", self.temps);
+        self.alloc(&name, ty, FieldKind::Local)
+    }
+
+    pub(super) fn var_place(&mut self, inst: usize, v: Handle<ir::Var>) -> Place {
+        if let Some(p) = self.insts[inst].vars.get(&v) {
+            return p.clone();
+        }
+        if let Some(p) = self.insts[0].vars.get(&v) {
+            return p.clone();
+        }
+        let var = &self.m.vars[v];
+        let name = join(&self.insts[inst].path, &var.name);
+        let ty = var.ty.clone();
+        let p = self.alloc(&name, &ty, FieldKind::Local);
+        self.insts[inst].vars.insert(v, p.clone());
+        p
+    }
+
+    pub(super) fn leaves(&self, p: &Place, out: &mut Vec<FieldId>) {
+        match p {
+            Place::Scalar(f) => out.push(*f),
+            Place::Header(h) => out.extend(self.headers[h.index()].fields.iter().map(|f| f.field)),
+            Place::Stack(s) => {
+                for h in &self.stacks[s.index()].elements {
+                    out.extend(self.headers[h.index()].fields.iter().map(|f| f.field));
+                }
+            }
+            Place::Struct(ps) => {
+                for q in ps {
+                    self.leaves(q, out);
+                }
+            }
+            Place::Packet => {}
+        }
+    }
+}

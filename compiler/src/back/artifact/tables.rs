@@ -1,0 +1,182 @@
+//! Actions (named per instance, bodies lowered once) and tables: keys,
+//! action lists, default actions, const entries, direct resources.
+
+use netsparse_externs::artifact::{self as a, ActionId, ExternId, FieldKind, TableId};
+
+use crate::ir::{self, Handle};
+
+use super::*;
+
+impl Lower<'_> {
+    // ----- actions and tables ------------------------------------------------------------
+
+    pub(super) fn action_name(&self, idx: usize, act: &ir::Action) -> String {
+        match &act.cp_name {
+            Some(n) if n.starts_with('.') => n[1..].to_string(),
+            Some(n) if act.owner.is_some() => join(&self.insts[idx].path, n),
+            Some(n) => n.clone(),
+            None if act.owner.is_some() => join(&self.insts[idx].path, &act.name),
+            None => act.name.clone(),
+        }
+    }
+
+    /// Lower an action once per instance (top-level actions once, in instance 0).
+    pub(super) fn action(&mut self, idx: usize, h: Handle<ir::Action>) -> ActionId {
+        let act = &self.m.actions[h];
+        let idx = if act.owner.is_none() { 0 } else { idx };
+        if let Some(id) = self.insts[idx].actions.get(&h) {
+            return *id;
+        }
+        let name = self.action_name(idx, act);
+        let mut params = Vec::new();
+        for p in &act.params {
+            let var = &self.m.vars[*p];
+            let data = var.kind == ir::VarKind::Param(None);
+            let kind = if data {
+                FieldKind::ActionParam
+            } else {
+                FieldKind::Local
+            };
+            let place = self.alloc(&format!("{name}.{}", var.name), &var.ty, kind);
+            if let (true, Place::Scalar(f)) = (data, &place) {
+                params.push(a::ActionParam {
+                    name: var.name.clone(),
+                    field: *f,
+                    width: self.fields[f.index()].width,
+                });
+            }
+            self.insts[idx].vars.insert(*p, place);
+        }
+        // Reserve the id first: the body cannot call itself (P4 has no recursion).
+        let id = ActionId(u32_of(self.actions.len()));
+        self.actions.push(a::Action {
+            name,
+            params,
+            body: Vec::new(),
+        });
+        self.insts[idx].actions.insert(h, id);
+        let saved = self.region;
+        if act.owner.is_none() {
+            self.region = Region::Outside;
+        }
+        let body = self.block(idx, &act.body.stmts);
+        self.region = saved;
+        self.actions[id.index()].body = body;
+        id
+    }
+
+    pub(super) fn table(&mut self, idx: usize, h: Handle<ir::Table>) -> Option<TableId> {
+        let t = &self.m.tables[h];
+        let name = match &t.cp_name {
+            Some(n) if n.starts_with('.') => n[1..].to_string(),
+            Some(n) => join(&self.insts[idx].path, n),
+            None => join(&self.insts[idx].path, &t.name),
+        };
+        let mut keys = Vec::new();
+        for k in &t.keys {
+            let mut pre = Vec::new();
+            let e = self.expr(idx, &k.expr, &mut pre)?;
+            if !pre.is_empty() {
+                self.inexpressible("a table key with a call in it", k.span);
+                return None;
+            }
+            keys.push(a::TableKey {
+                name: k.name.clone(),
+                expr: e,
+                width: k.width,
+                match_kind: k.match_kind,
+            });
+        }
+        let mut actions = Vec::new();
+        for ta in &t.actions {
+            let base = self.action(idx, ta.action);
+            let act = &self.m.actions[ta.action];
+            let owner_idx = if act.owner.is_none() { 0 } else { idx };
+            let cp = self.action_name(owner_idx, act);
+            let id = if ta.bound.is_empty() {
+                base
+            } else {
+                // A specialisation: copy the bound arguments in, run the action, copy out.
+                let params: Vec<Handle<ir::Var>> = act
+                    .params
+                    .iter()
+                    .copied()
+                    .filter(|p| self.m.vars[*p].kind != ir::VarKind::Param(None))
+                    .collect();
+                let mut body = Vec::new();
+                let mut outs = Vec::new();
+                for (p, arg) in params.iter().zip(&ta.bound) {
+                    let place = self.var_place(owner_idx, *p);
+                    let ty = self.m.vars[*p].ty.clone();
+                    self.copy_in(idx, &place, &ty, arg, &mut body, &mut outs)?;
+                }
+                body.push(a::Stmt::CallAction { action: base });
+                self.copy_out(&outs, &mut body);
+                let id = ActionId(u32_of(self.actions.len()));
+                let data = self.actions[base.index()].params.clone();
+                self.actions.push(a::Action {
+                    name: format!("{cp}${}", self.actions.len()),
+                    params: data,
+                    body,
+                });
+                id
+            };
+            actions.push(a::TableAction {
+                action: id,
+                name: cp,
+                default_only: ta.default_only,
+                table_only: ta.table_only,
+            });
+        }
+        let default_action = a::DefaultAction {
+            action: actions.get(t.default_action)?.action,
+            args: t.default_args.clone(),
+            is_const: t.default_const,
+        };
+        let entries = t
+            .entries
+            .iter()
+            .filter_map(|e| {
+                Some(a::Entry {
+                    keys: e.keys.clone(),
+                    action: actions.get(e.action)?.action,
+                    args: e.args.clone(),
+                    priority: e.priority,
+                })
+            })
+            .collect();
+        let hit = self.new_field(format!("${name}.hit"), 1, false, FieldKind::Local);
+        let action_run = self.new_field(format!("${name}.action_run"), 32, false, FieldKind::Local);
+        let tid = TableId(u32_of(self.tables.len()));
+        let ext = |i: Option<Handle<ir::Instance>>, me: &mut Self| -> Option<ExternId> {
+            match me.lookup_instance(idx, i?)? {
+                InstRef::Extern(e) => {
+                    match &mut me.externs[e.index()].kind {
+                        a::ExternKind::DirectCounter { table, .. }
+                        | a::ExternKind::DirectMeter { table, .. } => *table = tid,
+                        _ => {}
+                    }
+                    Some(e)
+                }
+                InstRef::Control(_) => None,
+            }
+        };
+        let direct_counter = ext(t.direct_counter, self);
+        let direct_meter = ext(t.direct_meter, self);
+        self.tables.push(a::Table {
+            name,
+            keys,
+            actions,
+            default_action,
+            entries,
+            entries_const: t.entries_const,
+            size: t.size,
+            hit,
+            action_run,
+            direct_counter,
+            direct_meter,
+        });
+        self.table_spans.push(t.span);
+        Some(tid)
+    }
+}
