@@ -89,12 +89,19 @@ fn invalid_utf8_points_at_the_first_bad_byte() {
 #[test]
 fn every_front_end_code_is_explained() {
     let mut used = Vec::new();
-    let dir = Path::new("src/front");
-    let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
-        .expect("src/front")
-        .flatten()
-        .map(|e| e.path())
-        .collect();
+    // Every file under src/front, subdirectories included.
+    let mut files: Vec<PathBuf> = Vec::new();
+    let mut dirs = vec![Path::new("src/front").to_path_buf()];
+    while let Some(dir) = dirs.pop() {
+        for e in std::fs::read_dir(&dir).expect("src/front").flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                dirs.push(p);
+            } else {
+                files.push(p);
+            }
+        }
+    }
     files.sort();
     for f in files {
         if f.extension().is_none_or(|x| x != "rs") {
