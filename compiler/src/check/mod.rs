@@ -15,7 +15,9 @@ mod arch;
 pub(crate) mod consts;
 mod decl;
 mod expr;
+mod parser;
 mod stmt;
+mod table;
 mod types;
 
 use std::collections::HashMap;
