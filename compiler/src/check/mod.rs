@@ -12,6 +12,7 @@
 //! package and architecture rules).
 
 mod arch;
+mod call;
 pub(crate) mod consts;
 mod decl;
 mod expr;
