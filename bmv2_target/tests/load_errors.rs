@@ -3,7 +3,7 @@
 
 mod common;
 
-use netsparse_bmv2::testing::{ex, ipv4_forward, ipv4_forward_parts, ArtifactBuilder};
+use netsparse_bmv2::testing::{ex, ipv4_forward, ipv4_forward_parts};
 use netsparse_bmv2::{LoadError, Switch, SwitchConfig};
 use netsparse_engine::ControlPlane;
 use netsparse_externs::artifact::*;
@@ -55,8 +55,11 @@ fn cache_prims_are_unsupported_in_v1model() {
             dst: LValue::Field { field: hit },
         }));
     let e = err(&p.builder.build());
-    assert!(e.contains("Property Cache Lookup/Insert"), "{e}");
-    assert!(e.contains("(in control MyIngress)"), "{e}");
+    assert!(
+        e.contains("(MyIngress.register) is used as a Property Cache but is Register"),
+        "{e}"
+    );
+    assert!(e.contains("(in /controls/1/body/1 (MyIngress))"), "{e}");
 }
 
 #[test]
@@ -70,18 +73,22 @@ fn inconsistent_artifacts_are_invalid_with_a_place() {
     let e = err(&p.builder.build());
     assert_eq!(
         e,
-        "invalid artifact: assigned value has width 16 (expected 8) (in control MyIngress)"
+        "invalid artifact: assignment of 16 bits to 8 bits (in /controls/1/body/1 (MyIngress))"
     );
     // Field id out of range.
     let mut a = ipv4_forward();
     a.controls[1].body.push(ex::set(FieldId(9999), ex::c(1, 8)));
-    assert!(err(&a).contains("field id 9999 out of range"));
+    let e = err(&a);
+    assert!(e.contains("field id 9999 out of range"), "{e}");
+    assert!(e.contains("/controls/1/body/"), "{e}");
     // A constant wider than its width.
     let mut a = ipv4_forward();
     a.controls[3]
         .body
         .push(ex::if_(ex::c(2, 1), vec![], vec![]));
-    assert!(err(&a).contains("constant 0x2 does not fit 1 bits"));
+    let e = err(&a);
+    assert!(e.contains("constant 0x2 does not fit 1 bits"), "{e}");
+    assert!(e.contains("(in /controls/3/body/"), "{e}");
     // Extract outside a parser.
     let mut p = ipv4_forward_parts();
     let h = p.ethernet;
@@ -92,11 +99,13 @@ fn inconsistent_artifacts_are_invalid_with_a_place() {
     // Core errors missing.
     let mut a = ipv4_forward();
     a.errors.truncate(3);
-    assert!(err(&a).contains("must start with P4's core errors"));
-    // A header that is not whole bytes.
-    let mut b = ArtifactBuilder::v1model("odd");
-    b.header("hdr.x", "x_t", &[("a", 3)]);
-    let e = err(&b.build());
+    let e = err(&a);
+    assert!(e.contains("must start with P4's core errors"), "{e}");
+    assert!(e.contains("(in /errors (errors))"), "{e}");
+    // A header that is not whole bytes (consistent, but not for this target).
+    let mut p = ipv4_forward_parts();
+    p.builder.header("hdr.x", "x_t", &[("a", 3)]);
+    let e = err(&p.builder.build());
     assert!(
         e.contains("header hdr.x is 3 bits, not a whole number of bytes"),
         "{e}"
@@ -116,11 +125,51 @@ fn inconsistent_artifacts_are_invalid_with_a_place() {
     let mut a = ipv4_forward();
     let d = a.tables[0].default_action.action;
     a.tables[0].actions.retain(|x| x.action != d);
-    assert!(err(&a).contains("the default action is not in the table's action list"));
+    let e = err(&a);
+    assert!(
+        e.contains("the default action is not in the table's action list"),
+        "{e}"
+    );
+    assert!(e.contains("(in /tables/0 (MyIngress.ipv4_lpm))"), "{e}");
     // Wrong format / version.
     let mut a = ipv4_forward();
     a.version = 99;
     assert!(err(&a).contains("version 99"));
+}
+
+/// An artifact edited by hand as JSON is refused by the one validator, with
+/// the JSON pointer of the bad value, before anything is loaded.
+#[test]
+fn hand_edited_json_is_refused_with_its_json_pointer() {
+    let mut v = serde_json::to_value(ipv4_forward()).unwrap();
+    // The table's default action now names an action it does not list.
+    let actions = v["actions"].as_array().unwrap().len() as u64;
+    v["tables"][0]["default_action"]["action"] = serde_json::Value::from(actions + 7);
+    let a: Artifact = serde_json::from_value(v).unwrap();
+    let e = err(&a);
+    assert!(e.starts_with("invalid artifact: "), "{e}");
+    assert!(e.contains("(in /tables/0 (MyIngress.ipv4_lpm))"), "{e}");
+    // Every problem is reported by the validator, each at its pointer.
+    let problems = validate(&a);
+    assert!(
+        problems.iter().all(|p| p.path == "/tables/0"),
+        "{problems:?}"
+    );
+    // A nested statement: the pointer goes down to it.
+    let mut v = serde_json::to_value(ipv4_forward()).unwrap();
+    let body = v["controls"][1]["body"].as_array_mut().unwrap();
+    body.push(serde_json::json!({
+        "stmt": "apply_table",
+        "table": 42
+    }));
+    let n = body.len() - 1;
+    let a: Artifact = serde_json::from_value(v).unwrap();
+    let e = err(&a);
+    assert!(e.contains("table out of range"), "{e}");
+    assert!(
+        e.contains(&format!("(in /controls/1/body/{n} (MyIngress))")),
+        "{e}"
+    );
 }
 
 /// Replace the `k`-th number in a JSON document by `v`.

@@ -1,6 +1,11 @@
 //! Load an [`Artifact`]: validate it completely and translate it into the
 //! executable [`Code`] plus the initial [`Runtime`] state.
 //!
+//! The schema's consistency check ([`netsparse_externs::artifact::validate`],
+//! the same one the compiler's tests run on every artifact) comes first, so
+//! a hand-edited artifact is refused with the JSON pointer of the bad value;
+//! what follows are this target's own limits and the translation.
+//!
 //! Validation covers every id (in range), every width (1..=128, operands and
 //! assignments agreeing, slices inside their operand, constants that fit),
 //! header layouts (contiguous fields, whole bytes), statements in the right
@@ -120,6 +125,19 @@ fn load_inner(a: &Artifact, v1model: bool, extra: &[ExtraBlock<'_>]) -> Result<L
             "version {} (this build reads version {ARTIFACT_VERSION})",
             a.version
         )));
+    }
+    // The schema's consistency check, the one every artifact passes
+    // (problems name their JSON pointer).
+    let problems = netsparse_externs::artifact::validate(a);
+    if let Some(p) = problems.first() {
+        let more = match problems.len() {
+            1 => String::new(),
+            n => format!(" (and {} more problems)", n - 1),
+        };
+        return Err(LoadError::Invalid {
+            detail: format!("{}{more}", p.message),
+            place: format!("{} ({})", p.path, p.what),
+        });
     }
     let pkg: Option<&V1Switch> = match (&a.arch, &a.package) {
         _ if !v1model => None,

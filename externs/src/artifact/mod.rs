@@ -28,6 +28,9 @@
 
 use serde::{Deserialize, Serialize};
 
+mod validate;
+pub use validate::{validate, Problem};
+
 /// The `format` string every artifact carries.
 pub const ARTIFACT_FORMAT: &str = "netsparse-pipeline";
 /// The schema version this crate reads and writes. Bump on any incompatible change.

@@ -1,0 +1,871 @@
+//! The consistency check of an artifact, in one place: every id in range,
+//! every width agreeing (field slots and header layouts, operands and
+//! assignments, slices inside their operand, constants that fit), header
+//! layouts contiguous, parser transitions and select keysets, tables'
+//! actions, defaults and const entries coherent, direct resources pointing
+//! back at their tables, and the package's slots of the widths the
+//! architecture defines. The compiler's tests run it on every artifact they
+//! produce, and the engine runs it before loading one, so a hand-edited
+//! artifact is refused with the JSON pointer of what is wrong (RFC 6901:
+//! `/tables/4/entries/2`, `/controls/1/body/3/then/0`).
+
+use super::*;
+
+/// One inconsistency: where (a JSON pointer into the artifact), in which
+/// named element, and what.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Problem {
+    /// JSON pointer of the offending value (e.g. `/tables/4/entries/2`).
+    pub path: String,
+    /// The name of the enclosing element (table, control, field...).
+    pub what: String,
+    /// What is wrong.
+    pub message: String,
+}
+
+impl std::fmt::Display for Problem {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} ({}): {}", self.path, self.what, self.message)
+    }
+}
+
+/// Check `art`'s internal consistency; every problem found, in artifact
+/// order (empty: consistent).
+pub fn validate(art: &Artifact) -> Vec<Problem> {
+    let mut v = V {
+        a: art,
+        problems: Vec::new(),
+        base: String::new(),
+        what: String::new(),
+        segs: Vec::new(),
+    };
+    v.all();
+    v.problems
+}
+
+struct V<'a> {
+    a: &'a Artifact,
+    problems: Vec<Problem>,
+    base: String,
+    what: String,
+    segs: Vec<String>,
+}
+
+impl V<'_> {
+    fn bad(&mut self, msg: String) {
+        let mut path = self.base.clone();
+        for s in &self.segs {
+            path.push('/');
+            path.push_str(s);
+        }
+        self.problems.push(Problem {
+            path,
+            what: self.what.clone(),
+            message: msg,
+        });
+    }
+
+    /// Problems found from here on are at JSON pointer `path`, in the
+    /// element named `what`.
+    fn at(&mut self, path: String, what: &str) {
+        self.base = path;
+        self.what = what.to_owned();
+        self.segs.clear();
+    }
+
+    /// Check the statements of list `seg` (a member name under the current
+    /// path), each at its index.
+    fn stmts_at(&mut self, seg: &str, s: &[Stmt]) {
+        self.segs.push(seg.to_owned());
+        for (i, x) in s.iter().enumerate() {
+            self.segs.push(i.to_string());
+            self.stmt(x);
+            self.segs.pop();
+        }
+        self.segs.pop();
+    }
+
+    fn field(&mut self, f: FieldId) -> u16 {
+        match self.a.fields.get(f.index()) {
+            Some(x) => x.width,
+            None => {
+                self.bad(format!("field id {} out of range", f.0));
+                0
+            }
+        }
+    }
+
+    fn all(&mut self) {
+        let a = self.a;
+        self.at(String::new(), &a.program);
+        if a.format != ARTIFACT_FORMAT || a.version != ARTIFACT_VERSION {
+            self.bad(format!(
+                "format {:?} version {} (expected {ARTIFACT_FORMAT:?} version {ARTIFACT_VERSION})",
+                a.format, a.version
+            ));
+        }
+        self.at("/errors".into(), "errors");
+        if a.errors.len() < CORE_ERRORS.len()
+            || a.errors.iter().zip(CORE_ERRORS).any(|(e, c)| e != c)
+        {
+            self.bad(format!(
+                "the error list must start with P4's core errors {CORE_ERRORS:?}"
+            ));
+        }
+        for (i, f) in a.fields.iter().enumerate() {
+            self.at(format!("/fields/{i}"), &f.name);
+            if f.width == 0 || f.width > MAX_WIDTH {
+                self.bad(format!("width {}", f.width));
+            }
+            if let FieldKind::Header(h) = f.kind {
+                match a.headers.get(h.index()) {
+                    Some(hd) if hd.fields.iter().any(|x| x.field.index() == i) => {}
+                    _ => self.bad("header field not listed in its header".into()),
+                }
+            }
+        }
+        for (i, h) in a.headers.iter().enumerate() {
+            self.at(format!("/headers/{i}"), &h.name);
+            let mut off = 0;
+            for hf in &h.fields {
+                let w = self.field(hf.field);
+                if w != hf.width {
+                    self.bad(format!("layout width {} != slot width {w}", hf.width));
+                }
+                if hf.bit_offset != off {
+                    self.bad(format!("offset {} expected {off}", hf.bit_offset));
+                }
+                off += u32::from(hf.width);
+                if let Some(f) = a.fields.get(hf.field.index()) {
+                    if f.kind != FieldKind::Header(HeaderId(i as u32)) {
+                        self.bad("header field slot has the wrong kind".into());
+                    }
+                }
+            }
+            if off != h.bit_width {
+                self.bad(format!("bit_width {} != {off}", h.bit_width));
+            }
+        }
+        for (i, s) in a.stacks.iter().enumerate() {
+            self.at(format!("/stacks/{i}"), &s.name);
+            if s.elements.is_empty() {
+                self.bad("empty stack".into());
+            }
+            for e in &s.elements {
+                if a.headers.get(e.index()).is_none() {
+                    self.bad(format!("element {} out of range", e.0));
+                }
+            }
+            if self.field(s.next_index) != 32 {
+                self.bad("next_index must be 32 bits".into());
+            }
+        }
+        for (i, p) in a.parsers.iter().enumerate() {
+            self.at(format!("/parsers/{i}"), &p.name);
+            if p.start.index() >= p.states.len() {
+                self.bad("start out of range".into());
+            }
+            for (j, s) in p.states.iter().enumerate() {
+                self.at(
+                    format!("/parsers/{i}/states/{j}"),
+                    &format!("{}.{}", p.name, s.name),
+                );
+                self.stmts_at("body", &s.body);
+                let nexts: Vec<Next> = match &s.transition {
+                    Transition::Direct { next } => vec![*next],
+                    Transition::Select { keys, cases } => {
+                        for k in keys {
+                            self.expr(k);
+                        }
+                        for c in cases {
+                            if c.keysets.len() != keys.len() {
+                                self.bad("keyset count != key count".into());
+                            }
+                        }
+                        cases.iter().map(|c| c.next).collect()
+                    }
+                };
+                for n in nexts {
+                    if let Next::State(st) = n {
+                        if st.index() >= p.states.len() {
+                            self.bad("transition out of range".into());
+                        }
+                    }
+                }
+            }
+        }
+        for (i, c) in a.controls.iter().enumerate() {
+            self.at(format!("/controls/{i}"), &c.name);
+            self.stmts_at("body", &c.body);
+        }
+        for (i, act) in a.actions.iter().enumerate() {
+            self.at(format!("/actions/{i}"), &act.name);
+            for p in &act.params {
+                let w = self.field(p.field);
+                if w != p.width {
+                    self.bad(format!("param {} width {} != slot {w}", p.name, p.width));
+                }
+                if a.fields.get(p.field.index()).map(|f| f.kind) != Some(FieldKind::ActionParam) {
+                    self.bad(format!("param {} slot is not an action parameter", p.name));
+                }
+            }
+            self.stmts_at("body", &act.body);
+        }
+        for (ti, t) in a.tables.iter().enumerate() {
+            self.at(format!("/tables/{ti}"), &t.name);
+            for k in &t.keys {
+                let w = self.expr(&k.expr);
+                if w != k.width {
+                    self.bad(format!("key {} width {} != expr {w}", k.name, k.width));
+                }
+            }
+            let ids: Vec<ActionId> = t.actions.iter().map(|x| x.action).collect();
+            for id in &ids {
+                if a.actions.get(id.index()).is_none() {
+                    self.bad(format!("action {} out of range", id.0));
+                }
+            }
+            let nparams = |id: ActionId| a.actions.get(id.index()).map_or(0, |x| x.params.len());
+            if !ids.contains(&t.default_action.action) {
+                self.bad("the default action is not in the table's action list".into());
+            }
+            if t.default_action.args.len() != nparams(t.default_action.action) {
+                self.bad("default action data count".into());
+            }
+            for e in &t.entries {
+                if e.keys.len() != t.keys.len() {
+                    self.bad("entry key count".into());
+                }
+                if !ids.contains(&e.action) {
+                    self.bad("entry action not among the table's actions".into());
+                }
+                if e.args.len() != nparams(e.action) {
+                    self.bad("entry action data count".into());
+                }
+                for (m, k) in e.keys.iter().zip(&t.keys) {
+                    let max = if k.width >= 128 {
+                        u128::MAX
+                    } else {
+                        (1u128 << k.width) - 1
+                    };
+                    let vals: Vec<u128> = match m {
+                        KeyMatch::Exact { value } => vec![*value],
+                        KeyMatch::Lpm { value, prefix_len } => {
+                            if *prefix_len > k.width {
+                                self.bad("prefix longer than key".into());
+                            }
+                            vec![*value]
+                        }
+                        KeyMatch::Ternary { value, mask } => vec![*value, *mask],
+                        KeyMatch::Range { lo, hi } => {
+                            if lo > hi {
+                                self.bad("empty range".into());
+                            }
+                            vec![*lo, *hi]
+                        }
+                        KeyMatch::Any => vec![],
+                    };
+                    if vals.iter().any(|v| *v > max) {
+                        self.bad(format!("entry value wider than key {}", k.name));
+                    }
+                }
+            }
+            if self.field(t.hit) != 1 || self.field(t.action_run) != 32 {
+                self.bad("hidden slot widths".into());
+            }
+            for (ext, want_counter) in [(t.direct_counter, true), (t.direct_meter, false)] {
+                if let Some(e) = ext {
+                    match a.externs.get(e.index()).map(|x| &x.kind) {
+                        Some(ExternKind::DirectCounter { table, .. })
+                            if want_counter && table.index() == ti => {}
+                        Some(ExternKind::DirectMeter { table, .. })
+                            if !want_counter && table.index() == ti => {}
+                        _ => self.bad("direct resource does not point back at its table".into()),
+                    }
+                }
+            }
+        }
+        for (i, e) in a.externs.iter().enumerate() {
+            self.at(format!("/externs/{i}"), &e.name);
+            if let ExternKind::DirectCounter { table, .. } | ExternKind::DirectMeter { table, .. } =
+                &e.kind
+            {
+                if a.tables.get(table.index()).is_none() {
+                    self.bad("table out of range".into());
+                }
+            }
+        }
+        self.at("/package".into(), "package");
+        match &a.package {
+            Package::V1Switch(p) => {
+                if a.parsers.get(p.parser.index()).is_none() {
+                    self.bad("parser out of range".into());
+                }
+                for c in [
+                    p.verify_checksum,
+                    p.ingress,
+                    p.egress,
+                    p.compute_checksum,
+                    p.deparser,
+                ] {
+                    if a.controls.get(c.index()).is_none() {
+                        self.bad("control out of range".into());
+                    }
+                }
+                let sm = &p.standard_metadata;
+                for (f, w) in [
+                    (sm.ingress_port, 9),
+                    (sm.egress_spec, 9),
+                    (sm.egress_port, 9),
+                    (sm.instance_type, 32),
+                    (sm.packet_length, 32),
+                    (sm.enq_qdepth, 19),
+                    (sm.ingress_global_timestamp, 48),
+                    (sm.mcast_grp, 16),
+                    (sm.checksum_error, 1),
+                    (sm.priority, 3),
+                ] {
+                    if self.field(f) != w {
+                        self.bad(format!("standard metadata slot {} should be {w} bits", f.0));
+                    }
+                }
+                for f in &p.user_metadata {
+                    self.field(*f);
+                }
+            }
+            Package::NetSparseSwitch(p) => {
+                for x in [p.ingress_parser, p.egress_parser] {
+                    if a.parsers.get(x.index()).is_none() {
+                        self.bad("parser out of range".into());
+                    }
+                }
+                for c in [p.ingress, p.ingress_deparser, p.egress, p.egress_deparser] {
+                    if a.controls.get(c.index()).is_none() {
+                        self.bad("control out of range".into());
+                    }
+                }
+                for md in [&p.ingress_metadata, &p.egress_metadata] {
+                    for (f, w) in [
+                        (md.ingress_port, 16),
+                        (md.egress_spec, 16),
+                        (md.drop, 1),
+                        (md.packet_length, 32),
+                    ] {
+                        if self.field(f) != w {
+                            self.bad(format!("switch metadata slot {} should be {w} bits", f.0));
+                        }
+                    }
+                }
+                let m = &p.middle;
+                self.at("/package/middle".into(), &m.name);
+                self.stmts_at("per_packet", &m.per_packet);
+                self.stmts_at("per_pr", &m.per_pr);
+                for (f, w) in [
+                    (m.pr.src, 32),
+                    (m.pr.tid, 16),
+                    (m.pr.idx, 64),
+                    (m.pr.req_id, 32),
+                    (m.pr_meta.pr_type, 16),
+                    (m.pr_meta.dst, 32),
+                    (m.pr_meta.prop_len, 32),
+                    (m.pr_meta.drop, 1),
+                ] {
+                    if self.field(f) != w {
+                        self.bad(format!("PR slot {} should be {w} bits", f.0));
+                    }
+                }
+                if let Some(c) = m.cache {
+                    if !matches!(
+                        a.externs.get(c.index()).map(|e| &e.kind),
+                        Some(ExternKind::PropertyCache)
+                    ) {
+                        self.bad("cache is not a property cache".into());
+                    }
+                }
+            }
+            Package::NetSparseNic(p) => {
+                for (key, path) in [
+                    ("host_to_net", &p.host_to_net),
+                    ("net_to_host", &p.net_to_host),
+                ] {
+                    self.at(format!("/package/{key}"), &path.name);
+                    self.stmts_at("per_packet", &path.per_packet);
+                    self.stmts_at("per_pr", &path.per_pr);
+                    for (f, w) in [
+                        (path.pr.src, 32),
+                        (path.pr.tid, 16),
+                        (path.pr.idx, 64),
+                        (path.pr.req_id, 32),
+                        (path.pr_meta.pr_type, 16),
+                        (path.pr_meta.dst, 32),
+                        (path.pr_meta.prop_len, 32),
+                        (path.pr_meta.drop, 1),
+                        (path.rig.node, 32),
+                        (path.rig.unit, 16),
+                        (path.rig.command, 32),
+                        (path.rig.outcome, 8),
+                    ] {
+                        if self.field(f) != w {
+                            self.bad(format!("NIC slot {} should be {w} bits", f.0));
+                        }
+                    }
+                }
+                if !p.host_to_net.per_packet.is_empty() {
+                    self.bad("host_to_net has a per-packet part".into());
+                }
+            }
+        }
+    }
+
+    fn href(&mut self, r: &HeaderRef) -> Option<&Header> {
+        match r {
+            HeaderRef::Static { header } => {
+                if self.a.headers.get(header.index()).is_none() {
+                    self.bad(format!("header {} out of range", header.0));
+                }
+            }
+            HeaderRef::Index { stack, index } => {
+                self.expr(index);
+                if self.a.stacks.get(stack.index()).is_none() {
+                    self.bad("stack out of range".into());
+                }
+            }
+            HeaderRef::Next { stack } | HeaderRef::Last { stack } => {
+                if self.a.stacks.get(stack.index()).is_none() {
+                    self.bad("stack out of range".into());
+                }
+            }
+        }
+        self.a.header_of_ref(r)
+    }
+
+    fn lvalue(&mut self, l: &LValue) -> u16 {
+        match l {
+            LValue::Field { field } => self.field(*field),
+            LValue::Slice { field, hi, lo } => {
+                let w = self.field(*field);
+                if hi < lo || *hi >= w {
+                    self.bad(format!("slice [{hi}:{lo}] of a {w}-bit field"));
+                }
+                hi.saturating_sub(*lo) + 1
+            }
+            LValue::StackField {
+                header,
+                field_index,
+            } => {
+                let w = self
+                    .href(header)
+                    .and_then(|h| h.fields.get(*field_index as usize))
+                    .map(|f| f.width);
+                w.unwrap_or_else(|| {
+                    self.bad("stack field out of range".into());
+                    0
+                })
+            }
+        }
+    }
+
+    fn expr(&mut self, e: &Expr) -> u16 {
+        match e {
+            Expr::Const { value, width, .. } => {
+                if *width < 128 && *value >> width != 0 {
+                    self.bad(format!("constant {value:#x} does not fit {width} bits"));
+                }
+                *width
+            }
+            Expr::Field { field } => self.field(*field),
+            Expr::StackField {
+                header,
+                field_index,
+            } => {
+                let w = self
+                    .href(header)
+                    .and_then(|h| h.fields.get(*field_index as usize))
+                    .map(|f| f.width);
+                w.unwrap_or_else(|| {
+                    self.bad("stack field out of range".into());
+                    0
+                })
+            }
+            Expr::IsValid { header } => {
+                self.href(header);
+                1
+            }
+            Expr::Unary { op, width, arg, .. } => {
+                let w = self.expr(arg);
+                if w != *width || (*op == UnaryOp::Not && *width != 1) {
+                    self.bad(format!("unary {op:?} width {width} on {w}"));
+                }
+                *width
+            }
+            Expr::Binary {
+                op,
+                width,
+                lhs,
+                rhs,
+                ..
+            } => {
+                let (l, r) = (self.expr(lhs), self.expr(rhs));
+                use BinaryOp::*;
+                let ok = match op {
+                    Shl | Shr => l == *width,
+                    Eq | Ne | Lt | Le | Gt | Ge => l == r && *width == 1,
+                    LAnd | LOr => l == 1 && r == 1 && *width == 1,
+                    _ => l == *width && r == *width,
+                };
+                if !ok {
+                    self.bad(format!("binary {op:?} width {width} on {l}, {r}"));
+                }
+                *width
+            }
+            Expr::Slice { arg, hi, lo } => {
+                let w = self.expr(arg);
+                if hi < lo || *hi >= w {
+                    self.bad(format!("slice [{hi}:{lo}] of a {w}-bit value"));
+                }
+                hi.saturating_sub(*lo) + 1
+            }
+            Expr::Concat {
+                lhs,
+                rhs,
+                rhs_width,
+                width,
+                ..
+            } => {
+                let (l, r) = (self.expr(lhs), self.expr(rhs));
+                if r != *rhs_width || l + r != *width {
+                    self.bad(format!(
+                        "concat {l} ++ {r} as {width} (rhs_width {rhs_width})"
+                    ));
+                }
+                *width
+            }
+            Expr::Cast {
+                arg,
+                arg_width,
+                width,
+                ..
+            } => {
+                let w = self.expr(arg);
+                if w != *arg_width {
+                    self.bad(format!("cast from {w} declared {arg_width}"));
+                }
+                *width
+            }
+            Expr::Mux {
+                cond,
+                then,
+                otherwise,
+                width,
+            } => {
+                let (c, t, o) = (self.expr(cond), self.expr(then), self.expr(otherwise));
+                if c != 1 || t != *width || o != *width {
+                    self.bad(format!("mux {c} ? {t} : {o} as {width}"));
+                }
+                *width
+            }
+            Expr::Lookahead { width, .. } => *width,
+        }
+    }
+
+    fn assign(&mut self, dst: &LValue, src: &Expr) {
+        let (d, s) = (self.lvalue(dst), self.expr(src));
+        if d != s {
+            self.bad(format!("assignment of {s} bits to {d} bits"));
+        }
+    }
+
+    fn extern_kind(&mut self, e: ExternId, ok: fn(&ExternKind) -> bool, want: &str) {
+        match self.a.externs.get(e.index()) {
+            Some(x) if ok(&x.kind) => {}
+            Some(x) => self.bad(format!(
+                "extern {} ({}) is used as {want} but is {:?}",
+                e.0, x.name, x.kind
+            )),
+            None => self.bad(format!("extern id {} out of range", e.0)),
+        }
+    }
+
+    fn stmt(&mut self, s: &Stmt) {
+        match s {
+            Stmt::Assign { dst, src } => self.assign(dst, src),
+            Stmt::SetValid { header }
+            | Stmt::SetInvalid { header }
+            | Stmt::Extract { header }
+            | Stmt::Emit { header } => {
+                self.href(header);
+            }
+            Stmt::CopyHeader { dst, src } => {
+                let d = self.href(dst).map(|h| h.type_name.clone());
+                let s = self.href(src).map(|h| h.type_name.clone());
+                if d != s {
+                    self.bad("header copy between different types".into());
+                }
+            }
+            Stmt::PushFront { stack, .. } | Stmt::PopFront { stack, .. } => {
+                if self.a.stacks.get(stack.index()).is_none() {
+                    self.bad("stack out of range".into());
+                }
+            }
+            Stmt::If {
+                cond,
+                then,
+                otherwise,
+            } => {
+                if self.expr(cond) != 1 {
+                    self.bad("if condition is not 1 bit".into());
+                }
+                self.stmts_at("then", then);
+                self.stmts_at("otherwise", otherwise);
+            }
+            Stmt::Switch {
+                selector,
+                cases,
+                default,
+            } => {
+                let w = self.expr(selector);
+                for (k, c) in cases.iter().enumerate() {
+                    self.segs.push(format!("cases/{k}"));
+                    if c.values.iter().any(|v| w < 128 && *v >> w != 0) {
+                        self.bad("switch value wider than selector".into());
+                    }
+                    self.stmts_at("body", &c.body);
+                    self.segs.pop();
+                }
+                self.stmts_at("default", default);
+            }
+            Stmt::ApplyTable { table } => {
+                if self.a.tables.get(table.index()).is_none() {
+                    self.bad("table out of range".into());
+                }
+            }
+            Stmt::CallAction { action } => {
+                if self.a.actions.get(action.index()).is_none() {
+                    self.bad("action out of range".into());
+                }
+            }
+            Stmt::Inlined { body, .. } => self.stmts_at("body", body),
+            Stmt::Return | Stmt::Exit => {}
+            Stmt::Advance { bits } => {
+                self.expr(bits);
+            }
+            Stmt::Verify { cond, error } => {
+                if self.expr(cond) != 1 {
+                    self.bad("verify condition is not 1 bit".into());
+                }
+                if *error as usize >= self.a.errors.len() {
+                    self.bad("verify error out of range".into());
+                }
+            }
+            Stmt::Prim(p) => self.prim(p),
+        }
+    }
+
+    fn prim(&mut self, p: &Prim) {
+        use Prim::*;
+        match p {
+            MarkToDrop => {}
+            RegisterRead {
+                register,
+                dst,
+                index,
+            } => {
+                self.extern_kind(
+                    *register,
+                    |k| matches!(k, ExternKind::Register { .. }),
+                    "a register",
+                );
+                let w = self.lvalue(dst);
+                if let Some(ExternKind::Register { width, .. }) =
+                    self.a.externs.get(register.index()).map(|e| &e.kind)
+                {
+                    if *width != w {
+                        self.bad("register read into a slot of another width".into());
+                    }
+                }
+                self.expr(index);
+            }
+            RegisterWrite {
+                register,
+                index,
+                value,
+            } => {
+                self.extern_kind(
+                    *register,
+                    |k| matches!(k, ExternKind::Register { .. }),
+                    "a register",
+                );
+                self.expr(index);
+                let w = self.expr(value);
+                if let Some(ExternKind::Register { width, .. }) =
+                    self.a.externs.get(register.index()).map(|e| &e.kind)
+                {
+                    if *width != w {
+                        self.bad("register write of another width".into());
+                    }
+                }
+            }
+            Count { counter, index } => {
+                self.extern_kind(
+                    *counter,
+                    |k| matches!(k, ExternKind::Counter { .. }),
+                    "a counter",
+                );
+                self.expr(index);
+            }
+            ExecuteMeter { meter, index, dst } => {
+                self.extern_kind(*meter, |k| matches!(k, ExternKind::Meter { .. }), "a meter");
+                self.expr(index);
+                self.lvalue(dst);
+            }
+            ReadDirectMeter { meter, dst } => {
+                self.extern_kind(
+                    *meter,
+                    |k| matches!(k, ExternKind::DirectMeter { .. }),
+                    "a direct meter",
+                );
+                self.lvalue(dst);
+            }
+            CountDirect { counter } => self.extern_kind(
+                *counter,
+                |k| matches!(k, ExternKind::DirectCounter { .. }),
+                "a direct counter",
+            ),
+            Hash {
+                dst,
+                base,
+                data,
+                max,
+                ..
+            } => {
+                self.lvalue(dst);
+                self.expr(base);
+                self.expr(max);
+                for d in data {
+                    self.expr(d);
+                }
+            }
+            VerifyChecksum {
+                cond,
+                data,
+                checksum,
+                ..
+            } => {
+                self.expr(cond);
+                self.expr(checksum);
+                for d in data {
+                    self.expr(d);
+                }
+            }
+            UpdateChecksum {
+                cond, data, dst, ..
+            } => {
+                self.expr(cond);
+                self.lvalue(dst);
+                for d in data {
+                    self.expr(d);
+                }
+            }
+            Random { dst, lo, hi } => {
+                let w = self.lvalue(dst);
+                if self.expr(lo) != w || self.expr(hi) != w {
+                    self.bad("random bounds width".into());
+                }
+            }
+            Digest { receiver, data, .. } => {
+                self.expr(receiver);
+                for (_, d) in data {
+                    self.expr(d);
+                }
+            }
+            LogMsg { args, .. } => {
+                for d in args {
+                    self.expr(d);
+                }
+            }
+            Clone {
+                session, preserve, ..
+            } => {
+                self.expr(session);
+                for f in preserve {
+                    self.field(*f);
+                }
+            }
+            Resubmit { preserve } | Recirculate { preserve } => {
+                for f in preserve {
+                    self.field(*f);
+                }
+            }
+            Truncate { length } => {
+                self.expr(length);
+            }
+            Assert { cond } | Assume { cond } => {
+                if self.expr(cond) != 1 {
+                    self.bad("assert condition is not 1 bit".into());
+                }
+            }
+            CacheLookup { cache, dst } => {
+                self.extern_kind(
+                    *cache,
+                    |k| matches!(k, ExternKind::PropertyCache),
+                    "a Property Cache",
+                );
+                if self.lvalue(dst) != 1 {
+                    self.bad("lookup result is not 1 bit".into());
+                }
+            }
+            CacheInsert { cache } => self.extern_kind(
+                *cache,
+                |k| matches!(k, ExternKind::PropertyCache),
+                "a Property Cache",
+            ),
+            IdxFilterSet { idx } => self.want(idx, 64, "RIG idx"),
+            IdxFilterTest { idx, dst } | PendingContains { idx, dst } => {
+                self.want(idx, 64, "RIG idx");
+                if self.lvalue(dst) != 1 {
+                    self.bad("RIG test result is not 1 bit".into());
+                }
+            }
+            PendingInsert { idx, req_id } => {
+                self.want(idx, 64, "RIG idx");
+                if self.lvalue(req_id) != 32 {
+                    self.bad("request id destination is not 32 bits".into());
+                }
+            }
+            PendingComplete {
+                tid,
+                req_id,
+                idx,
+                prop_len,
+                dst,
+            } => {
+                self.want(tid, 16, "tid");
+                self.want(req_id, 32, "req_id");
+                self.want(idx, 64, "RIG idx");
+                self.want(prop_len, 32, "prop_len");
+                if self.lvalue(dst) != 1 {
+                    self.bad("PendingComplete result is not 1 bit".into());
+                }
+            }
+            HostRead { idx, prop_len, dst } => {
+                self.want(idx, 64, "RIG idx");
+                self.want(prop_len, 32, "prop_len");
+                if self.lvalue(dst) != 1 {
+                    self.bad("HostRead result is not 1 bit".into());
+                }
+            }
+            HostWrite { tid, req_id, idx } => {
+                self.want(tid, 16, "tid");
+                self.want(req_id, 32, "req_id");
+                self.want(idx, 64, "RIG idx");
+            }
+        }
+    }
+
+    /// An operand of a fixed width.
+    fn want(&mut self, e: &Expr, width: u16, what: &str) {
+        if self.expr(e) != width {
+            self.bad(format!("{what} operand is not {width} bits"));
+        }
+    }
+}
