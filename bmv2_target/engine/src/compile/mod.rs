@@ -1,5 +1,5 @@
 //! Load an [`Artifact`]: validate it completely and translate it into the
-//! executable [`Code`] plus the initial [`Runtime`] state.
+//! executable [`Code`] plus the initial [`Runtime`](crate::runtime::Runtime) state.
 //!
 //! The schema's consistency check ([`netsparse_externs::artifact::validate`],
 //! the same one the compiler's tests run on every artifact) comes first, so

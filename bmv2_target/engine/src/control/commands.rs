@@ -51,7 +51,7 @@ pub fn bmv2_priority(p: u32) -> u32 {
     u32::MAX - p
 }
 
-/// Apply a BMv2 command file to a switch (the v1model [`Switch`] or the
+/// Apply a BMv2 command file to a switch (the v1model `Switch` or the
 /// NetSparse switch). `file` names it in errors.
 pub fn apply<T: ControlPlane + ?Sized>(
     sw: &mut T,

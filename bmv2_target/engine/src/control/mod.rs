@@ -2,7 +2,7 @@
 //! target built on the engine implements (tables, registers, counters,
 //! meters, digests; multicast, mirroring and extra commands where the
 //! target has them), the engine-side implementations behind it
-//! ([`tables_api`], [`externs_api`]), and loaders for the p4lang
+//! (`tables_api.rs`, `externs_api.rs`), and loaders for the p4lang
 //! tutorials' runtime JSON ([`runtime_json`]) and BMv2 CLI command files
 //! ([`commands`]), over a shared value/match parser ([`values`]).
 //!

@@ -70,7 +70,7 @@ fn pair(v: &Value, what: &str) -> Result<(Value, Value), String> {
     }
 }
 
-/// Apply a runtime JSON document to a switch (the v1model [`Switch`] or
+/// Apply a runtime JSON document to a switch (the v1model `Switch` or
 /// the NetSparse switch; multicast groups and clone sessions need the
 /// v1model switch). `file` names it in errors.
 pub fn apply<T: ControlPlane + ?Sized>(
