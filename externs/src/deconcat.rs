@@ -150,15 +150,23 @@ impl Deconcatenator {
 
     /// Deconcatenate a whole Ethernet frame.
     pub fn frame<'a>(&mut self, bytes: &'a [u8]) -> Result<Deconcatenated<'a>, DeconcatError> {
-        let r = Frame::parse(bytes)
-            .map_err(DeconcatError::from)
-            .and_then(|f| {
-                if self.cfg.verify_ipv4_checksum {
-                    f.verify_ipv4_checksum()?;
-                }
-                self.semantic(&f.concat)?;
-                Ok(f)
-            });
+        self.parsed(Frame::parse(bytes))
+    }
+
+    /// Deconcatenate a frame someone already parsed with [`Frame::parse`]
+    /// (a switch's crossbar classifies by parsing: the frame is parsed once
+    /// per hop). Validates, counts and splits exactly as [`Self::frame`].
+    pub fn parsed<'a>(
+        &mut self,
+        parsed: Result<Frame<'a>, WireError>,
+    ) -> Result<Deconcatenated<'a>, DeconcatError> {
+        let r = parsed.map_err(DeconcatError::from).and_then(|f| {
+            if self.cfg.verify_ipv4_checksum {
+                f.verify_ipv4_checksum()?;
+            }
+            self.semantic(&f.concat)?;
+            Ok(f)
+        });
         match r {
             Ok(f) => {
                 self.count_ok(&f.concat);

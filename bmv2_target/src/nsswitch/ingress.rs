@@ -23,8 +23,9 @@ enum Class {
     Other,
 }
 
-fn classify(bytes: &[u8]) -> Class {
-    match Frame::parse(bytes) {
+/// Crossbar 1's decision for the deparsed `bytes`, from their parse.
+fn classify(parsed: &Result<Frame<'_>, WireError>, bytes: &[u8]) -> Class {
+    match parsed {
         Ok(f) => match f.concat.pr_type {
             PrType::Read => Class::Read,
             PrType::Response => Class::Response,
@@ -119,24 +120,31 @@ impl NsSwitch {
             self.pipes[g].c.ingress_drops += 1;
             return;
         }
-        // Crossbar 1.
+        // Crossbar 1. The frame is parsed once here; the middle pipe's
+        // Deconcatenator validates that parse (the buffer is taken out of
+        // the switch meanwhile: no copy, no allocation).
         let e = self.cfg.pipe_of(spec) as usize;
-        let class = classify(&self.ibuf);
+        let mut buf = std::mem::take(&mut self.ibuf);
+        let parsed = Frame::parse(&buf);
+        let class = classify(&parsed, &buf);
         if self.cfg.trace {
             tracing::info!("crossbar 1: {class:?}, egress port {spec}");
         }
         let m = match class {
             Class::Other => {
+                drop(parsed);
                 self.pipes[e].c.passthrough_packets += 1;
-                std::mem::swap(&mut self.est.frame, &mut self.ibuf);
+                std::mem::swap(&mut self.est.frame, &mut buf);
                 self.egress(now, spec, port, out);
-                std::mem::swap(&mut self.est.frame, &mut self.ibuf);
+                std::mem::swap(&mut self.est.frame, &mut buf);
+                self.ibuf = buf;
                 return;
             }
             Class::Response => g,
             Class::Read | Class::Malformed => e,
         };
-        self.middle(m, now, port, spec);
+        self.middle(m, now, port, spec, parsed);
+        self.ibuf = buf;
         // Packets due now (no cache latency).
         self.release(m, now, now, out);
         drop(span);

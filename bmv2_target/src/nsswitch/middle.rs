@@ -8,7 +8,7 @@ use netsparse_externs::artifact::Prim;
 use netsparse_externs::cache::PropertyCache;
 use netsparse_externs::concat::{CqKey, Flushed};
 use netsparse_externs::wire::netsparse::pr_field;
-use netsparse_externs::wire::{PrRepr, PrType, MAX_NODE_ID};
+use netsparse_externs::wire::{Frame, PrRepr, PrType, WireError, MAX_NODE_ID};
 use netsparse_externs::Time;
 
 use netsparse_engine::program::{TargetCall, TargetPrims, TargetResult};
@@ -109,8 +109,15 @@ impl TargetPrims for NoPrims<'_> {
 }
 
 impl NsSwitch {
-    /// Middle pipe `m` over the NetSparse packet in `self.ibuf`.
-    pub(super) fn middle(&mut self, m: usize, now: Time, in_port: u32, spec: u32) {
+    /// Middle pipe `m` over a NetSparse packet, as crossbar 1 parsed it.
+    pub(super) fn middle(
+        &mut self,
+        m: usize,
+        now: Time,
+        in_port: u32,
+        spec: u32,
+        parsed: Result<Frame<'_>, WireError>,
+    ) {
         let NsSwitch {
             prog,
             b,
@@ -122,7 +129,6 @@ impl NsSwitch {
             cfg,
             pipes,
             mst,
-            ibuf,
             hit,
             ..
         } = self;
@@ -137,7 +143,7 @@ impl NsSwitch {
             bc,
             ..
         } = &mut pipes[m];
-        let d = match deconcat.frame(&ibuf[..]) {
+        let d = match deconcat.parsed(parsed) {
             Ok(d) => d,
             Err(e) => {
                 tracing::warn!(
