@@ -9,9 +9,10 @@
 //!   (time, sequence number): ties go to the event scheduled first, so runs
 //!   are deterministic.
 //! * **Timers**: after every call into a device the engine asks
-//!   `next_deadline()` and schedules a timer event if it changed. Earlier
-//!   timer events of that device are invalidated lazily (a per-device
-//!   generation number; stale ones are skipped when popped). A deadline at
+//!   `next_deadline()` and, if it changed, replaces the device's one live
+//!   deadline (an indexed heap beside the event heap, `timers.rs`; the old
+//!   deadline is counted as stale). Deadlines and frame arrivals are taken
+//!   in one (time, sequence number) order. A deadline at
 //!   or before the current time after `on_timer` breaks the `Datapath`
 //!   contract and stops the run with [`EngineError::DeadlineNotAdvancing`]
 //!   rather than spinning.
@@ -37,7 +38,7 @@
 
 use std::any::Any;
 use std::cmp::Ordering;
-use std::collections::BinaryHeap;
+use std::collections::{BinaryHeap, VecDeque};
 use std::sync::atomic::{AtomicBool, Ordering as AtomicOrdering};
 use std::sync::Arc;
 
@@ -48,6 +49,7 @@ use netsparse_externs::time::serialization_time;
 use netsparse_externs::wire::{Frame, PrType};
 use netsparse_externs::{Datapath, Outputs, Time};
 
+use super::timers::Timers;
 use super::topology::{Device, LeafSpine};
 
 /// Index of a device in the engine.
@@ -260,6 +262,10 @@ struct LinkDir {
     params: LinkParams,
     busy_until: Time,
     counters: LinkCounters,
+    /// Frames in flight, in arrival order: (arrival, sequence, buffer).
+    /// Arrival times on one direction never decrease (the link serializes),
+    /// so only the head needs a place in the event heap.
+    in_flight: VecDeque<(Time, u64, u32)>,
 }
 
 /// Per-device counters.
@@ -286,7 +292,7 @@ pub struct EngineStats {
     pub arrivals: u64,
     /// Timer events that fired.
     pub timers: u64,
-    /// Timer events skipped as stale.
+    /// Deadlines replaced or cancelled before they fired.
     pub stale_timers: u64,
     /// Current simulated time.
     pub now: Time,
@@ -307,15 +313,14 @@ pub enum Outcome {
 
 #[derive(Clone, Copy, Debug)]
 enum EventKind {
+    /// A frame injected from outside the network.
     Arrival {
         device: DeviceId,
         port: u32,
         buf: u32,
     },
-    Timer {
-        device: DeviceId,
-        gen: u64,
-    },
+    /// The first frame in flight on link direction `link` arrives.
+    LinkHead { link: u32 },
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -399,8 +404,8 @@ pub struct Engine<D: Datapath + ?Sized = dyn AnyDevice> {
     port_links: Vec<Vec<Option<u32>>>,
     links: Vec<LinkDir>,
     dev_counters: Vec<DeviceCounters>,
-    timer_gen: Vec<u64>,
     timer_at: Vec<Option<Time>>,
+    timers: Timers,
     heap: BinaryHeap<Event>,
     seq: u64,
     pool: FramePool,
@@ -421,8 +426,8 @@ impl<D: Datapath + ?Sized> Engine<D> {
             port_links: Vec::new(),
             links: Vec::new(),
             dev_counters: Vec::new(),
-            timer_gen: Vec::new(),
             timer_at: Vec::new(),
+            timers: Timers::default(),
             heap: BinaryHeap::new(),
             seq: 0,
             pool: FramePool::default(),
@@ -442,8 +447,8 @@ impl<D: Datapath + ?Sized> Engine<D> {
         self.latency.push(latency);
         self.port_links.push(Vec::new());
         self.dev_counters.push(DeviceCounters::default());
-        self.timer_gen.push(0);
         self.timer_at.push(None);
+        self.timers.add_device();
         (self.devices.len() - 1) as DeviceId
     }
 
@@ -499,6 +504,7 @@ impl<D: Datapath + ?Sized> Engine<D> {
                 params,
                 busy_until: Time::ZERO,
                 counters: LinkCounters::default(),
+                in_flight: VecDeque::new(),
             });
             let ports = &mut self.port_links[from as usize];
             if ports.len() <= fp as usize {
@@ -574,62 +580,76 @@ impl<D: Datapath + ?Sized> Engine<D> {
             {
                 break Outcome::Stopped;
             }
-            let Some(ev) = self.heap.pop() else {
-                break Outcome::Idle;
+            // The earliest of the next arrival and the next live deadline
+            // (a replaced deadline is gone: it cannot trip the limits).
+            let arrival = self.heap.peek().map(|e| (e.time, e.seq));
+            let timer = self.timers.peek();
+            let (time, is_timer) = match (arrival, timer) {
+                (None, None) => break Outcome::Idle,
+                (Some(a), Some((t, s, _))) if (t, s) < a => (t, true),
+                (Some((t, _)), _) => (t, false),
+                (None, Some((t, _, _))) => (t, true),
             };
-            // A timer invalidated since it was scheduled is skipped first:
-            // it must not trip the limits (e.g. a watchdog deadline beyond
-            // the time cap, cancelled when its command completed).
-            if let EventKind::Timer { device, gen } = ev.kind {
-                if gen != self.timer_gen[device as usize] {
-                    self.stats.stale_timers += 1;
-                    continue;
-                }
-            }
-            if ev.time > self.cfg.max_time {
-                self.heap.push(ev);
+            if time > self.cfg.max_time {
                 self.sync_stats();
                 return Err(EngineError::TimeLimit {
                     limit: self.cfg.max_time,
                 });
             }
             if self.stats.events >= self.cfg.max_events {
-                self.heap.push(ev);
                 self.sync_stats();
                 return Err(EngineError::EventLimit {
                     limit: self.cfg.max_events,
                     now: self.now,
                 });
             }
-            self.now = ev.time;
-            match ev.kind {
-                EventKind::Arrival { device, port, buf } => {
-                    let d = device as usize;
-                    self.stats.events += 1;
-                    self.stats.arrivals += 1;
-                    let c = &mut self.dev_counters[d];
-                    c.frames_in += 1;
-                    c.last_rx = Some(self.now);
-                    self.devices[d].on_packet(
-                        self.now,
-                        port,
-                        &self.pool.bufs[buf as usize],
-                        &mut self.out,
-                    );
-                    self.pool.release(buf);
-                    self.dispatch(d)?;
-                    self.reschedule(d, false)?;
-                }
-                EventKind::Timer { device, .. } => {
-                    let d = device as usize;
-                    self.stats.events += 1;
-                    self.stats.timers += 1;
-                    self.dev_counters[d].timers += 1;
-                    self.timer_at[d] = None;
-                    self.devices[d].on_timer(self.now, &mut self.out);
-                    self.dispatch(d)?;
-                    self.reschedule(d, true)?;
-                }
+            self.now = time;
+            if is_timer {
+                let Some((_, _, device)) = self.timers.pop() else {
+                    break Outcome::Idle;
+                };
+                let d = device as usize;
+                self.stats.events += 1;
+                self.stats.timers += 1;
+                self.dev_counters[d].timers += 1;
+                self.timer_at[d] = None;
+                self.devices[d].on_timer(self.now, &mut self.out);
+                self.dispatch(d)?;
+                self.reschedule(d, true)?;
+            } else if let Some(ev) = self.heap.pop() {
+                let (device, port, buf) = match ev.kind {
+                    EventKind::Arrival { device, port, buf } => (device, port, buf),
+                    EventKind::LinkHead { link } => {
+                        let l = &mut self.links[link as usize];
+                        let Some((_, _, buf)) = l.in_flight.pop_front() else {
+                            continue;
+                        };
+                        let (device, port) = (l.to_device, l.to_port);
+                        if let Some(&(time, seq, _)) = l.in_flight.front() {
+                            self.heap.push(Event {
+                                time,
+                                seq,
+                                kind: EventKind::LinkHead { link },
+                            });
+                        }
+                        (device, port, buf)
+                    }
+                };
+                let d = device as usize;
+                self.stats.events += 1;
+                self.stats.arrivals += 1;
+                let c = &mut self.dev_counters[d];
+                c.frames_in += 1;
+                c.last_rx = Some(self.now);
+                self.devices[d].on_packet(
+                    self.now,
+                    port,
+                    &self.pool.bufs[buf as usize],
+                    &mut self.out,
+                );
+                self.pool.release(buf);
+                self.dispatch(d)?;
+                self.reschedule(d, false)?;
             }
             if self.stats.events % PROGRESS_EVERY == 0 {
                 self.sync_stats();
@@ -645,8 +665,20 @@ impl<D: Datapath + ?Sized> Engine<D> {
 
     fn sync_stats(&mut self) {
         self.stats.now = self.now;
-        self.stats.pending = self.heap.len() as u64;
+        self.stats.pending = self.pending();
         self.stats.buffers_allocated = self.pool.bufs.len() as u64;
+    }
+
+    /// Events still queued: frames in flight (on links or injected) and
+    /// live deadlines.
+    fn pending(&self) -> u64 {
+        let injected = self
+            .heap
+            .iter()
+            .filter(|e| matches!(e.kind, EventKind::Arrival { .. }))
+            .count();
+        let on_links: usize = self.links.iter().map(|l| l.in_flight.len()).sum();
+        (injected + on_links + self.timers.len()) as u64
     }
 
     /// Schedule device `d`'s next deadline if it changed.
@@ -666,17 +698,16 @@ impl<D: Datapath + ?Sized> Engine<D> {
         if next == self.timer_at[d] {
             return Ok(());
         }
-        self.timer_gen[d] += 1;
         self.timer_at[d] = next;
-        if let Some(t) = next {
-            let gen = self.timer_gen[d];
-            self.push(
-                t.max(self.now),
-                EventKind::Timer {
-                    device: d as DeviceId,
-                    gen,
-                },
-            );
+        let replaced = match next {
+            Some(t) => {
+                self.seq += 1;
+                self.timers.set(d as DeviceId, t.max(self.now), self.seq)
+            }
+            None => self.timers.remove(d as DeviceId),
+        };
+        if replaced {
+            self.stats.stale_timers += 1;
         }
         Ok(())
     }
@@ -723,15 +754,15 @@ impl<D: Datapath + ?Sized> Engine<D> {
             l.counters.count_frame(bytes);
             let buf = pool.alloc(bytes);
             *seq += 1;
-            heap.push(Event {
-                time: end + l.params.latency,
-                seq: *seq,
-                kind: EventKind::Arrival {
-                    device: l.to_device,
-                    port: l.to_port,
-                    buf,
-                },
-            });
+            let arrival = end + l.params.latency;
+            if l.in_flight.is_empty() {
+                heap.push(Event {
+                    time: arrival,
+                    seq: *seq,
+                    kind: EventKind::LinkHead { link: link_id },
+                });
+            }
+            l.in_flight.push_back((arrival, *seq, buf));
             let c = &mut dev_counters[d];
             c.frames_out += 1;
             c.last_tx = Some(*now);
@@ -752,7 +783,7 @@ impl<D: Datapath + ?Sized> Engine<D> {
     pub fn stats(&self) -> EngineStats {
         let mut s = self.stats;
         s.now = self.now;
-        s.pending = self.heap.len() as u64;
+        s.pending = self.pending();
         s.buffers_allocated = self.pool.bufs.len() as u64;
         s
     }
@@ -873,7 +904,11 @@ mod tests {
             h.push(Event {
                 time: Time(t),
                 seq: s,
-                kind: EventKind::Timer { device: 0, gen: 0 },
+                kind: EventKind::Arrival {
+                    device: 0,
+                    port: 0,
+                    buf: 0,
+                },
             });
         }
         let order: Vec<(u64, u64)> =

@@ -43,6 +43,7 @@ pub mod partition;
 pub mod plot;
 pub mod report;
 pub mod rng;
+mod timers;
 pub mod topology;
 
 use std::fmt;
