@@ -352,3 +352,52 @@ fn ctrl_c_stops_cleanly_with_partial_statistics() {
     assert!(out.contains("partial statistics"), "{out}");
     assert!(err.contains("stopped by Ctrl-C"), "{err}");
 }
+
+/// `matrix info --racks` prints the paper's statistics, hand-counted here on
+/// the 3x3 grid, with the paper's values beside them on request; bad racks
+/// name the value.
+#[test]
+fn matrix_info_paper_statistics() {
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("g.mtx");
+    let fs = f.to_str().unwrap();
+    let o = run(&[
+        "matrix", "gen", "grid2d", "--nx", "3", "--ny", "3", "-o", fs,
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o).1);
+    let o = run(&[
+        "matrix", "info", fs, "--nodes", "3", "--racks", "1", "--paper", "queen",
+    ]);
+    let (out, err) = text(&o);
+    assert_eq!(o.status.code(), Some(0), "{err}");
+    // Node 0 and node 2 each need columns 3, 4, 5; node 1 needs 0-2 and
+    // 6-8: 12 useful transfers; SU sends 6 to each node (18), SA one per
+    // remote nonzero (12); nodes 0 and 2 share their 6.
+    assert!(
+        out.contains("SU (Table 1)      1:0.50   (paper: 1:74)"),
+        "{out}"
+    );
+    assert!(
+        out.contains("SA (Table 1)      1:0.00   (paper: 1:25)"),
+        "{out}"
+    );
+    assert!(out.contains("0.00 of 2   (paper: 1.00)"), "{out}");
+    assert!(out.contains("rack     50.0%"), "{out}");
+    assert!(
+        out.contains("(12 useful PRs, 18 SU and 12 SA transfers, 0 windows of 64)"),
+        "{out}"
+    );
+    for (racks, needle) in [
+        ("2", "--racks 2: must divide --nodes 3"),
+        ("0", "--racks 0"),
+    ] {
+        let o = run(&["matrix", "info", fs, "--nodes", "3", "--racks", racks]);
+        let (_, err) = text(&o);
+        assert_ne!(o.status.code(), Some(0));
+        assert!(err.contains(needle), "{err}");
+    }
+    let o = run(&[
+        "matrix", "info", fs, "--nodes", "3", "--racks", "1", "--paper", "nope",
+    ]);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o).1);
+}

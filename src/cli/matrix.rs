@@ -137,6 +137,16 @@ struct InfoArgs {
     /// Property elements (4 bytes each) for the SU volume line.
     #[arg(long, default_value_t = 16)]
     k: u32,
+    /// Group the nodes into R racks (contiguous, nodes / R each) and print
+    /// the paper's workload statistics: Table 1 (useful : redundant
+    /// transfers under SU and SA), Table 4 (distinct destinations among 64
+    /// consecutive PRs) and §3's intra-rack sharing (needs --nodes).
+    #[arg(long, value_name = "R", requires = "nodes")]
+    racks: Option<u32>,
+    /// Print the paper's values for matrix NAME (arabic, europe, queen,
+    /// stokes, uk) beside the statistics of --racks.
+    #[arg(long, value_name = "NAME", requires = "racks", value_parser = ["arabic", "europe", "queen", "stokes", "uk"])]
+    paper: Option<String>,
     /// Print one line per node.
     #[arg(long)]
     per_node: bool,
@@ -340,6 +350,12 @@ fn info(a: InfoArgs) -> anyhow::Result<ExitCode> {
             f64::INFINITY
         }
     );
+    if let Some(racks) = a.racks {
+        if racks == 0 || nodes % racks != 0 {
+            anyhow::bail!("--racks {racks}: must divide --nodes {nodes} (racks of equal size)");
+        }
+        print_locality(&m, &part, nodes / racks, racks, a.paper.as_deref());
+    }
     if a.per_node {
         println!(
             "{:>6}{:>14}{:>14}{:>14}{:>14}{:>10}",
@@ -353,6 +369,61 @@ fn info(a: InfoArgs) -> anyhow::Result<ExitCode> {
         }
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// The paper's published statistics of its five matrices on 128 nodes:
+/// Table 1 (redundant transfers per useful one, SU and SA) and Table 4
+/// (distinct destinations among 64 consecutive PRs). §3 gives the
+/// intra-group sharing only as an average over the matrices: 85%.
+const PAPER: [(&str, f64, f64, f64); 5] = [
+    ("arabic", 1947.0, 27.0, 2.51),
+    ("europe", 582.0, 0.02, 7.43),
+    ("queen", 74.0, 25.0, 1.00),
+    ("stokes", 32.0, 3.6, 1.85),
+    ("uk", 966.0, 4.5, 5.61),
+];
+
+/// The Table 1 / Table 4 / §3 statistics, with the paper's beside them.
+fn print_locality(
+    m: &netsparse::sim::matrix::CsrMatrix,
+    part: &Partition,
+    group: u32,
+    racks: u32,
+    paper: Option<&str>,
+) {
+    use netsparse::sim::locality::{measure, WINDOW};
+    let l = measure(m, part, group);
+    let p = paper.and_then(|n| PAPER.iter().find(|x| x.0 == n));
+    let beside = |v: Option<String>| v.map_or(String::new(), |v| format!("   (paper: {v})"));
+    println!(
+        "paper statistics ({} nodes, {racks} racks of {group}):",
+        l.nodes
+    );
+    println!(
+        "  useful : redundant, SU (Table 1)      1:{:.2}{}",
+        l.su_redundancy(),
+        beside(p.map(|p| format!("1:{}", p.1)))
+    );
+    println!(
+        "  useful : redundant, SA (Table 1)      1:{:.2}{}",
+        l.sa_redundancy(),
+        beside(p.map(|p| format!("1:{}", p.2)))
+    );
+    println!(
+        "  destinations in {WINDOW} consecutive PRs   {:.2} of {}{}",
+        l.mean_destinations(),
+        l.nodes.saturating_sub(1),
+        beside(p.map(|p| format!("{:.2}", p.3)))
+    );
+    println!(
+        "  PRs useful to >1 node of the rack     {:.1}%{}",
+        100.0 * l.shared_fraction(),
+        beside(p.map(|_| "85% on average over its five matrices".to_owned()))
+    );
+    println!(
+        "  ({} useful PRs, {} SU and {} SA transfers, {} windows of {WINDOW})",
+        l.useful, l.su_transfers, l.sa_transfers, l.windows
+    );
 }
 
 /// Run `netsparse matrix`.

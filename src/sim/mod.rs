@@ -2,6 +2,8 @@
 //!
 //! * [`matrix`]: CSR matrices, the Matrix Market reader/writer, generators.
 //! * [`partition`]: the 1D row/property partition and per-node remote needs.
+//! * [`locality`]: the paper's workload statistics (Table 1 redundancy, Table 4
+//!   destination locality, §3 intra-rack sharing).
 //! * [`topology`]: the leaf-spine cluster, symmetric routing, control-plane
 //!   entries and the tutorials' topology JSON.
 //! * [`engine`]: the event loop over [`Datapath`](netsparse_externs::Datapath)
@@ -38,6 +40,7 @@ pub mod config;
 pub mod devices;
 pub mod engine;
 pub mod hostmem;
+pub mod locality;
 pub mod matrix;
 pub mod partition;
 pub mod plot;
