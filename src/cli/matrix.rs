@@ -101,6 +101,19 @@ enum GenKind {
         #[command(flatten)]
         out: GenOut,
     },
+    /// A stand-in for one of the NetSparse paper's matrices (Table 6's size
+    /// divided by --scale), calibrated to its published statistics on 128
+    /// nodes in 8 racks (check with `matrix info --nodes 128 --racks 8 --paper NAME`).
+    Paper {
+        /// arabic, europe, queen, stokes or uk.
+        #[arg(value_parser = ["arabic", "europe", "queen", "stokes", "uk"])]
+        name: String,
+        /// Divide the paper's rows and nonzeros by this.
+        #[arg(long, default_value_t = 1)]
+        scale: u32,
+        #[command(flatten)]
+        out: GenOut,
+    },
     /// Exactly nnz distinct uniformly random positions.
     Uniform {
         /// Rows.
@@ -193,6 +206,12 @@ fn gen(kind: GenKind) -> anyhow::Result<ExitCode> {
             nnz,
             out,
         } => (GenSpec::Uniform { rows, cols, nnz }, out),
+        GenKind::Paper { name, scale, out } => (
+            format!("paper:{name}/{scale}")
+                .parse::<GenSpec>()
+                .with_context(|| format!("matrix gen paper {name} --scale {scale}"))?,
+            out,
+        ),
     };
     let t0 = Instant::now();
     let (m, info) = spec.generate(out.seed)?;

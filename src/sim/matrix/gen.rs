@@ -28,6 +28,7 @@ use std::str::FromStr;
 
 use thiserror::Error;
 
+use super::paper::PaperMatrix;
 use super::{BuildInfo, CooBuilder, CsrMatrix, MatrixError, MAX_DIM};
 use crate::sim::rng::Xoshiro256;
 
@@ -97,6 +98,14 @@ pub enum GenSpec {
         /// Probability of each off-diagonal entry inside the band.
         density: f64,
     },
+    /// A stand-in for one of the paper's matrices at 1/`scale` of its size
+    /// (`paper:arabic`, `paper:uk/8`; see [`super::paper`]).
+    Paper {
+        /// Which matrix.
+        matrix: PaperMatrix,
+        /// Divide rows and nonzeros by this.
+        scale: u32,
+    },
     /// Uniformly random distinct positions.
     Uniform {
         /// Rows.
@@ -112,7 +121,7 @@ pub enum GenSpec {
 #[derive(Clone, Debug, PartialEq, Error)]
 pub enum GenError {
     /// Unknown generator name.
-    #[error("unknown generator {0:?} (expected rmat, grid2d, grid3d, banded or uniform)")]
+    #[error("unknown generator {0:?} (expected rmat, grid2d, grid3d, banded, uniform or paper)")]
     UnknownKind(String),
     /// A key the generator does not take.
     #[error("{kind}: unknown parameter {key:?} (expected one of: {expected})")]
@@ -210,6 +219,7 @@ impl GenSpec {
             GenSpec::Grid3d { .. } => "grid3d",
             GenSpec::Banded { .. } => "banded",
             GenSpec::Uniform { .. } => "uniform",
+            GenSpec::Paper { .. } => "paper",
         }
     }
 
@@ -294,6 +304,28 @@ impl GenSpec {
                     });
                 }
             }
+            GenSpec::Paper { matrix, scale } => {
+                let p = matrix.stats();
+                if scale == 0 || u64::from(scale) > p.rows / (super::paper::NODES * 4) {
+                    return Err(range_err(
+                        kind,
+                        "scale",
+                        scale,
+                        &format!(
+                            "1..={} (at least 4 rows per node of 128)",
+                            p.rows / (super::paper::NODES * 4)
+                        ),
+                    ));
+                }
+                if p.nnz / u64::from(scale) > MAX_GEN_NNZ {
+                    return Err(GenError::TooLarge {
+                        kind,
+                        what: "nonzeros",
+                        value: p.nnz / u64::from(scale),
+                        max: MAX_GEN_NNZ,
+                    });
+                }
+            }
             GenSpec::Uniform { rows, cols, nnz } => {
                 if rows == 0 {
                     return Err(range_err(kind, "rows", rows, ">= 1"));
@@ -334,6 +366,7 @@ impl GenSpec {
             GenSpec::Grid3d { nx, ny, nz } => grid(nx, ny, nz),
             GenSpec::Banded { n, width, density } => banded(n, width, density, &mut rng),
             GenSpec::Uniform { rows, cols, nnz } => uniform(rows, cols, nnz, &mut rng),
+            GenSpec::Paper { matrix, scale } => super::paper::standin(matrix, scale, &mut rng),
         }
     }
 }
@@ -540,6 +573,27 @@ impl FromStr for GenSpec {
             Some((k, r)) => (k.trim(), r),
             None => (s.trim(), ""),
         };
+        if kind.eq_ignore_ascii_case("paper") {
+            // `paper:NAME` or `paper:NAME/S`.
+            let (name, scale) = match rest.split_once('/') {
+                Some((n, s)) => (
+                    n.trim(),
+                    parse_num("paper", "scale", s.trim(), "positive integer")?,
+                ),
+                None => (rest.trim(), 1),
+            };
+            let matrix = PaperMatrix::from_name(&name.to_ascii_lowercase()).ok_or_else(|| {
+                GenError::BadValue {
+                    kind: "paper",
+                    key: "matrix",
+                    value: name.to_string(),
+                    expected: "arabic, europe, queen, stokes or uk",
+                }
+            })?;
+            let spec = GenSpec::Paper { matrix, scale };
+            spec.validate()?;
+            return Ok(spec);
+        }
         let mut spec = match kind.to_ascii_lowercase().as_str() {
             "rmat" | "r-mat" => GenSpec::Rmat(RmatParams::default()),
             "grid2d" => GenSpec::Grid2d { nx: 64, ny: 64 },
@@ -605,6 +659,8 @@ impl FromStr for GenSpec {
                     "nnz" => *nnz = parse_num(k, "nnz", v, U)?,
                     _ => return Err(unknown_key(k, key, UNIFORM_KEYS)),
                 },
+                // Parsed above (`paper:NAME[/S]` takes no keys).
+                GenSpec::Paper { .. } => {}
             }
         }
         spec.validate()?;
@@ -637,6 +693,8 @@ impl fmt::Display for GenSpec {
             GenSpec::Uniform { rows, cols, nnz } => {
                 write!(f, "uniform:rows={rows},cols={cols},nnz={nnz}")
             }
+            GenSpec::Paper { matrix, scale: 1 } => write!(f, "paper:{}", matrix.name()),
+            GenSpec::Paper { matrix, scale } => write!(f, "paper:{}/{scale}", matrix.name()),
         }
     }
 }
@@ -654,6 +712,8 @@ mod tests {
             "banded:n=100,width=5,density=0.5",
             "uniform:rows=10,cols=20,nnz=30",
             "rmat",
+            "paper:queen",
+            "paper:uk/8",
         ] {
             let g: GenSpec = s.parse().unwrap();
             let again: GenSpec = g.to_string().parse().unwrap();
@@ -681,5 +741,17 @@ mod tests {
         assert!(e.to_string().contains("scale=40"), "{e}");
         let e = "rmat:scale".parse::<GenSpec>().unwrap_err();
         assert!(matches!(e, GenError::NotKeyValue { .. }));
+        let e = "paper:ara".parse::<GenSpec>().unwrap_err();
+        assert!(
+            e.to_string()
+                .contains("arabic, europe, queen, stokes or uk"),
+            "{e}"
+        );
+        let e = "paper:uk/0".parse::<GenSpec>().unwrap_err();
+        assert!(e.to_string().contains("scale=0"), "{e}");
+        let e = "paper:queen/100000".parse::<GenSpec>().unwrap_err();
+        assert!(e.to_string().contains("scale=100000"), "{e}");
+        let e = "paper:uk/x".parse::<GenSpec>().unwrap_err();
+        assert!(e.to_string().contains("scale=\"x\""), "{e}");
     }
 }

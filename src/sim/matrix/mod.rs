@@ -11,6 +11,7 @@
 
 pub mod gen;
 pub mod mtx;
+pub mod paper;
 
 use thiserror::Error;
 
