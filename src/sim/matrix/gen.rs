@@ -366,7 +366,9 @@ impl GenSpec {
             GenSpec::Grid3d { nx, ny, nz } => grid(nx, ny, nz),
             GenSpec::Banded { n, width, density } => banded(n, width, density, &mut rng),
             GenSpec::Uniform { rows, cols, nnz } => uniform(rows, cols, nnz, &mut rng),
-            GenSpec::Paper { matrix, scale } => super::paper::standin(matrix, scale, &mut rng),
+            GenSpec::Paper { matrix, scale } => {
+                super::paper::standin(matrix, scale, &mut rng).map_err(GenError::from)
+            }
         }
     }
 }

@@ -23,8 +23,7 @@
 
 use std::collections::HashSet;
 
-use super::gen::GenError;
-use super::{BuildInfo, CooBuilder, CsrMatrix};
+use super::{BuildInfo, CooBuilder, CsrMatrix, MatrixError};
 use crate::sim::rng::Xoshiro256;
 
 /// Nodes the stand-ins are calibrated for (Table 5).
@@ -116,7 +115,7 @@ pub fn standin(
     m: PaperMatrix,
     scale: u32,
     rng: &mut Xoshiro256,
-) -> Result<(CsrMatrix, BuildInfo), GenError> {
+) -> Result<(CsrMatrix, BuildInfo), MatrixError> {
     let p = m.stats();
     let scale = u64::from(scale.max(1));
     let n = (p.rows / scale).max(NODES * 4);
@@ -144,16 +143,14 @@ pub fn standin(
     let others = (RACK - 1) as f64;
     let pool = ((u_d as f64 / (1.0 - (1.0 - p.sharing).powf(1.0 / others))).ceil() as u64)
         .clamp(u_d, owned.max(1));
-    let mut b = CooBuilder::new(n, n, false).map_err(GenError::from)?;
+    let mut b = CooBuilder::new(n, n, false)?;
     b.reserve(nnz as usize);
     // The contiguous 1D partition the simulator uses (rows and columns
     // alike), so "local" here is local there.
-    let ranges = crate::sim::partition::Ranges::equal(n as u32, NODES as u32).map_err(|e| {
-        GenError::BadValue {
-            kind: "paper",
-            key: "scale",
-            value: e.to_string(),
-            expected: "a size the 128-node partition can split",
+    let ranges = crate::sim::partition::Ranges::equal(n as u32, NODES as u32).map_err(|_| {
+        MatrixError::DimensionTooLarge {
+            what: "rows",
+            value: n,
         }
     })?;
     let owner_start = |node: u64| u64::from(ranges.range(node as u32).start);
@@ -212,13 +209,12 @@ pub fn standin(
                 let remote = rhi - rlo;
                 let entries = (lo.1 - lo.0).max(remote as u64);
                 for _ in 0..remote {
-                    b.push(rows_start + i, stream[next], 1.0)
-                        .map_err(GenError::from)?;
+                    b.push(rows_start + i, stream[next], 1.0)?;
                     next += 1;
                 }
                 for _ in remote as u64..entries {
                     let c = local_cols.0 + rng.below(local_cols.1.max(1));
-                    b.push(rows_start + i, c, 1.0).map_err(GenError::from)?;
+                    b.push(rows_start + i, c, 1.0)?;
                 }
             }
         }
