@@ -269,8 +269,10 @@ fn a_corrupted_property_fails_the_verification() {
 fn netsparse_mode_needs_a_cacheable_property_size() {
     let m = skewed();
     let part = Partition::equal(&m, 4).unwrap();
+    // K = 5 (20-byte properties): neither a cache mode nor short enough
+    // for one padded 16-byte segment.
     let cfg = SimConfig {
-        k: 1,
+        k: 5,
         ..small_cfg()
     };
     let e = simulate_with(
@@ -285,10 +287,30 @@ fn netsparse_mode_needs_a_cacheable_property_size() {
     )
     .unwrap_err()
     .to_string();
-    assert!(e.starts_with("k = 1 is out of range"), "{e}");
+    assert!(e.starts_with("k = 5 is out of range"), "{e}");
     // The steps before the NetSparse switch run with any K.
     let r = run(&m, &cfg, &[Mode::NicConcat], &RunOptions::default());
     r.check().unwrap();
+}
+
+/// K = 1 and 2 (4- and 8-byte properties) run the whole NetSparse mode:
+/// the ToRs cache them in the 16-byte mode, one padded segment each, hits
+/// answer with the property's own length, and every gathered property
+/// verifies.
+#[test]
+fn short_properties_run_netsparse_with_the_cache() {
+    let m = skewed();
+    for k in [1, 2] {
+        let cfg = SimConfig { k, ..small_cfg() };
+        let r = run(&m, &cfg, &[Mode::NetSparse], &RunOptions::default());
+        r.check().unwrap();
+        let res = r.mode("netsparse").unwrap();
+        let v = res.verification.as_ref().unwrap();
+        assert!(
+            v.needed > 0 && v.ok == v.needed && v.wrong == 0 && v.missing == 0,
+            "K = {k}: {v:?}"
+        );
+    }
 }
 
 #[test]

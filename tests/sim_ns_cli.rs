@@ -138,10 +138,10 @@ fn a_corrupted_property_exits_1_listing_the_mismatch() {
 fn bad_parameters_name_the_value() {
     let cases: Vec<(Vec<&str>, &str)> = vec![
         (
-            vec!["--mode", "netsparse", "--k", "1"],
-            "k = 1 is out of range",
+            vec!["--mode", "netsparse", "--k", "5"],
+            "k = 5 is out of range",
         ),
-        (vec!["--k", "3"], "k = 3 is out of range"),
+        (vec!["--k", "6"], "k = 6 is out of range"),
         (
             vec!["--cache-bytes", "1000"],
             "cache-bytes = 1000 is out of range",
@@ -158,8 +158,8 @@ fn bad_parameters_name_the_value() {
         (vec!["--cache-ways", "0"], "cache-ways = 0 is out of range"),
         (vec!["--mode", "+bogus"], "unknown mode \"+bogus\""),
         (
-            vec!["--sweep", "k=16,3", "--mode", "netsparse"],
-            "k = 3 is out of range",
+            vec!["--sweep", "k=16,12", "--mode", "netsparse"],
+            "k = 12 is out of range",
         ),
         (vec!["--sweep", "cache-bytes=lots"], "cache-bytes = lots"),
     ];

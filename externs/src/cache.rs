@@ -140,7 +140,23 @@ impl CacheMode {
             Err(CacheError::BadMode { mode: bytes })
         }
     }
-    /// Property length in bytes.
+    /// The mode for properties of `len` bytes: `len` itself (a power of
+    /// two in 16..=512), or the 16-byte mode for shorter properties, each of
+    /// which then takes one 16-byte segment, zero-padded (K = 1..3 four-byte
+    /// values).
+    pub const fn for_property(len: u32) -> Result<CacheMode, CacheError> {
+        if len >= 1 && len < MIN_MODE {
+            Ok(CacheMode(MIN_MODE))
+        } else {
+            CacheMode::new(len)
+        }
+    }
+    /// Whether properties of `len` bytes are cached in this mode (see
+    /// [`Self::for_property`]).
+    pub const fn holds(self, len: u32) -> bool {
+        len == self.0 || (self.0 == MIN_MODE && len >= 1 && len < MIN_MODE)
+    }
+    /// Segment bytes per property (a shorter property is padded to this).
     pub const fn bytes(self) -> u32 {
         self.0
     }
@@ -615,7 +631,8 @@ impl PropertyCache {
         }
     }
 
-    /// Store `data` (exactly the mode's length) under `idx` at `now`. If the
+    /// Store `data` (the mode's length, or shorter in the 16-byte mode:
+    /// [`CacheMode::holds`]; padded with zeros) under `idx` at `now`. If the
     /// idx is present nothing is written and it becomes most recently used;
     /// otherwise a free way is used, or the set's LRU property is evicted.
     /// The outcome is returned at once; like a lookup, the write occupies
@@ -628,7 +645,7 @@ impl PropertyCache {
         data: &[u8],
     ) -> Result<InsertOutcome, CacheError> {
         let m = self.mode.bytes() as usize;
-        if data.len() != m {
+        if !self.mode.holds(data.len() as u32) {
             self.stats.wrong_length += 1;
             return Err(CacheError::WrongLength {
                 expected: self.mode.bytes(),
@@ -652,15 +669,19 @@ impl PropertyCache {
                     f.touch(s.base, line);
                     f.tags[line] = s.tag;
                     f.keys[line] = s.tag as u8;
-                    f.data[line * m..line * m + m].copy_from_slice(data);
+                    let seg = &mut f.data[line * m..line * m + m];
+                    seg[..data.len()].copy_from_slice(data);
+                    seg[data.len()..].fill(0);
                     outcome
                 }
             }
             Store::Unbounded { index, data: store } => match index.entry(idx) {
                 std::collections::hash_map::Entry::Occupied(_) => InsertOutcome::Present,
                 std::collections::hash_map::Entry::Vacant(v) => {
-                    v.insert(store.len());
+                    let off = store.len();
+                    v.insert(off);
                     store.extend_from_slice(data);
+                    store.resize(off + m, 0);
                     InsertOutcome::Inserted
                 }
             },
@@ -1029,6 +1050,35 @@ mod tests {
             }
             let held: usize = model.values().map(Vec::len).sum();
             assert_eq!(c.occupancy(), held as u64);
+        }
+    }
+
+    /// 4- and 8-byte properties (K = 1, 2) live in the 16-byte mode, one
+    /// zero-padded segment each; other lengths are still refused.
+    #[test]
+    fn short_properties_take_one_padded_segment() {
+        assert_eq!(CacheMode::for_property(4).unwrap().bytes(), 16);
+        assert_eq!(CacheMode::for_property(12).unwrap().bytes(), 16);
+        assert_eq!(CacheMode::for_property(64).unwrap().bytes(), 64);
+        assert!(CacheMode::for_property(0).is_err());
+        assert!(CacheMode::for_property(24).is_err());
+        assert!(mode(16).holds(4) && mode(16).holds(16) && !mode(32).holds(4));
+        for capacity in [CacheCapacity::Bytes(1 << 12), CacheCapacity::Unbounded] {
+            let cfg = CacheConfig {
+                capacity,
+                ways: 4,
+                latency: Time::from_ns(8),
+            };
+            let mut c = PropertyCache::new(cfg, mode(16)).unwrap();
+            c.insert(Time::ZERO, 7, &[1, 2, 3, 4]).unwrap();
+            c.insert(Time::ZERO, 9, &[9; 16]).unwrap();
+            assert_eq!(
+                c.lookup(Time::ZERO, 7).hit,
+                Some(&[1, 2, 3, 4, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0][..])
+            );
+            assert_eq!(c.peek(9), Some(&[9u8; 16][..]));
+            assert!(c.insert(Time::ZERO, 8, &[0; 20]).is_err());
+            assert_eq!(c.stats().wrong_length, 1);
         }
     }
 }

@@ -115,9 +115,11 @@ impl Datapath for ClusterDevice {
     }
 }
 
-/// Property lengths the NetSparse ToR's Property Cache can be configured for.
+/// The Property Cache mode for `prop_len`-byte properties: the length
+/// itself (16..=512, a power of two) or, for K < 4, the 16-byte mode with
+/// one padded segment per property.
 fn cache_mode(prop_len: u32) -> Option<CacheMode> {
-    CacheMode::new(prop_len).ok()
+    CacheMode::for_property(prop_len).ok()
 }
 
 /// Check the parameters a NetSparse mode needs beyond [`SimConfig::validate`].
@@ -129,9 +131,10 @@ pub fn check_mode(cfg: &SimConfig, mode: Mode) -> Result<(), ConfigError> {
         return Err(ConfigError::OutOfRange {
             name: "k",
             value: cfg.k.to_string(),
-            range: "4, 8, 16, 32, 64 or 128 for the netsparse mode (the ToR's Property Cache \
-                    holds properties of K x 4 = 16..=512 bytes, a power of two; the ablation \
-                    steps rig..+nic-concat run with any K)"
+            range: "1, 2, 3, 4, 8, 16, 32, 64 or 128 for the netsparse mode (the ToR's \
+                    Property Cache holds properties of K x 4 = 16..=512 bytes, a power of two, \
+                    and shorter ones in one 16-byte segment each; the ablation steps \
+                    rig..+nic-concat run with any K)"
                 .into(),
         });
     }
@@ -478,7 +481,7 @@ fn tor_config(t: &LeafSpine, cfg: &SimConfig, r: u32, prop_len: u32) -> Result<N
         SimError::Config(ConfigError::OutOfRange {
             name: "k",
             value: cfg.k.to_string(),
-            range: "4..=128, a power of two, for the netsparse mode".into(),
+            range: "1, 2, 3, or 4..=128 a power of two, for the netsparse mode".into(),
         })
     })?;
     let addr = DeviceAddr::Switch(r);

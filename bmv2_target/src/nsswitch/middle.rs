@@ -38,6 +38,9 @@ struct PrPrims<'a> {
     cache: &'a mut PropertyCache,
     now: Time,
     idx: usize,
+    /// The packet's property length (a hit's segment may be longer: short
+    /// properties are padded in the 16-byte mode).
+    prop_len: usize,
     own: &'a [u8],
     payload: Payload,
     hit: &'a mut Vec<u8>,
@@ -51,7 +54,7 @@ impl TargetPrims for PrPrims<'_> {
                 let idx = st.n[self.idx];
                 match self.cache.lookup(self.now, idx).hit {
                     Some(p) => {
-                        copy_property(self.hit, p);
+                        copy_property(self.hit, &p[..self.prop_len.min(p.len())]);
                         self.payload = Payload::Cached;
                         TargetResult::Value(1)
                     }
@@ -153,7 +156,7 @@ impl NsSwitch {
             }
         };
         let c = d.concat;
-        if *has_cache && c.prop_len != cache.mode().bytes() {
+        if *has_cache && !cache.mode().holds(c.prop_len) {
             pc.cache_mode_mismatch += 1;
             tracing::warn!(
                 "middle pipe {m}: dropped a NetSparse packet from port {in_port}: property length {} is not the cache mode ({} bytes)",
@@ -243,6 +246,7 @@ impl NsSwitch {
                 cache,
                 now,
                 idx: ps.idx,
+                prop_len: c.prop_len as usize,
                 own: v.payload,
                 payload: if v.payload.is_empty() {
                     Payload::None

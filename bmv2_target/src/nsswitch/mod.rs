@@ -23,8 +23,10 @@
 //!    passthrough by the middle pipe of that index).
 //! 3. **Middle pipe**: the Deconcatenator validates the packet (malformed:
 //!    counted by kind, logged at WARN, dropped — the switch keeps forwarding
-//!    everything else); with a Property Cache, a property length other than
-//!    the cache mode is counted and dropped too. Then `ns_pr_md_t` = {the
+//!    everything else); with a Property Cache, a property length the cache
+//!    mode does not hold (the mode's own, or below 16 bytes in the 16-byte
+//!    mode, one padded segment each) is counted and dropped too; a hit
+//!    attaches the first `prop_len` bytes of its segment. Then `ns_pr_md_t` = {the
 //!    packet's pr_type, dst, prop_len, ingress_port, egress_port =
 //!    egress_spec, drop 0} and the per-packet part of the middle control
 //!    runs (`md.drop` drops the packet). For each PR in order: `pr` and `md`
