@@ -202,3 +202,33 @@ fn demo_with_an_unusable_output_directory_fails_at_once() {
     // Nothing was simulated.
     assert!(stdout.is_empty(), "{stdout}");
 }
+
+/// `netsparse bench sim` runs one verified mode and reports throughput and
+/// peak memory; a bad mode or node count is refused naming the value.
+#[test]
+fn bench_sim_reports_throughput_and_memory() {
+    let base = [
+        "bench",
+        "sim",
+        "--gen",
+        "paper:europe/2048",
+        "--nodes",
+        "16",
+        "--racks",
+        "2",
+    ];
+    let o = run(&[&base[..], &["--mode", "rig"]].concat());
+    let (out, err) = text(&o);
+    assert_eq!(o.status.code(), Some(0), "{out}\n{err}");
+    assert!(out.contains("mode rig"), "{out}");
+    assert!(out.contains("every gathered property verified"), "{out}");
+    assert!(out.contains("M idxs+PRs/s per core"), "{out}");
+    assert!(out.contains("peak resident memory"), "{out}");
+    let o = run(&[&base[..], &["--mode", "bogus"]].concat());
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        text(&o).1.contains("unknown mode \"bogus\""),
+        "{}",
+        text(&o).1
+    );
+}

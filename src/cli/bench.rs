@@ -30,6 +30,39 @@ pub enum What {
     /// The switch workload replayed from a pcap file (`netsparse switch
     /// --use-files`'s driver) beside the same packets in-process.
     Pcap(PcapArgs),
+    /// Simulated idxs + PRs per second of the cluster simulator, and its
+    /// peak memory, on one mode of one generated matrix.
+    Sim(SimBenchArgs),
+}
+
+/// Arguments of `netsparse bench sim`.
+#[derive(clap::Args, Debug)]
+#[command(after_help = "\
+Generates the matrix (not measured), then simulates one gather in MODE on the\n\
+leaf-spine cluster with Table 5's defaults, verifying every gathered property.\n\
+Reports the simulated idxs + PRs per second of wall-clock time and of the\n\
+thread's CPU time, and the process's peak resident memory (VmHWM).\n\
+\n\
+Example: cargo run --release -- bench sim --gen paper:uk/16 --mode rig")]
+pub struct SimBenchArgs {
+    /// Matrix generator spec (as `netsparse sim --gen`).
+    #[arg(long, default_value = "rmat:scale=21,ef=5")]
+    pub gen: String,
+    /// Nodes.
+    #[arg(long, default_value_t = 128)]
+    pub nodes: u32,
+    /// Racks.
+    #[arg(long, default_value_t = 8)]
+    pub racks: u32,
+    /// Property elements (4 bytes each).
+    #[arg(long, default_value_t = 16)]
+    pub k: u32,
+    /// The mode (one of `netsparse sim --mode`'s).
+    #[arg(long, default_value = "netsparse")]
+    pub mode: String,
+    /// Generator seed.
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
 }
 
 /// Arguments of `netsparse bench pcap`.
@@ -152,7 +185,97 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         What::Nic(a) => nic(a),
         What::MiddlePipe(a) => middle_pipe(a),
         What::Pcap(a) => pcap(a),
+        What::Sim(a) => sim(a),
     }
+}
+
+/// The process's peak resident set (VmHWM of /proc/self/status), if known.
+fn peak_rss_bytes() -> Option<u64> {
+    let s = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = s.lines().find(|l| l.starts_with("VmHWM:"))?;
+    let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kb * 1024)
+}
+
+fn sim(a: SimBenchArgs) -> anyhow::Result<ExitCode> {
+    use anyhow::Context as _;
+    use netsparse::programs::ProgramCache;
+    use netsparse::sim::cluster::RunOptions;
+    use netsparse::sim::config::SimConfig;
+    use netsparse::sim::matrix::GenSpec;
+    use netsparse::sim::partition::Partition;
+    use netsparse::sim::report::MatrixSummary;
+    use netsparse::sim::{simulate_with, Mode};
+
+    let spec: GenSpec = a.gen.parse().with_context(|| format!("--gen {}", a.gen))?;
+    let mode: Mode = a
+        .mode
+        .parse()
+        .with_context(|| format!("--mode {}", a.mode))?;
+    let cfg = SimConfig {
+        nodes: a.nodes,
+        racks: a.racks,
+        k: a.k,
+        seed: a.seed,
+        ..SimConfig::default()
+    };
+    cfg.validate()?;
+    let (m, info) = spec.generate(a.seed)?;
+    let part = Partition::equal(&m, cfg.nodes)?;
+    let summary = MatrixSummary {
+        name: spec.to_string(),
+        rows: m.rows(),
+        cols: m.cols(),
+        nnz: m.nnz(),
+        duplicates: info.duplicates,
+    };
+    let cpu0 = thread_cpu_time();
+    let t0 = Instant::now();
+    let report = simulate_with(
+        &m,
+        summary,
+        &part,
+        &cfg,
+        &[mode],
+        &RunOptions::default(),
+        &mut ProgramCache::new(),
+        &mut |_| true,
+    )?;
+    let (wall, cpu) = (t0.elapsed().as_secs_f64(), thread_cpu_time() - cpu0);
+    report.check()?;
+    let run = report
+        .mode(mode.name())
+        .and_then(|r| r.run.as_ref())
+        .context("the run reported no statistics")?;
+    let work = (run.idxs + run.prs_issued) as f64;
+    println!(
+        "{spec}: {} nonzeros on {} nodes in {} racks, K = {}, mode {}",
+        m.nnz(),
+        cfg.nodes,
+        cfg.racks,
+        cfg.k,
+        mode.name()
+    );
+    println!(
+        "{} idxs + {} PRs issued, {} events, every gathered property verified",
+        run.idxs, run.prs_issued, run.events
+    );
+    println!(
+        "wall: {wall:.2} s, {:.3} M idxs+PRs/s",
+        work / wall.max(1e-9) / 1e6
+    );
+    println!(
+        "cpu:  {cpu:.2} s, {:.3} M idxs+PRs/s per core",
+        work / cpu.max(1e-9) / 1e6
+    );
+    match peak_rss_bytes() {
+        Some(b) => println!(
+            "peak resident memory: {:.2} GiB",
+            b as f64 / (1u64 << 30) as f64
+        ),
+        None => println!("peak resident memory: unknown (no /proc/self/status)"),
+    }
+    Ok(ExitCode::SUCCESS)
 }
 
 fn nic(a: NicArgs) -> anyhow::Result<ExitCode> {
