@@ -46,11 +46,11 @@ fn paths(a: &Artifact) -> (Vec<&'static str>, Vec<&'static str>, usize) {
     let Package::NetSparseNic(nic) = &a.package else {
         panic!("not a NIC artifact")
     };
-    assert!(nic.host_to_net.per_packet.is_empty());
+    assert!(nic.host_to_net.path.per_packet.is_empty());
     let (mut h, mut n) = (Vec::new(), Vec::new());
-    prims(&nic.host_to_net.per_pr, &mut h);
-    prims(&nic.net_to_host.per_pr, &mut n);
-    (h, n, nic.net_to_host.per_packet.len())
+    prims(&nic.host_to_net.path.per_pr, &mut h);
+    prims(&nic.net_to_host.path.per_pr, &mut n);
+    (h, n, nic.net_to_host.path.per_packet.len())
 }
 
 #[test]
@@ -192,4 +192,95 @@ fn rig_externs_in_per_pr_sub_controls_see_their_copies() {
         assert_eq!(nic.stats().prs_dropped_other, 0);
         check_destination(nic, &distinct, 128, 32);
     }
+}
+
+/// The shipped NIC program with net_to_host's whole per-PR part moved into
+/// one sub-control applied with `(pr, md, rig)`: the shape whose copies the
+/// per-PR path runner elides.
+fn wrapped_nic_program() -> String {
+    let shipped = std::fs::read_to_string(nic_support::root().join("programs/netsparse_nic.p4"))
+        .expect("programs/netsparse_nic.p4");
+    let head = shipped
+        .split("control NetToHost")
+        .next()
+        .expect("the shipped program has NetToHost");
+    format!(
+        r#"{head}
+control Serve(inout ns_pr_h pr, inout ns_pr_md_t md, inout ns_rig_md_t rig) {{
+    apply {{
+        if (md.pr_type == NS_READ) {{
+            if (HostRead(pr, md)) {{
+                md.pr_type = NS_RESPONSE;
+                md.dst = pr.src;
+            }} else {{
+                md.drop = true;
+            }}
+        }} else if (md.pr_type == NS_RESPONSE) {{
+            if (PendingComplete(pr, md)) {{
+                HostWrite(pr, md);
+                IdxFilterSet(pr.idx);
+            }}
+            md.drop = true;
+        }} else {{
+            md.drop = true;
+        }}
+    }}
+}}
+control NetToHost(inout ns_pr_h pr, inout ns_pr_md_t md, inout ns_rig_md_t rig) {{
+    Serve() serve;
+    apply {{
+        if (md.dst != rig.node) {{
+            md.drop = true;
+        }}
+        Deconcatenate(pr, md);
+        serve.apply(pr, md, rig);
+        Concatenate(pr, md);
+    }}
+}}
+NetSparseNic(HostToNet(), NetToHost()) main;
+"#
+    )
+}
+
+#[test]
+fn an_elided_per_pr_sub_control_on_the_nic_gives_the_shipped_results() {
+    let mut sources = SourceMap::new();
+    let wrapped = match compile_source(
+        &mut sources,
+        "wrapped_nic.p4",
+        &wrapped_nic_program(),
+        &CompileOptions::default(),
+    ) {
+        Ok(c) => c.artifact,
+        Err(d) => panic!("{}", netsparse_compiler::diag::render_all(&d, &sources)),
+    };
+    let shipped = nic_program(&[]);
+    let (idxs, bounds) = nic_support::matrix(256, 2, 6, 11);
+    let run = |art: &Artifact| {
+        let mut nics = nics(art, &idxs, &bounds, 32, |_| {});
+        let mut wire = Wire::new(Time::from_ns(450));
+        wire.connect((0, 0), (1, 0));
+        let cmds = idxs
+            .iter()
+            .map(|l| batch_commands(l.len() as u64, 64, 32))
+            .collect();
+        let mut g = Gather::new(cmds, true);
+        assert!(g.run(&mut wire, &mut nics, &mut [], Time::from_ms(10)));
+        for (i, nic) in nics.iter().enumerate() {
+            let (_, distinct) = remote(&idxs[i], &bounds, i);
+            check_destination(nic, &distinct, 256, 32);
+        }
+        let elided: Vec<[bool; 2]> = nics.iter().map(|n| n.per_pr_copies_elided()).collect();
+        let stats: Vec<_> = nics.iter().map(|n| n.stats()).collect();
+        (elided, stats, g.completions)
+    };
+    let (e_shipped, s_shipped, c_shipped) = run(&shipped);
+    let (e_wrapped, s_wrapped, c_wrapped) = run(&wrapped);
+    // The shipped program has nothing to elide; the wrapped one has its
+    // net_to_host copies elided (rig is copied along with pr and md).
+    assert_eq!(e_shipped, vec![[false, false]; 2]);
+    assert_eq!(e_wrapped, vec![[false, true]; 2]);
+    assert_eq!(s_wrapped, s_shipped);
+    assert_eq!(c_wrapped, c_shipped);
+    assert!(s_shipped.iter().all(|s| s.properties_written > 0));
 }

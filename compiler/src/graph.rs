@@ -153,8 +153,11 @@ fn control_bodies(art: &Artifact) -> Vec<(String, Vec<&[a::Stmt]>)> {
                 out.push((c.name.clone(), vec![c.body.as_slice()]));
                 if a::ControlId(i as u32) == ns.ingress_deparser {
                     out.push((
-                        ns.middle.name.clone(),
-                        vec![ns.middle.per_packet.as_slice(), ns.middle.per_pr.as_slice()],
+                        ns.middle.path.name.clone(),
+                        vec![
+                            ns.middle.path.per_packet.as_slice(),
+                            ns.middle.path.per_pr.as_slice(),
+                        ],
                     ));
                 }
             }
@@ -162,9 +165,9 @@ fn control_bodies(art: &Artifact) -> Vec<(String, Vec<&[a::Stmt]>)> {
         a::Package::NetSparseNic(nic) => {
             // host_to_net is one per-idx part (ending in Concatenate);
             // net_to_host is split at Deconcatenate like a middle pipe.
-            let h = &nic.host_to_net;
+            let h = &nic.host_to_net.path;
             out.push((h.name.clone(), vec![h.per_pr.as_slice()]));
-            let n = &nic.net_to_host;
+            let n = &nic.net_to_host.path;
             out.push((
                 n.name.clone(),
                 vec![n.per_packet.as_slice(), n.per_pr.as_slice()],

@@ -46,9 +46,9 @@ fn the_middle_control_is_split_at_deconcatenate_and_concatenate() {
         "",
     ));
     let m = middle(&c);
-    assert_eq!(m.per_packet.len(), 1);
+    assert_eq!(m.path.per_packet.len(), 1);
     assert!(matches!(
-        m.per_pr[0],
+        m.path.per_pr[0],
         Stmt::Prim(a::Prim::CacheLookup { .. })
     ));
     let cache = m.cache.expect("a property cache");
@@ -60,8 +60,8 @@ fn the_middle_control_is_split_at_deconcatenate_and_concatenate() {
         c.artifact.externs[cache.index()].name,
         "Middle.property_cache"
     );
-    assert_eq!(c.artifact.fields[m.pr.idx.index()].name, "pr.idx");
-    assert_eq!(c.artifact.fields[m.pr_meta.drop.index()].width, 1);
+    assert_eq!(c.artifact.fields[m.path.pr.idx.index()].name, "pr.idx");
+    assert_eq!(c.artifact.fields[m.path.pr_meta.drop.index()].width, 1);
     // Separate slots for the two pipes' metadata.
     let a::Package::NetSparseSwitch(ns) = &c.artifact.package else {
         panic!()

@@ -5,6 +5,7 @@
 //! * [`datapath`]: the clocked-core interface (`on_packet`/`on_timer`/`next_deadline`).
 //! * [`wire`]: the NetSparse wire format (RoCEv2 / BTH / concatenation / PR layers).
 //! * [`concat`](mod@concat): the Concatenator (Concatenation Queues + Expiration Time Queue, §6.1.2).
+//! * [`framer`]: flushed Concatenation Queues framed with the device's addresses and PSN.
 //! * [`deconcat`]: the validating Deconcatenator.
 //! * [`rig`]: the RIG Unit's Idx Filter and Pending PR Table (§5.2).
 //! * [`cache`]: the switch's Property Cache (§6.2.2).
@@ -18,6 +19,7 @@ pub mod cache;
 pub mod concat;
 pub mod datapath;
 pub mod deconcat;
+pub mod framer;
 pub mod fxhash;
 pub mod hash;
 pub mod meter;

@@ -1,72 +1,30 @@
-//! A compiled NIC program loaded into the switch engine: the three statement
-//! lists of the `NetSparseNic` package and the slots the firmware reads and
-//! writes around them, resolved once at load time.
+//! A compiled NIC program loaded into the engine: the two per-PR paths of
+//! the `NetSparseNic` package (host_to_net, net_to_host), each run by the
+//! engine's per-PR path runner, with the RIG metadata (`ns_rig_md_t`) as the
+//! firmware's extra slots, resolved once at load time.
 
-use netsparse_engine::program::{BlockId, Program, Slot};
+use netsparse_engine::program::Program;
+use netsparse_engine::prpath::{load_paths, PathSpec, PrPathRunner};
 use netsparse_engine::LoadError;
-use netsparse_externs::artifact::{Arch, Artifact, FieldKind, HeaderId, NicPath, Package};
+use netsparse_externs::artifact::{Arch, Artifact, Package};
 
-/// Slots of one path's `pr`, `md` and `rig`.
-#[derive(Clone, Copy, Debug)]
-pub(crate) struct PathSlots {
-    pub src: Slot,
-    pub tid: Slot,
-    pub idx: Slot,
-    pub req_id: Slot,
-    pub pr_type: Slot,
-    pub dst: Slot,
-    pub prop_len: Slot,
-    pub ingress_port: Slot,
-    pub egress_port: Slot,
-    pub drop: Slot,
-    pub node: Slot,
-    pub unit: Slot,
-    pub command: Slot,
-    pub outcome: Slot,
-    /// The header instance holding `pr` (valid while a PR is processed).
-    pub pr_header: Option<HeaderId>,
-}
-
-impl PathSlots {
-    fn resolve(p: &Program, a: &Artifact, path: &NicPath) -> Result<PathSlots, LoadError> {
-        let s = |f| p.slot(f);
-        let pr_header = match a.fields.get(path.pr.idx.index()).map(|f| f.kind) {
-            Some(FieldKind::Header(h)) => Some(h),
-            _ => None,
-        };
-        Ok(PathSlots {
-            src: s(path.pr.src)?,
-            tid: s(path.pr.tid)?,
-            idx: s(path.pr.idx)?,
-            req_id: s(path.pr.req_id)?,
-            pr_type: s(path.pr_meta.pr_type)?,
-            dst: s(path.pr_meta.dst)?,
-            prop_len: s(path.pr_meta.prop_len)?,
-            ingress_port: s(path.pr_meta.ingress_port)?,
-            egress_port: s(path.pr_meta.egress_port)?,
-            drop: s(path.pr_meta.drop)?,
-            node: s(path.rig.node)?,
-            unit: s(path.rig.unit)?,
-            command: s(path.rig.command)?,
-            outcome: s(path.rig.outcome)?,
-            pr_header,
-        })
-    }
-}
+/// Position of `rig.node` among a path's extra slots.
+pub(crate) const RIG_NODE: usize = 0;
+/// Position of `rig.unit`.
+pub(crate) const RIG_UNIT: usize = 1;
+/// Position of `rig.command`.
+pub(crate) const RIG_COMMAND: usize = 2;
+/// Position of `rig.outcome`.
+pub(crate) const RIG_OUTCOME: usize = 3;
 
 /// The loaded NIC program.
 #[derive(Debug)]
 pub(crate) struct NicProgram {
     pub program: Program,
-    /// host_to_net (per idx).
-    pub h2n: BlockId,
-    /// net_to_host before Deconcatenate (per packet).
-    pub n2h_packet: BlockId,
-    /// net_to_host per PR.
-    pub n2h_pr: BlockId,
-    pub h2n_slots: PathSlots,
-    pub n2h_slots: PathSlots,
-    pub n2h_packet_empty: bool,
+    /// host_to_net (per idx; no per-packet part).
+    pub h2n: PrPathRunner,
+    /// net_to_host (per packet, then per PR).
+    pub n2h: PrPathRunner,
 }
 
 impl NicProgram {
@@ -84,28 +42,33 @@ impl NicProgram {
                 })
             }
         };
-        if !nic.host_to_net.per_packet.is_empty() {
+        if !nic.host_to_net.path.per_packet.is_empty() {
             return Err(LoadError::Invalid {
                 detail: "host_to_net has a per-packet part".into(),
                 place: place(),
             });
         }
-        let blocks: [(&str, &[_]); 3] = [
-            (nic.host_to_net.name.as_str(), &nic.host_to_net.per_pr),
-            (nic.net_to_host.name.as_str(), &nic.net_to_host.per_packet),
-            (nic.net_to_host.name.as_str(), &nic.net_to_host.per_pr),
+        let rig = |p: &netsparse_externs::artifact::NicPath| {
+            [p.rig.node, p.rig.unit, p.rig.command, p.rig.outcome]
+        };
+        let (h_rig, n_rig) = (rig(&nic.host_to_net), rig(&nic.net_to_host));
+        let specs = [
+            PathSpec {
+                path: &nic.host_to_net.path,
+                extras: &h_rig,
+            },
+            PathSpec {
+                path: &nic.net_to_host.path,
+                extras: &n_rig,
+            },
         ];
-        let program = Program::load(a, &blocks, seed)?;
-        let h2n_slots = PathSlots::resolve(&program, a, &nic.host_to_net)?;
-        let n2h_slots = PathSlots::resolve(&program, a, &nic.net_to_host)?;
-        Ok(NicProgram {
-            h2n: program.block(0),
-            n2h_packet: program.block(1),
-            n2h_pr: program.block(2),
-            program,
-            h2n_slots,
-            n2h_slots,
-            n2h_packet_empty: nic.net_to_host.per_packet.is_empty(),
-        })
+        let (program, mut paths) = load_paths(a, &specs, seed)?;
+        let (Some(n2h), Some(h2n)) = (paths.pop(), paths.pop()) else {
+            return Err(LoadError::Invalid {
+                detail: "the NIC program needs two paths".into(),
+                place: place(),
+            });
+        };
+        Ok(NicProgram { program, h2n, n2h })
     }
 }

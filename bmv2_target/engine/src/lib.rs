@@ -14,6 +14,9 @@
 //!   trait, runtime JSON and BMv2 command files.
 //! * [`program`]: named statement blocks run with target-specific
 //!   primitives (the NIC's RIG externs, the Property Cache).
+//! * [`prpath`]: the one per-PR path runner (per-packet part, then per-PR
+//!   part between `Deconcatenate` and `Concatenate`) that the middle pipes
+//!   and the NIC both use.
 //!
 //! Dependencies point one way: targets → engine → externs.
 #![warn(missing_docs)]
@@ -27,6 +30,7 @@ pub mod eval;
 pub mod exec;
 pub mod layout;
 pub mod program;
+pub mod prpath;
 pub mod runtime;
 pub mod state;
 pub mod tables;

@@ -4,7 +4,7 @@
 //! pipe of their port (`egress`), the same pipe that passthrough packets run.
 
 use netsparse_externs::concat::Flushed;
-use netsparse_externs::wire::{DeviceAddr, FrameHeader};
+use netsparse_externs::framer::Framer;
 use netsparse_externs::{Outputs, Time};
 
 use netsparse_engine::exec::ParseEnd;
@@ -18,21 +18,15 @@ use std::collections::VecDeque;
 pub(super) fn build(
     f: Flushed<'_>,
     o: &Origin,
-    psn: &mut u32,
+    framer: &mut Framer,
     bc: &mut BuildCounters,
     pool: &mut Vec<Vec<u8>>,
     built: &mut VecDeque<Built>,
 ) {
-    let header = FrameHeader::netsparse(DeviceAddr::Switch(o.id), f.key.dst, *psn).map(|mut h| {
-        h.eth_src = o.mac;
-        h.ip_src = o.ipv4;
-        h
-    });
     let mut frame = pool.pop().unwrap_or_default();
     frame.clear();
-    match header.and_then(|h| f.write_frame_with(&mut frame, &h)) {
+    match framer.frame(&f, &mut frame) {
         Ok(_) => {
-            *psn = psn.wrapping_add(1);
             bc.prs_out += u64::from(f.num_prs);
             bc.packets += 1;
             if o.trace {
@@ -71,11 +65,11 @@ impl NsSwitch {
                 concat,
                 built,
                 pool,
-                psn,
+                framer,
                 bc,
                 ..
             } = &mut self.pipes[m];
-            concat.flush_all(|f| build(f, &o, psn, bc, pool, built));
+            concat.flush_all(|f| build(f, &o, framer, bc, pool, built));
             self.release(m, Time::MAX, now, out);
         }
     }
@@ -110,12 +104,12 @@ impl NsSwitch {
                 concat,
                 built,
                 pool,
-                psn,
+                framer,
                 bc,
                 ..
             } = &mut self.pipes[m];
             if now >= o.latency && concat.next_deadline().is_some_and(|d| d <= shifted) {
-                concat.on_timer(shifted, |f| build(f, &o, psn, bc, pool, built));
+                concat.on_timer(shifted, |f| build(f, &o, framer, bc, pool, built));
             }
             self.release(m, now, now, out);
         }

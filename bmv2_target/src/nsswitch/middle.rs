@@ -1,17 +1,18 @@
 //! A middle pipe (§6.2.1): the Deconcatenator splits a NetSparse packet
-//! into PRs, the per-packet part of the middle control runs once, the
-//! per-PR part once per PR with the pipe's Property Cache as its target
-//! primitives (`Lookup`, `Insert`), and every PR that survives is checked
-//! and handed to the Concatenator.
+//! into PRs, the engine's per-PR path runner runs the per-packet part of
+//! the middle control once and the per-PR part once per PR with the pipe's
+//! Property Cache as its target primitives (`Lookup`, `Insert`), and every
+//! PR that survives is checked and handed to the Concatenator.
 
 use netsparse_externs::artifact::Prim;
 use netsparse_externs::cache::PropertyCache;
 use netsparse_externs::concat::{CqKey, Flushed};
 use netsparse_externs::wire::netsparse::pr_field;
-use netsparse_externs::wire::{Frame, PrRepr, PrType, WireError, MAX_NODE_ID};
+use netsparse_externs::wire::{Frame, PrType, WireError, MAX_NODE_ID};
 use netsparse_externs::Time;
 
 use netsparse_engine::program::{TargetCall, TargetPrims, TargetResult};
+use netsparse_engine::prpath::PrMeta;
 use netsparse_engine::PacketState;
 
 use super::egress::build;
@@ -123,10 +124,7 @@ impl NsSwitch {
     ) {
         let NsSwitch {
             prog,
-            b,
-            pp,
-            pr: ps,
-            pr_headers,
+            path,
             has_cache,
             origin,
             cfg,
@@ -141,7 +139,7 @@ impl NsSwitch {
             concat,
             built,
             pool,
-            psn,
+            framer,
             c: pc,
             bc,
             ..
@@ -167,43 +165,27 @@ impl NsSwitch {
         }
         pc.netsparse_packets += 1;
         pc.prs_in += u64::from(c.num_prs);
-        mst.reset();
-        for h in pr_headers.iter().flatten() {
-            mst.valid.set(*h, true);
-        }
-        let n = &mut mst.n;
-        n[pp.pr_type] = u64::from(c.pr_type.as_u16());
-        n[pp.dst] = u64::from(c.dst);
-        n[pp.prop_len] = u64::from(c.prop_len);
-        n[pp.ingress_port] = u64::from(in_port);
-        n[pp.egress_port] = u64::from(spec);
-        n[pp.drop] = 0;
-        if let Some(block) = b.per_packet {
-            let mut t = NoPrims {
-                errors: &mut pc.errors,
-            };
-            prog.run(mst, block, &mut t);
-            if mst.n[pp.drop] != 0 {
-                pc.packets_dropped += 1;
-                pc.prs_dropped += u64::from(c.num_prs);
-                return;
-            }
-        }
-        // ns_pr_md_t as the per-packet part left it, for every PR.
-        let md = {
-            let n = &mst.n;
-            [
-                n[pp.pr_type],
-                n[pp.dst],
-                n[pp.prop_len],
-                n[pp.ingress_port],
-                n[pp.egress_port],
-            ]
+        let md = PrMeta {
+            pr_type: u64::from(c.pr_type.as_u16()),
+            dst: u64::from(c.dst),
+            prop_len: u64::from(c.prop_len),
+            ingress_port: u64::from(in_port),
+            egress_port: u64::from(spec),
         };
+        let mut t = NoPrims {
+            errors: &mut pc.errors,
+        };
+        if !path.begin(prog, mst, md, |_, _| {}, &mut t) {
+            pc.packets_dropped += 1;
+            pc.prs_dropped += u64::from(c.num_prs);
+            return;
+        }
+        let is_read = path.packet_md().pr_type == u64::from(PrType::Read.as_u16());
+        let idx_slot = path.pr_slots().idx;
         let ports = u64::from(cfg.ports);
         let prop_len = u64::from(c.prop_len);
         let o = *origin;
-        let mut sink = |f: Flushed<'_>| build(f, &o, psn, bc, pool, built);
+        let mut sink = |f: Flushed<'_>| build(f, &o, framer, bc, pool, built);
         // The idx of PR `i`, for prefetching (0 past the end).
         let stride = c.stride();
         let bytes = d.frame.as_ref().map_or(&[][..], |f| f.pr_bytes());
@@ -225,27 +207,16 @@ impl NsSwitch {
                 if let Some(idx) = idx_at(i + PREFETCH_SET) {
                     cache.prefetch(idx);
                 }
-                if PREFETCH_LINE > 0 && md[0] == u64::from(PrType::Read.as_u16()) {
+                if PREFETCH_LINE > 0 && is_read {
                     if let Some(idx) = idx_at(i + PREFETCH_LINE) {
                         cache.prefetch_line(idx);
                     }
                 }
             }
-            let n = &mut mst.n;
-            n[ps.src] = u64::from(v.src);
-            n[ps.tid] = u64::from(v.tid);
-            n[ps.idx] = v.idx;
-            n[ps.req_id] = u64::from(v.req_id);
-            n[ps.pr_type] = md[0];
-            n[ps.dst] = md[1];
-            n[ps.prop_len] = md[2];
-            n[ps.ingress_port] = md[3];
-            n[ps.egress_port] = md[4];
-            n[ps.drop] = 0;
             let mut t = PrPrims {
                 cache,
                 now,
-                idx: ps.idx,
+                idx: idx_slot,
                 prop_len: c.prop_len as usize,
                 own: v.payload,
                 payload: if v.payload.is_empty() {
@@ -256,18 +227,18 @@ impl NsSwitch {
                 hit,
                 errors: &mut pc.errors,
             };
-            prog.run(mst, b.per_pr, &mut t);
+            let repr = v.repr();
+            let out = path.run_pr(prog, mst, &repr, |_, _| {}, &mut t);
             let payload = t.payload;
-            let n = &mst.n;
-            if n[ps.drop] != 0 {
+            if out.dropped {
                 pc.prs_dropped += 1;
                 continue;
             }
-            if n[ps.prop_len] != prop_len {
+            if out.md.prop_len != prop_len {
                 pc.errors.prop_len_changed += 1;
                 continue;
             }
-            let pr_type = match n[ps.pr_type] {
+            let pr_type = match out.md.pr_type {
                 1 => PrType::Read,
                 2 => PrType::Response,
                 _ => {
@@ -288,12 +259,12 @@ impl NsSwitch {
                     continue;
                 }
             };
-            let port = n[ps.egress_port];
+            let port = out.md.egress_port;
             if port >= ports {
                 pc.errors.bad_port += 1;
                 continue;
             }
-            let dst = n[ps.dst];
+            let dst = out.md.dst;
             if dst > u64::from(MAX_NODE_ID) {
                 pc.errors.unaddressable += 1;
                 continue;
@@ -303,16 +274,10 @@ impl NsSwitch {
                 dst: dst as u32,
                 port: port as u32,
             };
-            let repr = PrRepr {
-                src: n[ps.src] as u32,
-                tid: n[ps.tid] as u16,
-                idx: n[ps.idx],
-                req_id: n[ps.req_id] as u32,
-            };
-            let r = if payload != Payload::Cached && repr == v.repr() {
+            let r = if payload != Payload::Cached && out.pr == repr {
                 concat.push_raw(now, key, c.prop_len, v.raw, &mut sink)
             } else {
-                concat.push(now, key, c.prop_len, &repr, body, &mut sink)
+                concat.push(now, key, c.prop_len, &out.pr, body, &mut sink)
             };
             if r.is_err() {
                 pc.errors.rejected += 1;

@@ -41,7 +41,7 @@
 //!    error of the pipe. (When the per-PR part is the compiler's plain
 //!    copy-in / control / copy-out of one applied control, the copies are
 //!    elided and `pr`/`md` are loaded into the control's locals directly:
-//!    same results, less interpretation; see `elide.rs`.) The PR is then
+//!    same results, less interpretation; see the engine's `prpath` runner.) The PR is then
 //!    concatenated, keyed by (type, dst,
 //!    egress port): unchanged PRs are queued as they arrived
 //!    (`Concatenator::push_raw`), changed ones re-encoded.
@@ -79,7 +79,6 @@
 pub mod config;
 mod control;
 mod egress;
-mod elide;
 mod ingress;
 mod middle;
 pub mod stats;
@@ -88,11 +87,12 @@ pub mod workload;
 
 use std::collections::VecDeque;
 
-use netsparse_externs::artifact::{Arch, Artifact, FieldId, FieldKind, NsSwitchMetadata, Package};
+use netsparse_externs::artifact::{Arch, Artifact, NsSwitchMetadata, Package};
 use netsparse_externs::cache::{CacheCapacity, CacheConfig, PropertyCache};
 use netsparse_externs::concat::{ConcatStats, Concatenator};
 use netsparse_externs::deconcat::{DeconcatConfig, DeconcatStats, Deconcatenator};
-use netsparse_externs::wire::{pr_capacity, PR_HEADER_LEN};
+use netsparse_externs::framer::Framer;
+use netsparse_externs::wire::{pr_capacity, DeviceAddr, PR_HEADER_LEN};
 use netsparse_externs::{Datapath, Outputs, Time};
 use thiserror::Error;
 
@@ -101,7 +101,8 @@ pub use stats::{
     CacheCounters, FlushCounters, MalformedCounters, NsStats, PipeStats, ProgramErrors,
 };
 
-use netsparse_engine::program::{BlockId, Program, Slot};
+use netsparse_engine::program::{Program, Slot};
+use netsparse_engine::prpath::{load_paths, PathSpec, PrPathRunner};
 use netsparse_engine::{LoadError, PacketState};
 
 /// `md.ingress_port` in the egress pipe for packets the switch built from a
@@ -143,23 +144,7 @@ impl MdSlots {
     }
 }
 
-/// The middle pipe's `pr` and `md` slots, as indexes into the state's
-/// `u64` array (all are at most 64 bits; values written fit their widths).
-#[derive(Clone, Copy, Debug)]
-struct PrSlots {
-    src: usize,
-    tid: usize,
-    idx: usize,
-    req_id: usize,
-    pr_type: usize,
-    dst: usize,
-    prop_len: usize,
-    ingress_port: usize,
-    egress_port: usize,
-    drop: usize,
-}
-
-/// Parser and control ids of the package, and the middle blocks.
+/// Parser and control ids of the package.
 #[derive(Clone, Copy, Debug)]
 struct Blocks {
     ingress_parser: u32,
@@ -168,8 +153,6 @@ struct Blocks {
     egress_parser: u32,
     egress: u32,
     egress_deparser: u32,
-    per_packet: Option<BlockId>,
-    per_pr: BlockId,
 }
 
 /// Counters a pipe keeps itself (the units keep theirs).
@@ -223,7 +206,8 @@ struct Pipe {
     built: VecDeque<Built>,
     /// Spare frame buffers.
     pool: Vec<Vec<u8>>,
-    psn: u32,
+    /// Frames this pipe's flushed queues (its own BTH sequence numbers).
+    framer: Framer,
     c: Counters,
     bc: BuildCounters,
     /// Unit counters at the last `reset_stats` (the units cannot be reset).
@@ -234,9 +218,6 @@ struct Pipe {
 /// What the flush callback needs to build packets.
 #[derive(Clone, Copy, Debug)]
 struct Origin {
-    id: u32,
-    mac: [u8; 6],
-    ipv4: [u8; 4],
     /// Cache latency: a packet leaves this long after its flush.
     latency: Time,
     trace: bool,
@@ -248,14 +229,8 @@ pub struct NsSwitch {
     b: Blocks,
     ig: MdSlots,
     eg: MdSlots,
-    /// The package's `pr`/`md` slots (the per-packet part's).
-    pp: PrSlots,
-    /// The slots the per-PR part reads and writes: the package's, or the
-    /// control's locals when its copy-in/copy-out is elided.
-    pr: PrSlots,
-    /// Header ids of the middle pipe's `pr` and of its local copy (kept
-    /// valid).
-    pr_headers: [Option<usize>; 2],
+    /// The middle pipes' per-PR path (every pipe runs the same program).
+    path: PrPathRunner,
     /// The program uses a Property Cache.
     has_cache: bool,
     origin: Origin,
@@ -297,52 +272,18 @@ impl NsSwitch {
                 .into())
             }
         };
-        let m = &ns.middle;
-        let pr_header = match artifact.fields.get(m.pr.src.index()).map(|f| f.kind) {
-            Some(FieldKind::Header(h)) => Some(h),
-            _ => None,
+        let spec = PathSpec {
+            path: &ns.middle.path,
+            extras: &[],
         };
-        let elided = pr_header.and_then(|h| elide::elide(artifact, m, h));
-        let per_pr = elided.as_ref().map_or(m.per_pr.as_slice(), |e| e.body);
-        let local = |f| elided.as_ref().map_or(f, |e| e.local(f));
-        let blocks: [(&str, &[_]); 2] = [
-            (m.name.as_str(), m.per_packet.as_slice()),
-            (m.name.as_str(), per_pr),
-        ];
-        let mut prog = Program::load(artifact, &blocks, cfg.seed)?;
+        let (mut prog, mut paths) = load_paths(artifact, &[spec], cfg.seed)?;
+        let path = paths.pop().ok_or_else(|| LoadError::Invalid {
+            detail: "no middle pipe".into(),
+            place: place(),
+        })?;
         prog.set_trace(cfg.trace);
         let ig = MdSlots::resolve(&prog, &ns.ingress_metadata)?;
         let eg = MdSlots::resolve(&prog, &ns.egress_metadata)?;
-        let narrow = |what: &str, f, min: u16| -> Result<usize, LoadError> {
-            let s = prog.slot(f)?;
-            match s.narrow_index() {
-                Some(i) if s.width() >= min => Ok(i),
-                _ => Err(LoadError::Invalid {
-                    detail: format!("{what} is {} bits, expected {min}", s.width()),
-                    place: place(),
-                }),
-            }
-        };
-        let slots = |f: &dyn Fn(FieldId) -> FieldId| -> Result<PrSlots, LoadError> {
-            Ok(PrSlots {
-                src: narrow("pr.src", f(m.pr.src), 32)?,
-                tid: narrow("pr.tid", f(m.pr.tid), 16)?,
-                idx: narrow("pr.idx", f(m.pr.idx), 64)?,
-                req_id: narrow("pr.req_id", f(m.pr.req_id), 32)?,
-                pr_type: narrow("md.pr_type", f(m.pr_meta.pr_type), 16)?,
-                dst: narrow("md.dst", f(m.pr_meta.dst), 32)?,
-                prop_len: narrow("md.prop_len", f(m.pr_meta.prop_len), 32)?,
-                ingress_port: narrow("md.ingress_port", f(m.pr_meta.ingress_port), 9)?,
-                egress_port: narrow("md.egress_port", f(m.pr_meta.egress_port), 9)?,
-                drop: narrow("md.drop", f(m.pr_meta.drop), 1)?,
-            })
-        };
-        let pp = slots(&|f| f)?;
-        let pr = slots(&local)?;
-        let pr_headers = [
-            pr_header.map(|h| h.index()),
-            elided.as_ref().map(|e| e.header.index()),
-        ];
         let parsers = artifact.parsers.len();
         let controls = artifact.controls.len();
         for (what, ok) in [
@@ -368,18 +309,13 @@ impl NsSwitch {
             egress_parser: ns.egress_parser.0,
             egress: ns.egress.0,
             egress_deparser: ns.egress_deparser.0,
-            per_packet: (!m.per_packet.is_empty()).then(|| prog.block(0)),
-            per_pr: prog.block(1),
         };
-        let has_cache = m.cache.is_some();
+        let has_cache = ns.middle.cache.is_some();
         let mut pipes = Vec::with_capacity(cfg.pipes as usize);
         for _ in 0..cfg.pipes {
             pipes.push(Self::new_pipe(&cfg, has_cache)?);
         }
         let origin = Origin {
-            id: cfg.switch_id,
-            mac: cfg.mac,
-            ipv4: cfg.ipv4,
             latency: if has_cache {
                 cfg.cache_latency()
             } else {
@@ -395,9 +331,7 @@ impl NsSwitch {
             b,
             ig,
             eg,
-            pp,
-            pr,
-            pr_headers,
+            path,
             has_cache,
             origin,
             pipes,
@@ -437,7 +371,8 @@ impl NsSwitch {
             concat,
             built: VecDeque::new(),
             pool: Vec::new(),
-            psn: 0,
+            framer: Framer::new(DeviceAddr::Switch(cfg.switch_id))
+                .with_addresses(cfg.mac, cfg.ipv4),
             c: Counters::default(),
             bc: BuildCounters::default(),
             base_deconcat: DeconcatStats::default(),
@@ -452,9 +387,9 @@ impl NsSwitch {
 
     /// Whether the per-PR part runs without its copy-in/copy-out (the
     /// program has the plain shape the compiler emits and nothing else
-    /// observes the package's `pr`/`md` slots; see the `elide` module).
+    /// observes the package's `pr`/`md` slots; see [`netsparse_engine::prpath`]).
     pub fn per_pr_copies_elided(&self) -> bool {
-        self.pr_headers[1].is_some()
+        self.path.copies_elided()
     }
 
     /// Whether the program uses the Property Cache.

@@ -1300,19 +1300,22 @@ pub struct NsSwitchMetadata {
     pub parser_error: FieldId,
 }
 
-/// The middle pipe of a NetSparse switch. The compiler splits the middle
-/// control at its `Deconcatenate` and `Concatenate` calls:
+/// A per-PR path (§5, §6.1–6.2): the part of a control that runs once per
+/// NetSparse packet before `Deconcatenate`, and the part that runs once per
+/// PR between `Deconcatenate` and `Concatenate`. The switch's middle pipes
+/// and both paths of the SmartNIC are this one shape, lowered once by the
+/// compiler and run by one runner in the engine:
 ///
 /// ```text
 /// apply {
-///     ...per_packet...          // once per packet (NetSparse or not)
-///     Deconcatenate(pr, pm);    // for each PR of a NetSparse packet:
-///     ...per_pr...              //   once per PR
-///     Concatenate(pr, pm);      //   enqueue into the CQ of (pm.pr_type, pm.dst)
+///     ...per_packet...          // once per packet (empty on the NIC's host_to_net)
+///     Deconcatenate(pr, md);    // for each PR of a NetSparse packet:
+///     ...per_pr...              //   once per PR (per idx on host_to_net)
+///     Concatenate(pr, md);      //   enqueue into the CQ of (md.pr_type, md.dst) unless md.drop
 /// }
 /// ```
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct MiddlePipe {
+pub struct PrPath {
     /// Control name, for logs.
     pub name: String,
     /// Statements before `Deconcatenate`.
@@ -1323,6 +1326,15 @@ pub struct MiddlePipe {
     pub pr: PrSlots,
     /// The current PR's `ns_pr_md_t` fields.
     pub pr_meta: PrMetaSlots,
+}
+
+/// The middle pipe of a NetSparse switch: its [`PrPath`] and the pipe's
+/// Property Cache (`Lookup`/`Insert` in the per-PR part).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct MiddlePipe {
+    /// The per-packet and per-PR parts (serialized in place).
+    #[serde(flatten)]
+    pub path: PrPath,
     /// The pipe's Property Cache instance, if the program uses one.
     pub cache: Option<ExternId>,
 }
@@ -1381,19 +1393,13 @@ pub struct NetSparseNic {
     pub net_to_host: NicPath,
 }
 
-/// One path of the NetSparse SmartNIC.
+/// One path of the NetSparse SmartNIC: its [`PrPath`] and the RIG
+/// metadata the firmware fills around it.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct NicPath {
-    /// Control name, for logs.
-    pub name: String,
-    /// Statements before `Deconcatenate` (empty for host-to-net).
-    pub per_packet: Vec<Stmt>,
-    /// Per-idx (host-to-net) or per-PR (net-to-host) statements, up to `Concatenate`.
-    pub per_pr: Vec<Stmt>,
-    /// The current PR's `ns_pr_h` fields.
-    pub pr: PrSlots,
-    /// The current PR's `ns_pr_md_t` fields.
-    pub pr_meta: PrMetaSlots,
+    /// The per-packet (net_to_host only) and per-PR parts (serialized in place).
+    #[serde(flatten)]
+    pub path: PrPath,
     /// The `ns_rig_md_t` fields.
     pub rig: RigSlots,
 }

@@ -73,6 +73,28 @@ impl V<'_> {
         self.segs.clear();
     }
 
+    /// A per-PR path (middle pipe or NIC path) at JSON pointer `at`: its
+    /// statements and the widths of its `pr` and `md` slots.
+    fn pr_path(&mut self, at: &str, p: &PrPath) {
+        self.at(at.to_string(), &p.name);
+        self.stmts_at("per_packet", &p.per_packet);
+        self.stmts_at("per_pr", &p.per_pr);
+        for (f, w) in [
+            (p.pr.src, 32),
+            (p.pr.tid, 16),
+            (p.pr.idx, 64),
+            (p.pr.req_id, 32),
+            (p.pr_meta.pr_type, 16),
+            (p.pr_meta.dst, 32),
+            (p.pr_meta.prop_len, 32),
+            (p.pr_meta.drop, 1),
+        ] {
+            if self.field(f) != w {
+                self.bad(format!("PR slot {} should be {w} bits", f.0));
+            }
+        }
+    }
+
     /// Check the statements of list `seg` (a member name under the current
     /// path), each at its index.
     fn stmts_at(&mut self, seg: &str, s: &[Stmt]) {
@@ -357,23 +379,7 @@ impl V<'_> {
                     }
                 }
                 let m = &p.middle;
-                self.at("/package/middle".into(), &m.name);
-                self.stmts_at("per_packet", &m.per_packet);
-                self.stmts_at("per_pr", &m.per_pr);
-                for (f, w) in [
-                    (m.pr.src, 32),
-                    (m.pr.tid, 16),
-                    (m.pr.idx, 64),
-                    (m.pr.req_id, 32),
-                    (m.pr_meta.pr_type, 16),
-                    (m.pr_meta.dst, 32),
-                    (m.pr_meta.prop_len, 32),
-                    (m.pr_meta.drop, 1),
-                ] {
-                    if self.field(f) != w {
-                        self.bad(format!("PR slot {} should be {w} bits", f.0));
-                    }
-                }
+                self.pr_path("/package/middle", &m.path);
                 if let Some(c) = m.cache {
                     if !matches!(
                         a.externs.get(c.index()).map(|e| &e.kind),
@@ -388,29 +394,19 @@ impl V<'_> {
                     ("host_to_net", &p.host_to_net),
                     ("net_to_host", &p.net_to_host),
                 ] {
-                    self.at(format!("/package/{key}"), &path.name);
-                    self.stmts_at("per_packet", &path.per_packet);
-                    self.stmts_at("per_pr", &path.per_pr);
+                    self.pr_path(&format!("/package/{key}"), &path.path);
                     for (f, w) in [
-                        (path.pr.src, 32),
-                        (path.pr.tid, 16),
-                        (path.pr.idx, 64),
-                        (path.pr.req_id, 32),
-                        (path.pr_meta.pr_type, 16),
-                        (path.pr_meta.dst, 32),
-                        (path.pr_meta.prop_len, 32),
-                        (path.pr_meta.drop, 1),
                         (path.rig.node, 32),
                         (path.rig.unit, 16),
                         (path.rig.command, 32),
                         (path.rig.outcome, 8),
                     ] {
                         if self.field(f) != w {
-                            self.bad(format!("NIC slot {} should be {w} bits", f.0));
+                            self.bad(format!("RIG slot {} should be {w} bits", f.0));
                         }
                     }
                 }
-                if !p.host_to_net.per_packet.is_empty() {
+                if !p.host_to_net.path.per_packet.is_empty() {
                     self.bad("host_to_net has a per-packet part".into());
                 }
             }

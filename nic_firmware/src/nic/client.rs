@@ -6,7 +6,7 @@
 
 use std::collections::VecDeque;
 
-use netsparse_engine::program::RunEnd;
+use netsparse_engine::prpath::PrMeta;
 use netsparse_externs::concat::CqKey;
 use netsparse_externs::wire::{PrRepr, PrType, MAX_NODE_ID};
 use netsparse_externs::Time;
@@ -15,6 +15,7 @@ use super::tx::push_pr;
 use super::{Nic, NS_COALESCED, NS_FILTERED, NS_LOCAL, NS_UNROUTABLE};
 use crate::core::PrCtx;
 use crate::memory::HostMemory;
+use crate::program::{NicProgram, RIG_COMMAND, RIG_NODE, RIG_OUTCOME, RIG_UNIT};
 use crate::verbs::FailReason;
 
 /// Why a client unit is stalled.
@@ -174,48 +175,45 @@ impl<M: HostMemory> Nic<M> {
 
     /// Run host_to_net for one idx at time `e`.
     pub(super) fn run_h2n(&mut self, unit: u16, cmd: u32, idx: u64, e: Time) -> H2n {
-        let s = self.prog.h2n_slots;
-        let node = u128::from(self.cfg.node);
+        let node = self.cfg.node;
         let prop_size = self.core.cmds[cmd as usize].cmd.property_size;
-        let st = &mut self.st;
-        self.prog.program.reset(st);
-        if let Some(h) = s.pr_header {
-            self.prog.program.set_header_valid(st, h, true);
-        }
-        st.set(s.src, node);
-        st.set(s.tid, u128::from(unit));
-        st.set(s.idx, u128::from(idx));
-        st.set(s.pr_type, u128::from(PrType::Read.as_u16()));
-        st.set(s.prop_len, u128::from(prop_size));
-        st.set(s.node, node);
-        st.set(s.unit, u128::from(unit));
-        st.set(s.command, u128::from(cmd));
         self.core.ctx = PrCtx {
             now: e,
             unit,
             cmd,
             ..PrCtx::default()
         };
-        let end = self
-            .prog
-            .program
-            .run(&mut self.st, self.prog.h2n, &mut self.core);
+        let NicProgram { program, h2n, .. } = &mut self.prog;
+        let md = PrMeta {
+            pr_type: u64::from(PrType::Read.as_u16()),
+            dst: 0,
+            prop_len: u64::from(prop_size),
+            ingress_port: 0,
+            egress_port: 0,
+        };
+        h2n.begin(program, &mut self.st, md, |_, _| {}, &mut self.core);
+        let pr = PrRepr {
+            src: node,
+            tid: unit,
+            idx,
+            req_id: 0,
+        };
+        let rig = |n: &mut [u64], x: &[usize]| {
+            n[x[RIG_NODE]] = u64::from(node);
+            n[x[RIG_UNIT]] = u64::from(unit);
+            n[x[RIG_COMMAND]] = u64::from(cmd);
+        };
+        let out = h2n.run_pr(program, &mut self.st, &pr, rig, &mut self.core);
         let ctx = self.core.ctx;
         if ctx.stalled {
             return H2n::Stalled;
         }
-        let st = &self.st;
-        let outcome = st.get(s.outcome) as u64;
-        let dropped = end == RunEnd::Exited || st.get(s.drop) != 0;
-        let pr_type = st.get(s.pr_type) as u16;
-        let dst = st.get(s.dst) as u64;
-        let prop_len = st.get(s.prop_len) as u32;
-        let pr = PrRepr {
-            src: st.get(s.src) as u32,
-            tid: st.get(s.tid) as u16,
-            idx: st.get(s.idx) as u64,
-            req_id: st.get(s.req_id) as u32,
-        };
+        let outcome = h2n.extra_value(&self.st, RIG_OUTCOME);
+        let dropped = out.dropped;
+        let pr_type = out.md.pr_type;
+        let dst = out.md.dst;
+        let prop_len = out.md.prop_len as u32;
+        let pr = out.pr;
         let core = &mut self.core;
         let cs = &mut core.cmds[cmd as usize];
         cs.processed += 1;
@@ -223,7 +221,7 @@ impl<M: HostMemory> Nic<M> {
         core.stats.idxs_read += 1;
         let mut issued = false;
         if !dropped {
-            let ok = pr_type == PrType::Read.as_u16()
+            let ok = pr_type == u64::from(PrType::Read.as_u16())
                 && ctx.inserted.is_some_and(|r| r == pr.req_id)
                 && dst <= u64::from(MAX_NODE_ID)
                 && prop_len == prop_size;
@@ -237,7 +235,7 @@ impl<M: HostMemory> Nic<M> {
                     &mut self.concat,
                     &mut self.tx,
                     &mut self.frame,
-                    &mut self.psn,
+                    &mut self.framer,
                     &mut core.stats,
                     &self.cfg,
                     e,

@@ -47,6 +47,7 @@ use netsparse_engine::{ControlPlane, ControlPlaneError, EntryHandle, LoadError, 
 use netsparse_externs::artifact::{Artifact, KeyMatch};
 use netsparse_externs::concat::{ConcatConfig, Concatenator};
 use netsparse_externs::deconcat::{DeconcatConfig, Deconcatenator};
+use netsparse_externs::framer::Framer;
 use netsparse_externs::rig::IdxFilter;
 use netsparse_externs::time::Clock;
 use netsparse_externs::{Datapath, Outputs, Time};
@@ -143,7 +144,8 @@ pub struct Nic<M: HostMemory = DenseMemory> {
     frame: Vec<u8>,
     idx_bytes: Vec<u8>,
     scratch: Vec<(u32, u32, u64)>,
-    psn: u32,
+    /// Frames flushed Concatenation Queues (this node's addresses and PSN).
+    framer: Framer,
     watchdogs: BTreeSet<(Time, u32)>,
     completions: BTreeMap<(Time, u32), Completion>,
     cq: VecDeque<Completion>,
@@ -239,7 +241,7 @@ impl<M: HostMemory> Nic<M> {
             frame: Vec::with_capacity(2048),
             idx_bytes: Vec::with_capacity(cfg.idx_buffer_bytes),
             scratch: Vec::new(),
-            psn: 0,
+            framer: Framer::new(cfg.addr()),
             watchdogs: BTreeSet::new(),
             completions: BTreeMap::new(),
             cq: VecDeque::new(),
@@ -271,6 +273,13 @@ impl<M: HostMemory> Nic<M> {
     /// The loaded program, mutably (add table entries).
     pub fn program_mut(&mut self) -> &mut netsparse_engine::program::Program {
         &mut self.prog.program
+    }
+
+    /// Whether host_to_net's and net_to_host's per-PR parts run without
+    /// their copy-in/copy-out (a plain sub-control apply; see
+    /// [`netsparse_engine::prpath`]).
+    pub fn per_pr_copies_elided(&self) -> [bool; 2] {
+        [self.prog.h2n.copies_elided(), self.prog.n2h.copies_elided()]
     }
 
     /// Log every statement of every packet (tracing at info level).

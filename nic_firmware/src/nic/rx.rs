@@ -1,11 +1,12 @@
 //! The receive side: a NetSparse frame is validated by the Deconcatenator,
-//! net_to_host runs once for the packet and once per PR; reads go to the
+//! net_to_host runs (through the engine's per-PR path runner) once for the
+//! packet and once per PR; reads go to the
 //! server units, responses retire their pending entry and are written to
 //! host memory by DMA.
 
-use netsparse_engine::program::RunEnd;
+use netsparse_engine::prpath::{PrMeta, PrOutcome};
 use netsparse_externs::concat::CqKey;
-use netsparse_externs::wire::{PrRepr, PrType, MAX_NODE_ID};
+use netsparse_externs::wire::{PrType, MAX_NODE_ID};
 use netsparse_externs::Time;
 
 use super::server::PendingResponse;
@@ -13,6 +14,7 @@ use super::tx::push_pr;
 use super::Nic;
 use crate::core::PrCtx;
 use crate::memory::HostMemory;
+use crate::program::{NicProgram, RIG_COMMAND, RIG_NODE, RIG_OUTCOME, RIG_UNIT};
 
 impl<M: HostMemory> Nic<M> {
     pub(super) fn rx(&mut self, now: Time, port: u32, frame: &[u8]) {
@@ -31,61 +33,26 @@ impl<M: HostMemory> Nic<M> {
         if concat.pr_type == PrType::Response {
             stats.rx_payload_bytes += u64::from(concat.num_prs) * u64::from(concat.prop_len);
         }
-        let s = self.prog.n2h_slots;
-        let node = u128::from(self.cfg.node);
-        let st = &mut self.st;
-        self.prog.program.reset(st);
-        let md = [
-            (s.pr_type, u128::from(concat.pr_type.as_u16())),
-            (s.dst, u128::from(concat.dst)),
-            (s.prop_len, u128::from(concat.prop_len)),
-            (s.ingress_port, u128::from(port)),
-            (s.egress_port, 0),
-            (s.drop, 0),
-        ];
-        for (slot, v) in md {
-            st.set(slot, v);
-        }
-        st.set(s.node, node);
+        let node = self.cfg.node;
         self.core.ctx = PrCtx {
             now,
             ..PrCtx::default()
         };
-        if !self.prog.n2h_packet_empty {
-            let end = self
-                .prog
-                .program
-                .run(&mut self.st, self.prog.n2h_packet, &mut self.core);
-            if end == RunEnd::Exited || self.st.get(s.drop) != 0 {
-                self.core.stats.packets_dropped += 1;
-                return;
-            }
+        let md = PrMeta {
+            pr_type: u64::from(concat.pr_type.as_u16()),
+            dst: u64::from(concat.dst),
+            prop_len: u64::from(concat.prop_len),
+            ingress_port: u64::from(port),
+            egress_port: 0,
+        };
+        let NicProgram { program, n2h, .. } = &mut self.prog;
+        let set_node = |n: &mut [u64], x: &[usize]| n[x[RIG_NODE]] = u64::from(node);
+        if !n2h.begin(program, &mut self.st, md, set_node, &mut self.core) {
+            self.core.stats.packets_dropped += 1;
+            return;
         }
-        // The per-PR metadata starts from the packet's, as the per-packet part left it.
-        let md = [
-            (s.pr_type, self.st.get(s.pr_type)),
-            (s.dst, self.st.get(s.dst)),
-            (s.prop_len, self.st.get(s.prop_len)),
-            (s.ingress_port, self.st.get(s.ingress_port)),
-            (s.egress_port, self.st.get(s.egress_port)),
-            (s.drop, 0),
-        ];
         let clients = self.cfg.client_units;
-        if let Some(h) = s.pr_header {
-            self.prog.program.set_header_valid(&mut self.st, h, true);
-        }
         for v in d.prs {
-            let st = &mut self.st;
-            for (slot, x) in md {
-                st.set(slot, x);
-            }
-            st.set(s.src, u128::from(v.src));
-            st.set(s.tid, u128::from(v.tid));
-            st.set(s.idx, u128::from(v.idx));
-            st.set(s.req_id, u128::from(v.req_id));
-            st.set(s.node, node);
-            st.set(s.command, 0);
-            st.set(s.outcome, 0);
             let server = if concat.pr_type == PrType::Read {
                 let sv = self.next_server;
                 self.next_server = (self.next_server + 1) % self.servers.len().max(1);
@@ -97,7 +64,6 @@ impl<M: HostMemory> Nic<M> {
                 Some(sv) => clients as usize + sv,
                 None => usize::from(v.tid),
             };
-            st.set(s.unit, unit as u128);
             self.core.payload.clear();
             self.core.payload.extend_from_slice(v.payload);
             self.core.ctx = PrCtx {
@@ -105,31 +71,28 @@ impl<M: HostMemory> Nic<M> {
                 unit: if server.is_some() { u16::MAX } else { v.tid },
                 ..PrCtx::default()
             };
-            let end = self
-                .prog
-                .program
-                .run(&mut self.st, self.prog.n2h_pr, &mut self.core);
-            self.after_n2h(now, end, server);
+            let rig = |n: &mut [u64], x: &[usize]| {
+                n[x[RIG_NODE]] = u64::from(node);
+                n[x[RIG_UNIT]] = unit as u64 & 0xFFFF;
+                n[x[RIG_COMMAND]] = 0;
+                n[x[RIG_OUTCOME]] = 0;
+            };
+            let NicProgram { program, n2h, .. } = &mut self.prog;
+            let out = n2h.run_pr(program, &mut self.st, &v.repr(), rig, &mut self.core);
+            self.after_n2h(now, out, server);
             self.apply_effects(now);
         }
     }
 
     /// net_to_host's Concatenate for the PR just processed.
-    pub(super) fn after_n2h(&mut self, now: Time, end: RunEnd, server: Option<usize>) {
-        let s = self.prog.n2h_slots;
-        let st = &self.st;
-        if end == RunEnd::Exited || st.get(s.drop) != 0 {
+    pub(super) fn after_n2h(&mut self, now: Time, out: PrOutcome, server: Option<usize>) {
+        if out.dropped {
             return;
         }
-        let pr = PrRepr {
-            src: st.get(s.src) as u32,
-            tid: st.get(s.tid) as u16,
-            idx: st.get(s.idx) as u64,
-            req_id: st.get(s.req_id) as u32,
-        };
-        let dst = st.get(s.dst) as u64;
-        let prop_len = st.get(s.prop_len) as u32;
-        let ty = PrType::from_u16(st.get(s.pr_type) as u16);
+        let pr = out.pr;
+        let dst = out.md.dst;
+        let prop_len = out.md.prop_len as u32;
+        let ty = PrType::from_u16(out.md.pr_type as u16);
         let served = self.core.ctx.served;
         let plen = self.core.payload.len();
         let ok = dst <= u64::from(MAX_NODE_ID)
@@ -169,7 +132,7 @@ impl<M: HostMemory> Nic<M> {
             &mut self.concat,
             &mut self.tx,
             &mut self.frame,
-            &mut self.psn,
+            &mut self.framer,
             &mut self.core.stats,
             &self.cfg,
             now,

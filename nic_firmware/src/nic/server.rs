@@ -51,7 +51,7 @@ impl<M: HostMemory> Nic<M> {
                 &mut self.concat,
                 &mut self.tx,
                 &mut self.frame,
-                &mut self.psn,
+                &mut self.framer,
                 &mut self.core.stats,
                 &self.cfg,
                 r.ready,

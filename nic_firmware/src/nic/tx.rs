@@ -5,6 +5,7 @@
 use std::collections::VecDeque;
 
 use netsparse_externs::concat::{Concatenator, CqKey, Flushed};
+use netsparse_externs::framer::Framer;
 use netsparse_externs::time::serialization_time;
 use netsparse_externs::wire::{PrRepr, PrType};
 use netsparse_externs::{Outputs, Time};
@@ -45,7 +46,7 @@ pub(super) fn push_pr(
     concat: &mut Concatenator,
     tx: &mut Tx,
     frame: &mut Vec<u8>,
-    psn: &mut u32,
+    framer: &mut Framer,
     stats: &mut NicStats,
     cfg: &NicConfig,
     e: Time,
@@ -55,13 +56,13 @@ pub(super) fn push_pr(
     payload: &[u8],
 ) -> bool {
     let r = concat.push(e, key, prop_len, pr, payload, |f| {
-        enqueue_frame(tx, frame, psn, stats, cfg, &f)
+        enqueue_frame(tx, frame, framer, stats, cfg, &f)
     });
     if r.is_err() {
         return false;
     }
     if cfg.delay_cycles == 0 {
-        concat.on_timer(e, |f| enqueue_frame(tx, frame, psn, stats, cfg, &f));
+        concat.on_timer(e, |f| enqueue_frame(tx, frame, framer, stats, cfg, &f));
     }
     true
 }
@@ -70,13 +71,13 @@ pub(super) fn push_pr(
 pub(super) fn enqueue_frame(
     tx: &mut Tx,
     frame: &mut Vec<u8>,
-    psn: &mut u32,
+    framer: &mut Framer,
     stats: &mut NicStats,
     cfg: &NicConfig,
     f: &Flushed<'_>,
 ) {
     frame.clear();
-    let len = match f.write_frame(frame, cfg.addr(), *psn & 0x00FF_FFFF) {
+    let len = match framer.frame(f, frame) {
         Ok(n) => n,
         Err(e) => {
             stats.program_errors += u64::from(f.num_prs);
@@ -84,7 +85,6 @@ pub(super) fn enqueue_frame(
             return;
         }
     };
-    *psn = psn.wrapping_add(1);
     let start = f.at.max(tx.link_free);
     tx.link_free = start + serialization_time(len as u64, cfg.link_gbps);
     tx.frames.push_back(TxFrame { start, len });
@@ -100,15 +100,15 @@ pub(super) fn enqueue_frame(
 
 impl<M: HostMemory> Nic<M> {
     pub(super) fn concat_expire(&mut self, e: Time) {
-        let (tx, frame, psn, stats, cfg) = (
+        let (tx, frame, framer, stats, cfg) = (
             &mut self.tx,
             &mut self.frame,
-            &mut self.psn,
+            &mut self.framer,
             &mut self.core.stats,
             &self.cfg,
         );
         self.concat
-            .on_timer(e, |f| enqueue_frame(tx, frame, psn, stats, cfg, &f));
+            .on_timer(e, |f| enqueue_frame(tx, frame, framer, stats, cfg, &f));
     }
 
     pub(super) fn tx_step(&mut self, e: Time, out: &mut Outputs) {

@@ -21,27 +21,102 @@ impl Lower<'_> {
         body
     }
 
+    /// The middle pipe: its [`a::PrPath`] and the Property Cache it uses.
     pub(super) fn middle(
         &mut self,
         idx: usize,
         c: Handle<ir::Control>,
         span: Span,
     ) -> Option<a::MiddlePipe> {
-        let ctl = &self.m.controls[c];
         self.middle_name = self.insts[idx].path.clone();
+        let path = self.pr_path(idx, c, span, None)?;
+        Some(a::MiddlePipe {
+            path,
+            cache: self.cache,
+        })
+    }
+
+    /// One path control of the NIC package: its [`a::PrPath`] and the RIG
+    /// metadata slots.
+    pub(super) fn nic_path(
+        &mut self,
+        idx: usize,
+        c: Handle<ir::Control>,
+        span: Span,
+        side: NicSide,
+    ) -> Option<a::NicPath> {
+        let path = self.pr_path(idx, c, span, Some(side))?;
+        let rig = self.rig_slots(idx, c, span)?;
+        Some(a::NicPath { path, rig })
+    }
+
+    /// Lower a control with the per-PR shape (`side` None: a middle pipe;
+    /// otherwise a NIC path): the statements before `Deconcatenate` run
+    /// once per packet, those between it and `Concatenate` once per PR.
+    /// host_to_net has no `Deconcatenate`: everything up to its final
+    /// `Concatenate` runs once per idx.
+    fn pr_path(
+        &mut self,
+        idx: usize,
+        c: Handle<ir::Control>,
+        span: Span,
+        side: Option<NicSide>,
+    ) -> Option<a::PrPath> {
+        let ctl = &self.m.controls[c];
         let stmts = &ctl.apply.stmts;
         let pos = |op: Builtin| {
             stmts.iter().position(|s| {
                 matches!(&s.kind, StmtKind::Call(call) if matches!(&call.callee, Callee::Builtin { op: o, .. } if *o == op))
             })
         };
-        let (Some(di), Some(ci)) = (pos(Builtin::Deconcatenate), pos(Builtin::Concatenate)) else {
-            self.err(
-                codes::NS_STRUCTURE,
-                "the middle control needs Deconcatenate and Concatenate",
-                span,
-            );
+        let (di, ci) = (pos(Builtin::Deconcatenate), pos(Builtin::Concatenate));
+        let code = if side.is_some() {
+            codes::NIC_STRUCTURE
+        } else {
+            codes::NS_STRUCTURE
+        };
+        let (di, ci) = match (side, di, ci) {
+            (None, Some(d), Some(c)) if d < c => (Some(d), c),
+            (None, _, _) => {
+                self.err(
+                    code,
+                    "the middle control needs Deconcatenate and Concatenate",
+                    span,
+                );
+                return None;
+            }
+            (Some(_), _, None) => {
+                self.err(code, "a NIC path control needs a final Concatenate", span);
+                return None;
+            }
+            (Some(NicSide::HostToNet), _, Some(c)) => (None, c),
+            (Some(NicSide::NetToHost), Some(d), Some(c)) if d < c => (Some(d), c),
+            (Some(NicSide::NetToHost), _, Some(_)) => {
+                self.err(
+                    code,
+                    "net_to_host needs Deconcatenate before Concatenate",
+                    span,
+                );
+                return None;
+            }
+        };
+        let StmtKind::Call(ccall) = &stmts[ci].kind else {
             return None;
+        };
+        let Some(di) = di else {
+            // host_to_net: one per-idx part, up to Concatenate.
+            self.region = Region::PerPr;
+            let mut per_pr = self.block(idx, &ctl.local_inits);
+            per_pr.extend(self.block(idx, &stmts[..ci]));
+            let (pr, pr_meta) = self.pr_slots(idx, ccall)?;
+            self.region = Region::Outside;
+            return Some(a::PrPath {
+                name: self.insts[idx].path.clone(),
+                per_packet: Vec::new(),
+                per_pr,
+                pr,
+                pr_meta,
+            });
         };
         self.region = Region::PerPacket;
         let mut per_packet = self.block(idx, &ctl.local_inits);
@@ -50,108 +125,26 @@ impl Lower<'_> {
             return None;
         };
         let (pr, pr_meta) = self.pr_slots(idx, dcall)?;
-        if let StmtKind::Call(ccall) = &stmts[ci].kind {
-            let again = self.pr_slots(idx, ccall)?;
-            if again.0 != pr || again.1 != pr_meta {
-                let d = Diagnostic::error(
-                    codes::NS_STRUCTURE,
-                    "Concatenate must be given the PR and metadata that Deconcatenate filled",
-                    ccall.span,
-                )
-                .with_secondary(dcall.span, "Deconcatenate is given these");
-                self.diags.push(d);
-                return None;
-            }
+        let again = self.pr_slots(idx, ccall)?;
+        if again.0 != pr || again.1 != pr_meta {
+            let d = Diagnostic::error(
+                code,
+                "Concatenate must be given the PR and metadata that Deconcatenate filled",
+                ccall.span,
+            )
+            .with_secondary(dcall.span, "Deconcatenate is given these");
+            self.diags.push(d);
+            return None;
         }
         self.region = Region::PerPr;
         let per_pr = self.block(idx, &stmts[di + 1..ci]);
         self.region = Region::Outside;
-        Some(a::MiddlePipe {
+        Some(a::PrPath {
             name: self.insts[idx].path.clone(),
             per_packet,
             per_pr,
             pr,
             pr_meta,
-            cache: self.cache,
-        })
-    }
-
-    /// Lower one path control of the NIC package: host_to_net is per-idx up
-    /// to its final Concatenate; net_to_host is split like a middle pipe.
-    pub(super) fn nic_path(
-        &mut self,
-        idx: usize,
-        c: Handle<ir::Control>,
-        span: Span,
-        side: NicSide,
-    ) -> Option<a::NicPath> {
-        let ctl = &self.m.controls[c];
-        let stmts = &ctl.apply.stmts;
-        let pos = |op: Builtin| {
-            stmts.iter().position(|s| {
-                matches!(&s.kind, StmtKind::Call(call) if matches!(&call.callee, Callee::Builtin { op: o, .. } if *o == op))
-            })
-        };
-        let Some(ci) = pos(Builtin::Concatenate) else {
-            self.err(
-                codes::NIC_STRUCTURE,
-                "a NIC path control needs a final Concatenate",
-                span,
-            );
-            return None;
-        };
-        let StmtKind::Call(ccall) = &stmts[ci].kind else {
-            return None;
-        };
-        let (per_packet, per_pr, pr, pr_meta) = match side {
-            NicSide::HostToNet => {
-                self.region = Region::PerPr;
-                let mut per_pr = self.block(idx, &ctl.local_inits);
-                per_pr.extend(self.block(idx, &stmts[..ci]));
-                let (pr, pr_meta) = self.pr_slots(idx, ccall)?;
-                (Vec::new(), per_pr, pr, pr_meta)
-            }
-            NicSide::NetToHost => {
-                let Some(di) = pos(Builtin::Deconcatenate).filter(|d| *d < ci) else {
-                    self.err(
-                        codes::NIC_STRUCTURE,
-                        "net_to_host needs Deconcatenate before Concatenate",
-                        span,
-                    );
-                    return None;
-                };
-                self.region = Region::PerPacket;
-                let mut per_packet = self.block(idx, &ctl.local_inits);
-                per_packet.extend(self.block(idx, &stmts[..di]));
-                let StmtKind::Call(dcall) = &stmts[di].kind else {
-                    return None;
-                };
-                let (pr, pr_meta) = self.pr_slots(idx, dcall)?;
-                let again = self.pr_slots(idx, ccall)?;
-                if again.0 != pr || again.1 != pr_meta {
-                    let d = Diagnostic::error(
-                        codes::NIC_STRUCTURE,
-                        "Concatenate must be given the PR and metadata that Deconcatenate filled",
-                        ccall.span,
-                    )
-                    .with_secondary(dcall.span, "Deconcatenate is given these");
-                    self.diags.push(d);
-                    return None;
-                }
-                self.region = Region::PerPr;
-                let per_pr = self.block(idx, &stmts[di + 1..ci]);
-                (per_packet, per_pr, pr, pr_meta)
-            }
-        };
-        self.region = Region::Outside;
-        let rig = self.rig_slots(idx, c, span)?;
-        Some(a::NicPath {
-            name: self.insts[idx].path.clone(),
-            per_packet,
-            per_pr,
-            pr,
-            pr_meta,
-            rig,
         })
     }
 

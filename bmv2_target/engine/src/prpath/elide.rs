@@ -1,28 +1,30 @@
-//! Copy-in/copy-out elision for the middle pipe's per-PR block.
+//! Copy-in/copy-out elision for a per-PR block.
 //!
-//! The compiler lowers the per-PR control's `inout ns_pr_h pr, inout
-//! ns_pr_md_t md` parameters by copy-in/copy-out: the block starts by copying
-//! the package's `pr` header and `md` fields into the control's locals and
-//! ends by copying them back. The switch writes the package slots before
-//! every PR and reads them after, so for every PR those 2 × 7 statements only
-//! move values between two sets of slots. When the block has exactly that
-//! shape, and nothing else can observe the package slots (the body, the
-//! actions and the tables never mention them, and nothing can leave the
-//! block before its copy-out: no `exit`, no top-level `return`), the switch
-//! runs only the body and reads and writes the locals directly: the same
-//! results, about a third less interpretation per PR. Anything else keeps
-//! the block as compiled.
+//! When the per-PR part applies a control with `inout ns_pr_h pr, inout
+//! ns_pr_md_t md` parameters, the compiler lowers them by copy-in/copy-out:
+//! the block starts by copying the package's `pr` header and `md` fields
+//! (and any target metadata passed along, such as the NIC's `ns_rig_md_t`)
+//! into the control's locals and ends by copying them back. The runner
+//! writes the package slots before every PR and reads them after, so for
+//! every PR those statements only move values between two sets of slots.
+//! When the block has exactly that shape, and nothing else can observe the
+//! copied package slots (the body, the actions and the tables never mention
+//! them, and nothing can leave the block before its copy-out: no `exit`, no
+//! top-level `return`), the runner runs only the body and reads and writes
+//! the locals directly: the same results, about a third less interpretation
+//! per PR. Anything else keeps the block as compiled. The analysis looks
+//! only at the artifact, so it applies to every program of that shape.
 
 use std::collections::BTreeSet;
 
 use netsparse_externs::artifact::{
-    Artifact, Expr, FieldId, HeaderId, HeaderRef, LValue, MiddlePipe, Stmt,
+    Artifact, Expr, FieldId, HeaderId, HeaderRef, LValue, PrPath, Stmt,
 };
 use serde_json::Value;
 
 /// The per-PR block without its copy-in/copy-out.
 #[derive(Debug)]
-pub(super) struct Elided<'a> {
+pub(crate) struct Elided<'a> {
     /// The statements between the copy-in and the copy-out.
     pub body: &'a [Stmt],
     /// The local that replaces each package slot: `(package, local)`.
@@ -70,11 +72,14 @@ fn as_copy(s: &Stmt) -> Option<Copy> {
 
 /// The per-PR block of `m` without its copy-in/copy-out, if it has that
 /// shape and eliding it cannot change any result; `pr_header` is the
-/// package's `pr` header.
-pub(super) fn elide<'a>(
+/// package's `pr` header; `extras` are target metadata slots the runner
+/// also writes before and reads after every PR (they may be copied along
+/// with `md`, or used in place).
+pub(crate) fn elide<'a>(
     a: &Artifact,
-    m: &'a MiddlePipe,
+    m: &'a PrPath,
     pr_header: HeaderId,
+    extras: &[FieldId],
 ) -> Option<Elided<'a>> {
     let md = [
         m.pr_meta.pr_type,
@@ -118,7 +123,8 @@ pub(super) fn elide<'a>(
                 header = Some(dst);
             }
             Some(Copy::Field { dst, src })
-                if md.contains(&src) && !map.iter().any(|(p, _)| *p == src) =>
+                if (md.contains(&src) || extras.contains(&src))
+                    && !map.iter().any(|(p, _)| *p == src) =>
             {
                 if width(dst)? != width(src)? {
                     return None;
@@ -130,12 +136,24 @@ pub(super) fn elide<'a>(
         k += 1;
     }
     let header = header?;
-    if map.len() != params.len() || stmts.len() < 2 * k {
+    // Every `pr` and `md` slot is copied; extras that are copied join them.
+    if !params.iter().all(|p| map.iter().any(|(q, _)| q == p)) || stmts.len() < 2 * k {
         return None;
     }
+    params.extend(map.iter().map(|(p, _)| *p));
+    // The fields (not the header) copied in: each must be copied out once.
+    let copied: BTreeSet<FieldId> = map
+        .iter()
+        .map(|(p, _)| *p)
+        .filter(|p| md.contains(p) || extras.contains(p))
+        .collect();
     // Locals are distinct and are not package slots.
     let locals: BTreeSet<FieldId> = map.iter().map(|(_, l)| *l).collect();
-    if locals.len() != map.len() || locals.iter().any(|l| params.contains(l)) {
+    if locals.len() != map.len()
+        || locals
+            .iter()
+            .any(|l| params.contains(l) || extras.contains(l))
+    {
         return None;
     }
     // Copy-out: the mirror image, every pair exactly once.
@@ -146,7 +164,7 @@ pub(super) fn elide<'a>(
             Copy::Header { dst, src } if dst == pr_header && src == header && !out_header => {
                 out_header = true;
             }
-            Copy::Field { dst, src } if md.contains(&dst) && map.contains(&(dst, src)) => {
+            Copy::Field { dst, src } if copied.contains(&dst) && map.contains(&(dst, src)) => {
                 if !out.insert(dst) {
                     return None;
                 }
@@ -154,7 +172,7 @@ pub(super) fn elide<'a>(
             _ => return None,
         }
     }
-    if !out_header || out.len() != md.len() {
+    if !out_header || out != copied {
         return None;
     }
     let body = &stmts[k..stmts.len() - k];
