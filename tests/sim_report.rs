@@ -195,3 +195,77 @@ fn a_stopped_run_reports_partial_results() {
     assert!(r.table().contains("partial statistics"));
     assert!(!r.mode("su").unwrap().partial);
 }
+
+#[test]
+fn the_compute_model_adds_end_to_end_time_and_strong_scaling() {
+    use netsparse::sim::compute::ComputeModel;
+    // banded:n=16384,width=64,density=0.25 on 16 nodes: an even matrix, so
+    // every node computes about 1/16 of it.
+    let spec = "banded:n=16384,width=64,density=0.25";
+    let base = SimConfig {
+        nodes: 16,
+        racks: 2,
+        ..SimConfig::default()
+    };
+    let none = run(spec, &base);
+    assert!(none.modes.iter().all(|m| m.compute.is_none()));
+    let cfg = SimConfig {
+        compute: ComputeModel::Spade,
+        ..base.clone()
+    };
+    let r = run(spec, &cfg);
+    let su = r.mode("su").unwrap();
+    let c = su
+        .compute
+        .as_ref()
+        .expect("compute figures with --compute spade");
+    // One node computes the whole matrix: nnz * (8 + 64) + rows * (8 + 64)
+    // bytes at 800 GB/s (memory bound at K = 16).
+    let nnz = r.matrix.nnz;
+    let bytes = nnz * 72 + 16_384 * 72;
+    assert_eq!(
+        c.single_node,
+        Time::from_ps((bytes as f64 / 800e9 * 1e12).round() as u64)
+    );
+    // Communication is unchanged; end-to-end brackets it.
+    assert_eq!(c.comm_max, none.mode("su").unwrap().time());
+    assert!(c.end_to_end >= c.end_to_end_overlapped);
+    assert!(c.end_to_end_overlapped >= c.comm_max.max(c.comp_max));
+    assert!(c.end_to_end <= c.comm_max + c.comp_max);
+    // An even matrix on 16 nodes: ideal scaling close to 16.
+    assert!(
+        c.ideal_speedup > 14.0 && c.ideal_speedup <= 16.5,
+        "{}",
+        c.ideal_speedup
+    );
+    assert!(c.speedup_vs_single < c.ideal_speedup);
+    // SAOpt's software time makes it slower end to end than SUOpt here.
+    let sa = r.mode("sa").unwrap().compute.as_ref().unwrap();
+    assert!(sa.end_to_end > c.end_to_end);
+    assert!(r.table().contains("with spade computation"));
+    let json = serde_json::to_string(&r).unwrap();
+    assert!(json.contains("\"speedup_vs_single\""), "{json:.200}");
+    // A doubled bandwidth halves a memory-bound computation.
+    let fast = SimConfig {
+        compute_gbps: Some(1600.0),
+        ..cfg.clone()
+    };
+    let f = run(spec, &fast);
+    let fc = f.mode("su").unwrap().compute.as_ref().unwrap();
+    let half = c.single_node.as_ps() as f64 / 2.0;
+    assert!((fc.single_node.as_ps() as f64 - half).abs() <= 1.0);
+}
+
+#[test]
+fn bad_compute_parameters_name_the_parameter() {
+    let mut c = SimConfig::default();
+    let e = c.set("compute", "gpu").unwrap_err().to_string();
+    assert!(e.contains("compute") && e.contains("cpu-hbm"), "{e}");
+    c.compute_gbps = Some(0.0);
+    let e = c.validate().unwrap_err().to_string();
+    assert!(e.contains("compute-gbps"), "{e}");
+    c.compute_gbps = None;
+    c.set("compute-gflops", "x").unwrap_err();
+    c.set("compute", "cpu-ddr").unwrap();
+    c.validate().unwrap();
+}

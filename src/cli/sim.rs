@@ -13,6 +13,7 @@ use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
 use netsparse::programs::ProgramCache;
 use netsparse::sim::cluster::{check_mode, RunOptions};
+use netsparse::sim::compute::ComputeModel;
 use netsparse::sim::config::SimConfig;
 use netsparse::sim::matrix::{self, CsrMatrix, GenSpec, ReadOptions};
 use netsparse::sim::partition::Partition;
@@ -37,7 +38,8 @@ link-latency-ns, switch-latency-ns, rig-batch, rig-units, rig-clients,\n\
 pending-entries, nic-delay-cycles, switch-delay-cycles, nic-clock-mhz,\n\
 switch-clock-mhz, cache-bytes, cache-unbounded, cache-ways,\n\
 cache-latency-cycles, sa-cores, sa-pr-overhead-ns, seed, max-events,\n\
-max-sim-time-ms); command-line flags override the file. --sweep also takes\n\
+max-sim-time-ms, compute, compute-gflops, compute-gbps); command-line flags\n\
+override the file. --sweep also takes\n\
 delay-cycles=V (NIC V, switch V/4, as Figure 17) and cache-bytes=unbounded.\n\
 \n\
 Exit status: 0 done, 1 verification failed, 2 usage or input error, 130\n\
@@ -150,6 +152,16 @@ pub struct Args {
     /// SAOpt software overhead per PR per core, ns.
     #[arg(long)]
     pub sa_pr_overhead_ns: Option<f64>,
+    /// In-node compute engine for end-to-end time and strong scaling:
+    /// none, spade, cpu-ddr, cpu-hbm.
+    #[arg(long, value_name = "MODEL")]
+    pub compute: Option<ComputeModel>,
+    /// Override the compute engine's sustained GFLOP/s.
+    #[arg(long)]
+    pub compute_gflops: Option<f64>,
+    /// Override the compute engine's sustained memory bandwidth, GB/s.
+    #[arg(long)]
+    pub compute_gbps: Option<f64>,
     /// Seed of the generators.
     #[arg(long)]
     pub seed: Option<u64>,
@@ -252,6 +264,15 @@ fn config(args: &Args) -> anyhow::Result<SimConfig> {
     }
     if args.cache_unbounded {
         c.cache_unbounded = true;
+    }
+    if let Some(m) = args.compute {
+        c.compute = m;
+    }
+    if args.compute_gflops.is_some() {
+        c.compute_gflops = args.compute_gflops;
+    }
+    if args.compute_gbps.is_some() {
+        c.compute_gbps = args.compute_gbps;
     }
     c.validate()?;
     Ok(c)

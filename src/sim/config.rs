@@ -15,6 +15,7 @@ use thiserror::Error;
 use netsparse_externs::wire::{pr_stride, PrType, IP_OVERHEAD};
 use netsparse_externs::Time;
 
+use super::compute::{ComputeModel, Rates, COMPUTE_MODELS};
 use super::engine::{EngineConfig, LinkParams};
 use super::topology::{LeafSpine, TopologyError};
 
@@ -108,6 +109,13 @@ pub struct SimConfig {
     pub max_events: u64,
     /// Event-loop cap: simulated time, ms.
     pub max_sim_time_ms: u64,
+    /// The in-node compute engine for end-to-end figures (`none`:
+    /// communication only, as Figure 12 and Tables 7 and 8).
+    pub compute: ComputeModel,
+    /// Override of the compute engine's sustained GFLOP/s.
+    pub compute_gflops: Option<f64>,
+    /// Override of the compute engine's sustained memory bandwidth, GB/s.
+    pub compute_gbps: Option<f64>,
 }
 
 /// Default SAOpt overhead per PR per core, ns: see [`crate::sim::analytic`]
@@ -142,6 +150,9 @@ impl Default for SimConfig {
             seed: 1,
             max_events: 20_000_000_000,
             max_sim_time_ms: 60_000,
+            compute: ComputeModel::None,
+            compute_gflops: None,
+            compute_gbps: None,
         }
     }
 }
@@ -178,6 +189,19 @@ impl SimConfig {
             path: path.to_string(),
             message: e.to_string().trim_end().to_string(),
         })
+    }
+
+    /// The compute engine's rates with the overrides applied (`None`
+    /// without a compute model).
+    pub fn compute_rates(&self) -> Option<Rates> {
+        let mut r = self.compute.rates()?;
+        if let Some(g) = self.compute_gflops {
+            r.gflops = g;
+        }
+        if let Some(b) = self.compute_gbps {
+            r.gbps = b;
+        }
+        Some(r)
     }
 
     /// Check every parameter's range and the topology.
@@ -239,6 +263,20 @@ impl SimConfig {
                 value: self.sa_pr_overhead_ns.to_string(),
                 range: "0 < x <= 1e9".into(),
             });
+        }
+        for (name, v) in [
+            ("compute-gflops", self.compute_gflops),
+            ("compute-gbps", self.compute_gbps),
+        ] {
+            if let Some(v) = v {
+                if !(v.is_finite() && v > 0.0 && v <= 1e9) {
+                    return Err(ConfigError::OutOfRange {
+                        name,
+                        value: v.to_string(),
+                        range: "0 < x <= 1e9".into(),
+                    });
+                }
+            }
         }
         check("max-events", self.max_events, 1, u64::MAX)?;
         check("max-sim-time-ms", self.max_sim_time_ms, 1, 1_000_000_000)?;
@@ -357,6 +395,11 @@ impl SimConfig {
             "sa-pr-overhead-ns" => {
                 self.sa_pr_overhead_ns = p(value).ok_or_else(|| bad("a number"))?
             }
+            "compute" => self.compute = value.parse().map_err(|_| bad(COMPUTE_MODELS))?,
+            "compute-gflops" => {
+                self.compute_gflops = Some(p(value).ok_or_else(|| bad("a number"))?)
+            }
+            "compute-gbps" => self.compute_gbps = Some(p(value).ok_or_else(|| bad("a number"))?),
             _ => {
                 return Err(ConfigError::OutOfRange {
                     name: "sweep parameter",
@@ -390,6 +433,9 @@ pub const SWEEPABLE: &[&str] = &[
     "cache-ways",
     "sa-cores",
     "sa-pr-overhead-ns",
+    "compute",
+    "compute-gflops",
+    "compute-gbps",
 ];
 
 fn static_key(key: &str) -> &'static str {

@@ -10,6 +10,8 @@
 //!   devices and links in simulated time; [`devices`]: small native devices.
 //! * [`analytic`]: the SUOpt and SAOpt baselines of §8.1.
 //! * [`config`]: Table 5's parameters, TOML, range checks.
+//! * [`compute`]: the per-node SpMM computation model (SPADE, CPUs) for
+//!   end-to-end time and strong scaling.
 //! * [`report`]: Table 7's columns as a table, JSON and CSV; [`plot`]: SVG.
 //! * [`rng`]: the seeded generators' PRNG.
 //!
@@ -36,6 +38,7 @@
 
 pub mod analytic;
 pub mod cluster;
+pub mod compute;
 pub mod config;
 pub mod devices;
 pub mod engine;
@@ -327,5 +330,9 @@ pub fn simulate_with(
         }
     }
     report.compare();
+    if cfg.compute != compute::ComputeModel::None {
+        let work = compute::node_work(m, part);
+        report.apply_compute(&work, (m.nnz(), u64::from(m.rows())));
+    }
     Ok(report)
 }

@@ -21,6 +21,7 @@
 //! Columns that only the NetSparse modes can fill are `Option`s. Times are
 //! picoseconds in JSON and CSV; rates are fractions (0.5 = 50%).
 
+use super::compute::{evaluate, ComputeResult};
 use std::fmt::Write as _;
 use std::io::{self, Write};
 
@@ -52,7 +53,7 @@ impl Bytes {
 }
 
 /// One node's results in one mode.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
 pub struct NodeResult {
     /// The node.
     pub node: u32,
@@ -160,6 +161,8 @@ pub struct ModeResult {
     pub verification: Option<Verification>,
     /// The simulator's own performance (NetSparse modes).
     pub run: Option<RunStats>,
+    /// End-to-end figures under the configured compute model (none without one).
+    pub compute: Option<ComputeResult>,
 }
 
 impl ModeResult {
@@ -183,6 +186,7 @@ impl ModeResult {
             cache_hit_rate: None,
             verification: None,
             run: None,
+            compute: None,
         }
     }
 
@@ -430,10 +434,45 @@ impl Report {
                 );
             }
         }
+        for m in &self.modes {
+            if let Some(c) = &m.compute {
+                let _ = writeln!(
+                    s,
+                    "{}: with {} computation ({:.0} GFLOP/s, {:.0} GB/s): end-to-end {} (no overlap) .. {} (full overlap); \
+                     computation {} on the slowest node, communication {:.0}% of its time; \
+                     {:.1}x .. {:.1}x over one node ({}), ideal {:.1}x",
+                    m.mode,
+                    c.model,
+                    c.rates.gflops,
+                    c.rates.gbps,
+                    c.end_to_end,
+                    c.end_to_end_overlapped,
+                    c.comp_max,
+                    100.0 * c.comm_fraction,
+                    c.speedup_vs_single,
+                    c.speedup_vs_single_overlapped,
+                    c.single_node,
+                    c.ideal_speedup
+                );
+            }
+        }
         if self.stopped {
             s.push_str("(stopped early: partial statistics)\n");
         }
         s
+    }
+
+    /// Fill every mode's end-to-end figures under the configured compute
+    /// model (nothing without one); `work` is each node's (nonzeros, rows)
+    /// and `total` the whole matrix's.
+    pub fn apply_compute(&mut self, work: &[(u64, u64)], total: (u64, u64)) {
+        let Some(rates) = self.config.compute_rates() else {
+            return;
+        };
+        let (model, k) = (self.config.compute, self.config.k);
+        for m in &mut self.modes {
+            m.compute = Some(evaluate(m, model, rates, work, k, total));
+        }
     }
 
     /// One line per NetSparse mode on the simulator's own speed.
