@@ -336,3 +336,35 @@ fn programs_are_compiled_once_per_variant_across_modes_and_runs() {
     // netsparse_nic.p4 (no defines), netsparse_spine.p4, netsparse_tor.p4.
     assert_eq!(cache.compilations(), 3);
 }
+
+#[test]
+fn the_host_posts_commands_one_after_another() {
+    let m = skewed();
+    let opts = RunOptions::default();
+    let time = |batch: u32, post_ns: u64| {
+        let cfg = SimConfig {
+            rig_batch: batch,
+            host_post_ns: post_ns,
+            ..small_cfg()
+        };
+        let r = run(&m, &cfg, &[Mode::NetSparse], &opts);
+        r.check().expect("every property verified");
+        r.mode("netsparse").unwrap().time()
+    };
+    // One command per node: posted at 0 whatever the cost.
+    assert_eq!(time(4096, 0), time(4096, 50_000));
+    // A command per 4 idxs: the 5th command of a node (about 16 remote
+    // nonzeros each) is posted 4 x 50 us after its first, so the gather
+    // cannot end before that.
+    let slow = time(4, 50_000);
+    assert!(slow > time(4, 0));
+    assert!(slow >= netsparse_externs::Time::from_us(200), "{slow}");
+    let e = SimConfig {
+        host_post_ns: 2_000_000_000,
+        ..small_cfg()
+    }
+    .validate()
+    .unwrap_err()
+    .to_string();
+    assert!(e.contains("host-post-ns"), "{e}");
+}

@@ -22,8 +22,10 @@
 //!
 //! # Host model
 //!
-//! Node `n`'s host posts, at time 0, one RIG command per `rig-batch`
-//! consecutive entries of its idx list — its nonzeros whose column another
+//! Node `n`'s host posts one RIG command per `rig-batch`
+//! consecutive entries of its idx list, from one core, command `j` at
+//! `j × host-post-ns` (the cost of building a work request and ringing the
+//! doorbell; 0 posts them all at time 0) — its nonzeros whose column another
 //! node owns, in row order (local nonzeros need no communication and are
 //! never posted). The NIC queues each command on the client unit with the
 //! fewest commands (ties to the lowest unit), i.e. round-robin over the
@@ -285,8 +287,10 @@ pub fn run_mode(
             .map_err(SimError::Engine)?;
     }
 
-    // The hosts post their commands.
+    // The hosts post their commands: one host core per node, one command
+    // after another, each `host-post-ns` after the previous.
     let batch = u64::from(cfg.rig_batch);
+    let post_cost = Time::from_ns(cfg.host_post_ns);
     let mut posted = vec![0u64; nodes as usize];
     let mut ver = Verification {
         nodes,
@@ -305,7 +309,8 @@ pub fn run_mode(
                 count: batch.min(count - i),
                 property_size: prop_len,
             };
-            match nic.post_rig(Time::ZERO, c) {
+            let at = Time::from_ps(post_cost.as_ps().saturating_mul(posted[n as usize]));
+            match nic.post_rig(at, c) {
                 Ok(_) => posted[n as usize] += 1,
                 Err(e) => {
                     ver.rejected_commands += 1;

@@ -109,6 +109,9 @@ pub struct SimConfig {
     pub max_events: u64,
     /// Event-loop cap: simulated time, ms.
     pub max_sim_time_ms: u64,
+    /// Host: one core posts each node's RIG commands one after another,
+    /// each costing this many ns (0: all posted at time 0).
+    pub host_post_ns: u64,
     /// The in-node compute engine for end-to-end figures (`none`:
     /// communication only, as Figure 12 and Tables 7 and 8).
     pub compute: ComputeModel,
@@ -117,6 +120,12 @@ pub struct SimConfig {
     /// Override of the compute engine's sustained memory bandwidth, GB/s.
     pub compute_gbps: Option<f64>,
 }
+
+/// Default cost of posting one RIG command on the host core, ns: building
+/// the work request and ringing the doorbell (an uncached MMIO write), the
+/// order of a verbs `ibv_post_send`. The paper gives no value; see the
+/// README's notes on Figure 15.
+pub const DEFAULT_HOST_POST_NS: u64 = 250;
 
 /// Default SAOpt overhead per PR per core, ns: see [`crate::sim::analytic`]
 /// for the calibration.
@@ -150,6 +159,7 @@ impl Default for SimConfig {
             seed: 1,
             max_events: 20_000_000_000,
             max_sim_time_ms: 60_000,
+            host_post_ns: DEFAULT_HOST_POST_NS,
             compute: ComputeModel::None,
             compute_gflops: None,
             compute_gbps: None,
@@ -278,6 +288,7 @@ impl SimConfig {
                 }
             }
         }
+        check("host-post-ns", self.host_post_ns, 0, 1_000_000_000)?;
         check("max-events", self.max_events, 1, u64::MAX)?;
         check("max-sim-time-ms", self.max_sim_time_ms, 1, 1_000_000_000)?;
         let t = self.topology()?;
@@ -395,6 +406,7 @@ impl SimConfig {
             "sa-pr-overhead-ns" => {
                 self.sa_pr_overhead_ns = p(value).ok_or_else(|| bad("a number"))?
             }
+            "host-post-ns" => self.host_post_ns = p(value).ok_or_else(|| bad(int))?,
             "compute" => self.compute = value.parse().map_err(|_| bad(COMPUTE_MODELS))?,
             "compute-gflops" => {
                 self.compute_gflops = Some(p(value).ok_or_else(|| bad("a number"))?)
@@ -433,6 +445,7 @@ pub const SWEEPABLE: &[&str] = &[
     "cache-ways",
     "sa-cores",
     "sa-pr-overhead-ns",
+    "host-post-ns",
     "compute",
     "compute-gflops",
     "compute-gbps",
