@@ -628,3 +628,56 @@ fn flush_all_forces_every_queue_out() {
     let s = sw.stats();
     assert_eq!((s.total.flushes.forced, s.total.prs_in), (0, 0));
 }
+
+#[test]
+fn a_middle_pipe_accepts_at_most_one_pr_per_pr_cycles() {
+    // Four 40-PR reads for node 20 arrive together on ports 0..3; all go to
+    // the middle pipe of uplink 12 (pipe 3), a miss each.
+    let inputs = |_| {
+        (0..4u32)
+            .map(|p| {
+                let idxs: Vec<u64> = (0..40).map(|i| u64::from(p) * 1000 + i).collect();
+                (ns(1000), p, read_frame(p, 20, 64, &idxs).unwrap())
+            })
+            .collect::<Vec<_>>()
+    };
+    let shape = |pr_cycles| {
+        let mut c = small_config();
+        c.pr_cycles = pr_cycles;
+        c
+    };
+    // No limit: every PR enters at 1000 ns and two full queues of 80 PRs
+    // (an MTU's worth) leave at once.
+    let mut sw = tor_with(shape(0));
+    let got: Vec<(Time, usize)> = decode(&run(&mut sw, inputs(())))
+        .iter()
+        .map(|o| (o.t, o.prs.len()))
+        .collect();
+    assert_eq!(got, vec![(ns(1000 + LAT), 80), (ns(1000 + LAT), 80)]);
+    assert_eq!(sw.stats().pipes[3].busy_ps, 0);
+    // Two cycles (2 ns) per PR: PR i enters at 1000 + 2i ns, so each queue
+    // expires (DelayCycles after its first PR) before it fills.
+    let mut sw = tor_with(shape(2));
+    let out = decode(&run(&mut sw, inputs(())));
+    let got: Vec<(Time, usize)> = out.iter().map(|o| (o.t, o.prs.len())).collect();
+    assert_eq!(
+        got,
+        vec![
+            (ns(1000 + DELAY + LAT), 63),
+            (ns(1126 + DELAY + LAT), 63),
+            (ns(1252 + DELAY + LAT), 34)
+        ]
+    );
+    // Every PR left after it entered: by time t at most (t - 1000 - LAT) / 2 + 1.
+    let mut left = 0;
+    for o in &out {
+        left += o.prs.len() as u64;
+        let bound = (o.t.as_ps() - ns(1000 + LAT).as_ps()) / 2_000 + 1;
+        assert!(left <= bound, "{left} PRs out by {} (bound {bound})", o.t);
+    }
+    let p = &sw.stats().pipes[3];
+    assert_eq!(p.busy_ps, 160 * 2_000);
+    // The 2nd, 3rd and 4th packets waited 80, 160 and 240 ns.
+    assert_eq!(p.wait_ps, (80 + 160 + 240) * 1_000);
+    assert_eq!(p.max_wait_ps, 240_000);
+}

@@ -38,7 +38,7 @@ link-latency-ns, switch-latency-ns, rig-batch, rig-units, rig-clients,\n\
 pending-entries, nic-delay-cycles, switch-delay-cycles, nic-clock-mhz,\n\
 switch-clock-mhz, cache-bytes, cache-unbounded, cache-ways,\n\
 cache-latency-cycles, sa-cores, sa-pr-overhead-ns, seed, max-events,\n\
-max-sim-time-ms, host-post-ns, compute, compute-gflops, compute-gbps); command-line flags\n\
+max-sim-time-ms, switch-pr-cycles, host-post-ns, compute, compute-gflops, compute-gbps); command-line flags\n\
 override the file. --sweep also takes\n\
 delay-cycles=V (NIC V, switch V/4, as Figure 17) and cache-bytes=unbounded.\n\
 \n\
@@ -152,6 +152,9 @@ pub struct Args {
     /// SAOpt software overhead per PR per core, ns.
     #[arg(long)]
     pub sa_pr_overhead_ns: Option<f64>,
+    /// Cycles each PR occupies a ToR middle pipe (1: one PR per cycle, §6.2; 0: no limit).
+    #[arg(long)]
+    pub switch_pr_cycles: Option<u64>,
     /// Host cost of posting one RIG command (one core posts them in turn), ns.
     #[arg(long)]
     pub host_post_ns: Option<u64>,
@@ -258,6 +261,7 @@ fn config(args: &Args) -> anyhow::Result<SimConfig> {
         sa_cores,
         sa_pr_overhead_ns,
         host_post_ns,
+        switch_pr_cycles,
         seed
     );
     if args.spines.is_some() {

@@ -62,7 +62,7 @@ use super::engine::{DeviceId, Engine, Outcome};
 use super::hostmem::{SimMemory, DEST_BASE, IDX_BASE, PROP_BASE};
 use super::matrix::CsrMatrix;
 use super::partition::Partition;
-use super::report::{Bytes, ModeResult, NodeResult, RunStats, Verification};
+use super::report::{Bytes, MiddlePipeUse, ModeResult, NodeResult, RunStats, Verification};
 use super::topology::{Device, LeafSpine, TableTemplates};
 use super::{Mode, Progress, SimError};
 use crate::programs::{Bundled, ProgramCache};
@@ -343,14 +343,20 @@ pub fn run_mode(
     // Results.
     let mut tor_rates = Vec::new();
     let (mut hits, mut lookups) = (0u64, 0u64);
+    let mut pipes: Option<MiddlePipeUse> = None;
     for r in 0..t.racks() {
         let id = t.device_index(Device::Tor(r)) as DeviceId;
         match engine.device(id) {
             Some(ClusterDevice::NetSparse(sw)) => {
-                let c = sw.stats().total.cache;
+                let s = sw.stats();
+                let c = s.total.cache;
                 hits += c.hits;
                 lookups += c.lookups;
                 tor_rates.push(Some(ratio(c.hits, c.lookups)));
+                let u = pipes.get_or_insert_with(MiddlePipeUse::default);
+                for p in &s.pipes {
+                    u.add(p.busy_ps, p.max_wait_ps, now);
+                }
             }
             _ => tor_rates.push(None),
         }
@@ -446,6 +452,7 @@ pub fn run_mode(
     }
     let mut mr = ModeResult::new(mode.name(), description(mode), results, stopped);
     mr.cache_hit_rate = (lookups > 0).then(|| ratio(hits, lookups));
+    mr.middle_pipes = pipes;
     mr.verification = (!stopped).then_some(ver);
     mr.run = Some(stats);
     Ok(mr)
@@ -495,6 +502,7 @@ fn tor_config(t: &LeafSpine, cfg: &SimConfig, r: u32, prop_len: u32) -> Result<N
         pipes: t.tor_pipes(),
         clock: Clock::from_mhz(cfg.switch_clock_mhz),
         delay_cycles: cfg.switch_delay_cycles,
+        pr_cycles: cfg.switch_pr_cycles,
         mtu: cfg.mtu as usize,
         switch_id: r,
         mac: addr.mac().map_err(|e| cp_err(format!("tor{r}: {e}")))?,

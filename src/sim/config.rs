@@ -86,6 +86,9 @@ pub struct SimConfig {
     pub nic_delay_cycles: u64,
     /// Switch concatenation delay cycles (125).
     pub switch_delay_cycles: u64,
+    /// Cycles each PR occupies a NetSparse ToR's middle pipe (1: §6.2's
+    /// one PR per cycle per pipe; 0: no rate limit).
+    pub switch_pr_cycles: u64,
     /// SNIC clock, MHz (2200).
     pub nic_clock_mhz: u64,
     /// Switch clock, MHz (2000).
@@ -148,6 +151,7 @@ impl Default for SimConfig {
             pending_entries: 256,
             nic_delay_cycles: 500,
             switch_delay_cycles: 125,
+            switch_pr_cycles: 1,
             nic_clock_mhz: 2200,
             switch_clock_mhz: 2000,
             cache_bytes: 32 << 20,
@@ -289,6 +293,7 @@ impl SimConfig {
             }
         }
         check("host-post-ns", self.host_post_ns, 0, 1_000_000_000)?;
+        check("switch-pr-cycles", self.switch_pr_cycles, 0, 1_000_000)?;
         check("max-events", self.max_events, 1, u64::MAX)?;
         check("max-sim-time-ms", self.max_sim_time_ms, 1, 1_000_000_000)?;
         let t = self.topology()?;
@@ -406,6 +411,7 @@ impl SimConfig {
             "sa-pr-overhead-ns" => {
                 self.sa_pr_overhead_ns = p(value).ok_or_else(|| bad("a number"))?
             }
+            "switch-pr-cycles" => self.switch_pr_cycles = p(value).ok_or_else(|| bad(int))?,
             "host-post-ns" => self.host_post_ns = p(value).ok_or_else(|| bad(int))?,
             "compute" => self.compute = value.parse().map_err(|_| bad(COMPUTE_MODELS))?,
             "compute-gflops" => {
@@ -445,6 +451,7 @@ pub const SWEEPABLE: &[&str] = &[
     "cache-ways",
     "sa-cores",
     "sa-pr-overhead-ns",
+    "switch-pr-cycles",
     "host-post-ns",
     "compute",
     "compute-gflops",

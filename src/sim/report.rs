@@ -163,6 +163,39 @@ pub struct ModeResult {
     pub run: Option<RunStats>,
     /// End-to-end figures under the configured compute model (none without one).
     pub compute: Option<ComputeResult>,
+    /// How busy the NetSparse ToRs' middle pipes were (NetSparse with switches).
+    pub middle_pipes: Option<MiddlePipeUse>,
+}
+
+/// The load of the NetSparse ToRs' middle pipes over a run: each pipe's
+/// utilisation is the time it spent accepting PRs over the run's length.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize)]
+pub struct MiddlePipeUse {
+    /// Middle pipes counted (every pipe of every NetSparse ToR).
+    pub pipes: u32,
+    /// The busiest pipe's utilisation (0..=1).
+    pub busiest: f64,
+    /// The mean utilisation.
+    pub mean: f64,
+    /// The longest a packet waited for its middle pipe.
+    pub max_wait: Time,
+}
+
+impl MiddlePipeUse {
+    /// Count one pipe that was busy `busy_ps` of a run lasting `run`, with
+    /// a longest wait of `max_wait_ps`.
+    pub fn add(&mut self, busy_ps: u64, max_wait_ps: u64, run: Time) {
+        let u = if run.as_ps() == 0 {
+            0.0
+        } else {
+            busy_ps as f64 / run.as_ps() as f64
+        };
+        let n = f64::from(self.pipes);
+        self.mean = (self.mean * n + u) / (n + 1.0);
+        self.pipes += 1;
+        self.busiest = self.busiest.max(u);
+        self.max_wait = self.max_wait.max(Time::from_ps(max_wait_ps));
+    }
 }
 
 impl ModeResult {
@@ -187,6 +220,7 @@ impl ModeResult {
             verification: None,
             run: None,
             compute: None,
+            middle_pipes: None,
         }
     }
 
@@ -432,6 +466,18 @@ impl Report {
                     m.mode,
                     pct(h)
                 );
+            }
+            if let Some(u) = &m.middle_pipes {
+                if u.busiest > 0.0 {
+                    let _ = writeln!(
+                        s,
+                        "{}: ToR middle pipes busy {} on average, {} the busiest; longest wait {}",
+                        m.mode,
+                        pct(u.mean),
+                        pct(u.busiest),
+                        u.max_wait
+                    );
+                }
             }
         }
         for m in &self.modes {

@@ -11,6 +11,9 @@
 //! max_queues = 4096      # Concatenation Queues open at once per pipe
 //! seed = 0               # random() and the random hash
 //! max_frame = 9216       # longer input frames are dropped as malformed
+//! pr_cycles = 0          # cycles each PR occupies its middle pipe (§6.2's
+//!                        # hardware: 1, one PR per cycle per pipe, as the
+//!                        # cluster simulator uses); 0 = no limit
 //!
 //! [switch]
 //! id = 0                 # the switch's device id: 10.128.0.(id+1), 02:4e:57:..
@@ -94,6 +97,13 @@ pub struct NsConfig {
     pub clock: Clock,
     /// Concatenator DelayCycles.
     pub delay_cycles: u64,
+    /// Cycles each PR occupies its middle pipe (§6.2: the Property Cache
+    /// and the middle pipe accept one PR per cycle); 0 = no rate limit.
+    /// PRs of packets that arrive while the pipe is busy wait their turn,
+    /// so crossbar 1's traffic into one pipe is serialised. The standalone
+    /// switch defaults to 0 (a pcap replay shows what the program does,
+    /// without contention); the cluster simulator sets 1.
+    pub pr_cycles: u64,
     /// IP MTU of the NetSparse packets the switch builds.
     pub mtu: usize,
     /// Concatenation Queues open at once per middle pipe.
@@ -129,6 +139,7 @@ impl Default for NsConfig {
             pipes: 8,
             clock: Clock::from_mhz(2_000),
             delay_cycles: 125,
+            pr_cycles: 0,
             mtu: DEFAULT_MTU,
             max_queues: ConcatConfig::DEFAULT_MAX_QUEUES,
             virtual_cqs: None,
@@ -158,6 +169,7 @@ struct RawConfig {
     pipes: Option<u32>,
     clock_mhz: Option<u64>,
     delay_cycles: Option<u64>,
+    pr_cycles: Option<u64>,
     mtu: Option<usize>,
     max_queues: Option<usize>,
     seed: Option<u64>,
@@ -278,6 +290,9 @@ impl NsConfig {
         if let Some(v) = raw.delay_cycles {
             c.delay_cycles = v;
         }
+        if let Some(v) = raw.pr_cycles {
+            c.pr_cycles = v;
+        }
         if let Some(v) = raw.mtu {
             c.mtu = v;
         }
@@ -358,6 +373,12 @@ impl NsConfig {
         if self.clock.khz == 0 {
             return Err(invalid("clock_mhz", "0"));
         }
+        if self.pr_cycles > 1_000_000 {
+            return Err(invalid(
+                "pr_cycles",
+                format!("{} (must be 0..=1000000)", self.pr_cycles),
+            ));
+        }
         let mode = self.cache.mode.bytes();
         let mtu_max = usize::from(u16::MAX);
         if self.mtu > mtu_max || pr_capacity(self.mtu) < pr_stride(PrType::Response, mode) {
@@ -421,6 +442,11 @@ impl NsConfig {
         Ok(())
     }
 
+    /// The time one PR occupies a middle pipe (zero: no limit).
+    pub fn pr_time(&self) -> Time {
+        self.clock.cycles(self.pr_cycles)
+    }
+
     /// Ports per pipe (P / G).
     pub fn ports_per_pipe(&self) -> u32 {
         self.ports / self.pipes.max(1)
@@ -479,11 +505,16 @@ impl NsConfig {
             ),
         };
         format!(
-            "{} ports in {} pipes, {} MHz, DelayCycles {}, MTU {}, {cache}, switch {} ({}.{}.{}.{}){}",
+            "{} ports in {} pipes, {} MHz, DelayCycles {}, {}, MTU {}, {cache}, switch {} ({}.{}.{}.{}){}",
             self.ports,
             self.pipes,
             self.clock.khz / 1000,
             self.delay_cycles,
+            if self.pr_cycles == 0 {
+                "no middle-pipe rate limit".to_owned()
+            } else {
+                format!("{} cycle(s) per PR per middle pipe", self.pr_cycles)
+            },
             self.mtu,
             self.switch_id,
             self.ipv4[0],
@@ -532,6 +563,9 @@ mod tests {
             NsConfig::from_toml("[switch]\nmac = \"02:00:00:00:00:09\"\nipv4 = \"192.0.2.1\"\n")
                 .unwrap();
         assert_eq!((c.mac[5], c.ipv4), (9, [192, 0, 2, 1]));
+        let c = NsConfig::from_toml("pr_cycles = 1\n").unwrap();
+        assert_eq!(c.pr_time(), Time::from_ps(500));
+        assert_eq!(NsConfig::default().pr_time(), Time::ZERO);
         for (s, cap) in [
             ("\"disabled\"", CacheCapacity::Disabled),
             ("\"unbounded\"", CacheCapacity::Unbounded),
@@ -545,6 +579,13 @@ mod tests {
 
     #[test]
     fn errors_name_the_key() {
+        assert!(matches!(
+            NsConfig::from_toml("pr_cycles = 2000000\n"),
+            Err(NsConfigError::Invalid {
+                key: "pr_cycles",
+                ..
+            })
+        ));
         let key = |text: &str| match NsConfig::from_toml(text) {
             Err(NsConfigError::Invalid { key, .. }) => key.to_owned(),
             Err(NsConfigError::Syntax(s)) => format!("syntax: {s}"),

@@ -138,6 +138,7 @@ impl NsSwitch {
             cache,
             concat,
             built,
+            free_at,
             pool,
             framer,
             c: pc,
@@ -180,6 +181,22 @@ impl NsSwitch {
             pc.prs_dropped += u64::from(c.num_prs);
             return;
         }
+        // The rate limit: PR `i` enters the pipe `i` PR times after the
+        // packet's turn comes (the pipe may still be busy with earlier
+        // packets); without a limit every PR enters at `now`.
+        let step = cfg.pr_time();
+        let start = if step == Time::ZERO {
+            now
+        } else {
+            let start = now.max(*free_at);
+            let wait = (start - now).as_ps();
+            pc.wait_ps += wait;
+            pc.max_wait_ps = pc.max_wait_ps.max(wait);
+            let busy = Time::from_ps(step.as_ps().saturating_mul(u64::from(c.num_prs)));
+            *free_at = start + busy;
+            pc.busy_ps += busy.as_ps();
+            start
+        };
         let is_read = path.packet_md().pr_type == u64::from(PrType::Read.as_u16());
         let idx_slot = path.pr_slots().idx;
         let ports = u64::from(cfg.ports);
@@ -203,6 +220,11 @@ impl NsSwitch {
             }
         }
         for (i, v) in d.prs.enumerate() {
+            let now = if step == Time::ZERO {
+                now
+            } else {
+                start + Time::from_ps(step.as_ps().saturating_mul(i as u64))
+            };
             if prefetch {
                 if let Some(idx) = idx_at(i + PREFETCH_SET) {
                     cache.prefetch(idx);

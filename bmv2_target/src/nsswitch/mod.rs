@@ -172,6 +172,9 @@ struct Counters {
     prs_in: u64,
     prs_dropped: u64,
     cache_mode_mismatch: u64,
+    busy_ps: u64,
+    wait_ps: u64,
+    max_wait_ps: u64,
     errors: ProgramErrors,
     egress_parser_errors: u64,
     egress_drops: u64,
@@ -204,6 +207,8 @@ struct Pipe {
     concat: Concatenator,
     /// Built packets in flush order (which is due order).
     built: VecDeque<Built>,
+    /// When the middle pipe can accept its next PR (the rate limit).
+    free_at: Time,
     /// Spare frame buffers.
     pool: Vec<Vec<u8>>,
     /// Frames this pipe's flushed queues (its own BTH sequence numbers).
@@ -370,6 +375,7 @@ impl NsSwitch {
             cache,
             concat,
             built: VecDeque::new(),
+            free_at: Time::ZERO,
             pool: Vec::new(),
             framer: Framer::new(DeviceAddr::Switch(cfg.switch_id))
                 .with_addresses(cfg.mac, cfg.ipv4),

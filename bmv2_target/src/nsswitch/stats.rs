@@ -170,6 +170,13 @@ pub struct PipeStats {
     pub prs_per_packet: f64,
     /// PRs waiting (in the cache pipeline or a queue) at the snapshot.
     pub prs_pending: u64,
+    /// Time the middle pipe spent accepting PRs (`pr_cycles` each), ps:
+    /// its utilisation is this over the run's duration.
+    pub busy_ps: u64,
+    /// Time NetSparse packets waited for their middle pipe, summed, ps.
+    pub wait_ps: u64,
+    /// The longest such wait, ps.
+    pub max_wait_ps: u64,
     /// Property Cache counters.
     pub cache: CacheCounters,
     /// Concatenation Queue flushes by cause.
@@ -206,6 +213,9 @@ impl PipeStats {
         sum!(prs_dropped);
         sum!(concat_packets);
         sum!(prs_pending);
+        sum!(busy_ps);
+        sum!(wait_ps);
+        self.max_wait_ps = self.max_wait_ps.max(o.max_wait_ps);
         sum!(egress_parser_errors);
         sum!(egress_drops);
         let (c, d) = (&mut self.cache, &o.cache);
@@ -421,6 +431,9 @@ impl NsSwitch {
                 prs_per_packet: ratio(p.bc.prs_out, p.bc.packets),
                 prs_pending: p.concat.pending_prs()
                     + p.built.iter().map(|b| u64::from(b.prs)).sum::<u64>(),
+                busy_ps: c.busy_ps,
+                wait_ps: c.wait_ps,
+                max_wait_ps: c.max_wait_ps,
                 cache: CacheCounters {
                     lookups: k.lookups,
                     hits: k.hits,
