@@ -7,8 +7,9 @@
 mod nic_support;
 
 use netsparse::sim::devices::NodeRouter;
-use netsparse_nic::testing::{batch_commands, Gather, Wire};
-use netsparse_nic::{CompletionStatus, Datapath, Time};
+use netsparse_nic::testing::{batch_commands, Gather};
+use netsparse_nic::{CompletionStatus, Time};
+use nic_support::net::Net;
 use nic_support::{check_destination, matrix, nic_program, nics, remote};
 
 const PROP: u32 = 64;
@@ -27,23 +28,20 @@ fn gather(
 ) {
     let art = nic_program(defines);
     let (idxs, bounds) = matrix(N, 4, 5, 11);
-    let mut nics = nics(&art, &idxs, &bounds, PROP, |_| {});
+    let mut net = Net::new(Time::from_ns(450), nics(&art, &idxs, &bounds, PROP, |_| {}));
     // NIC n on router port n; the router is device 4.
-    let mut router = NodeRouter::new(vec![0, 1, 2, 3]);
-    let mut wire = Wire::new(Time::from_ns(450));
+    let router = net.add(Box::new(NodeRouter::new(vec![0, 1, 2, 3])), "router");
     for n in 0..4u32 {
-        wire.connect((n as usize, 0), (4, n));
+        net.connect((n, 0), (router, n));
     }
     let cmds = idxs
         .iter()
         .map(|l| batch_commands(l.len() as u64, batch, PROP))
         .collect();
     let mut g = Gather::new(cmds, serial);
-    {
-        let mut others: [&mut dyn Datapath; 1] = [&mut router];
-        assert!(g.run(&mut wire, &mut nics, &mut others, Time::from_ms(100)));
-    }
-    (nics, idxs, bounds, router, g)
+    assert!(g.run(&mut net, Time::from_ms(100)));
+    let router = net.get::<NodeRouter>(router).clone();
+    (net.into_nics(), idxs, bounds, router, g)
 }
 
 #[test]

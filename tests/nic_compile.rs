@@ -7,7 +7,7 @@ mod nic_support;
 use netsparse_compiler::source::SourceMap;
 use netsparse_compiler::{compile_source, CompileOptions};
 use netsparse_externs::artifact::{Artifact, Package, Prim, Stmt};
-use netsparse_nic::testing::{batch_commands, Gather, Wire};
+use netsparse_nic::testing::{batch_commands, Gather};
 use netsparse_nic::{CompletionStatus, Time};
 use nic_support::{check_destination, nic_program, nics, remote};
 
@@ -175,16 +175,18 @@ fn rig_externs_in_per_pr_sub_controls_see_their_copies() {
     // Run it on both nodes: the request ids written into the sub-control's
     // copy of `pr` must reach the wire (copy-out), or nothing completes.
     let (idxs, bounds) = nic_support::matrix(128, 2, 4, 3);
-    let mut nics = nics(&art, &idxs, &bounds, 32, |c| c.watchdog_us = 200);
-    let mut wire = Wire::new(Time::from_ns(450));
-    wire.connect((0, 0), (1, 0));
+    let mut net = nic_support::net::Net::new(
+        Time::from_ns(450),
+        nics(&art, &idxs, &bounds, 32, |c| c.watchdog_us = 200),
+    );
+    net.connect((0, 0), (1, 0));
     let cmds = idxs
         .iter()
         .map(|l| batch_commands(l.len() as u64, 1 << 20, 32))
         .collect();
     let mut g = Gather::new(cmds, true);
-    assert!(g.run(&mut wire, &mut nics, &mut [], Time::from_ms(10)));
-    for (i, nic) in nics.iter().enumerate() {
+    assert!(g.run(&mut net, Time::from_ms(10)));
+    for (i, nic) in net.nics().enumerate() {
         let (_, distinct) = remote(&idxs[i], &bounds, i);
         assert_eq!(g.completions[i][0].status, CompletionStatus::Success);
         assert_eq!(nic.stats().prs_issued, distinct.len() as u64);
@@ -257,21 +259,21 @@ fn an_elided_per_pr_sub_control_on_the_nic_gives_the_shipped_results() {
     let shipped = nic_program(&[]);
     let (idxs, bounds) = nic_support::matrix(256, 2, 6, 11);
     let run = |art: &Artifact| {
-        let mut nics = nics(art, &idxs, &bounds, 32, |_| {});
-        let mut wire = Wire::new(Time::from_ns(450));
-        wire.connect((0, 0), (1, 0));
+        let mut net =
+            nic_support::net::Net::new(Time::from_ns(450), nics(art, &idxs, &bounds, 32, |_| {}));
+        net.connect((0, 0), (1, 0));
         let cmds = idxs
             .iter()
             .map(|l| batch_commands(l.len() as u64, 64, 32))
             .collect();
         let mut g = Gather::new(cmds, true);
-        assert!(g.run(&mut wire, &mut nics, &mut [], Time::from_ms(10)));
-        for (i, nic) in nics.iter().enumerate() {
+        assert!(g.run(&mut net, Time::from_ms(10)));
+        for (i, nic) in net.nics().enumerate() {
             let (_, distinct) = remote(&idxs[i], &bounds, i);
             check_destination(nic, &distinct, 256, 32);
         }
-        let elided: Vec<[bool; 2]> = nics.iter().map(|n| n.per_pr_copies_elided()).collect();
-        let stats: Vec<_> = nics.iter().map(|n| n.stats()).collect();
+        let elided: Vec<[bool; 2]> = net.nics().map(|n| n.per_pr_copies_elided()).collect();
+        let stats: Vec<_> = net.nics().map(|n| n.stats()).collect();
         (elided, stats, g.completions)
     };
     let (e_shipped, s_shipped, c_shipped) = run(&shipped);

@@ -17,8 +17,9 @@ mod nic_support;
 use std::io::Cursor;
 
 use netsparse_externs::wire::{DeviceAddr, Frame, PrType};
-use netsparse_nic::testing::{batch_commands, Gather, Wire};
+use netsparse_nic::testing::{batch_commands, Gather};
 use netsparse_nic::{property_bytes, CompletionStatus, Time};
+use nic_support::net::Net;
 use nic_support::{nic_program, nics, root};
 use pcap_file::pcap::{PcapHeader, PcapPacket, PcapReader, PcapWriter};
 use pcap_file::{Endianness, TsResolution};
@@ -30,16 +31,15 @@ fn capture() -> Vec<u8> {
     let bounds = vec![0u64, 16, 32];
     // Node 0 needs 17, 20, 17 (coalesced), 3 (local), 31; node 1 needs 2 and 9.
     let idxs = vec![vec![17, 20, 17, 3, 31], vec![2, 9, 20]];
-    let mut nics = nics(&art, &idxs, &bounds, PROP, |_| {});
-    let mut wire = Wire::new(Time::from_ns(450));
-    wire.connect((0, 0), (1, 0));
-    wire.capture(true);
+    let mut net = Net::new(Time::from_ns(450), nics(&art, &idxs, &bounds, PROP, |_| {}));
+    net.connect((0, 0), (1, 0));
+    net.capture(true);
     let cmds = idxs
         .iter()
         .map(|l| batch_commands(l.len() as u64, 8, PROP))
         .collect();
     let mut g = Gather::new(cmds, true);
-    assert!(g.run(&mut wire, &mut nics, &mut [], Time::from_ms(1)));
+    assert!(g.run(&mut net, Time::from_ms(1)));
     assert!(g
         .completions
         .iter()
@@ -47,13 +47,13 @@ fn capture() -> Vec<u8> {
         .all(|c| c.status == CompletionStatus::Success));
     // What is on the wire: reads from both nodes, responses to both.
     let mut seen = Vec::new();
-    for c in wire.captured() {
-        let f = Frame::parse(&c.bytes).expect("a NetSparse frame");
+    for c in net.captured() {
+        let f = Frame::parse(c.bytes).expect("a NetSparse frame");
         let from = match f.src_device() {
             Some(DeviceAddr::Node(n)) => n,
             other => panic!("unexpected source {other:?}"),
         };
-        assert_eq!(from as usize, c.from.0);
+        assert_eq!(from, c.from.0);
         for pr in f.prs() {
             if f.concat.pr_type == PrType::Response {
                 let mut want = vec![0u8; PROP as usize];
@@ -85,9 +85,9 @@ fn capture() -> Vec<u8> {
         ..PcapHeader::default()
     };
     let mut w = PcapWriter::with_header(Vec::new(), header).unwrap();
-    for c in wire.captured() {
+    for c in net.captured() {
         let ts = std::time::Duration::from_nanos(c.at.as_ns()) + std::time::Duration::from_nanos(0);
-        w.write_packet(&PcapPacket::new(ts, c.bytes.len() as u32, &c.bytes))
+        w.write_packet(&PcapPacket::new(ts, c.bytes.len() as u32, c.bytes))
             .unwrap();
     }
     w.into_writer()

@@ -9,8 +9,9 @@ mod nic_support;
 use netsparse_bmv2::{NsConfig, NsSwitch};
 use netsparse_engine::ControlPlane;
 use netsparse_externs::artifact::KeyMatch;
-use netsparse_nic::testing::{batch_commands, Gather, Wire};
-use netsparse_nic::{CompletionStatus, Datapath, Time};
+use netsparse_nic::testing::{batch_commands, Gather};
+use netsparse_nic::{CompletionStatus, Time};
+use nic_support::net::Net;
 use nic_support::{check_destination, compile, matrix, nic_program, nics, remote, root};
 
 const PROP: u32 = 64;
@@ -37,10 +38,10 @@ fn four_nics_behind_a_netsparse_tor_gather_correctly_with_cache_hits() {
     }
     let art = nic_program(&[]);
     let (idxs, bounds) = matrix(N, 4, 6, 5);
-    let mut nics = nics(&art, &idxs, &bounds, PROP, |_| {});
-    let mut wire = Wire::new(Time::from_ns(450));
+    let mut net = Net::new(Time::from_ns(450), nics(&art, &idxs, &bounds, PROP, |_| {}));
+    let tor_id = net.add(Box::new(sw), "tor");
     for n in 0..4u32 {
-        wire.connect((n as usize, 0), (4, n));
+        net.connect((n, 0), (tor_id, n));
     }
     // Small RIG batches, one after another on each node: a hot property one
     // node fetched early is in the ToR's cache when another node reads it.
@@ -49,13 +50,12 @@ fn four_nics_behind_a_netsparse_tor_gather_correctly_with_cache_hits() {
         .map(|l| batch_commands(l.len() as u64, 32, PROP))
         .collect();
     let mut g = Gather::new(cmds, true);
-    {
-        let mut others: [&mut dyn Datapath; 1] = [&mut sw];
-        assert!(
-            g.run(&mut wire, &mut nics, &mut others, Time::from_ms(100)),
-            "the gather did not finish"
-        );
-    }
+    assert!(
+        g.run(&mut net, Time::from_ms(100)),
+        "the gather did not finish"
+    );
+    let st = net.get::<NsSwitch>(tor_id).stats();
+    let nics = net.into_nics();
     let mut issued = 0;
     let mut served = 0;
     for (n, nic) in nics.iter().enumerate() {
@@ -78,7 +78,6 @@ fn four_nics_behind_a_netsparse_tor_gather_correctly_with_cache_hits() {
         served += s.reads_served;
     }
     // Every issued read was answered by its owner or by the switch's cache.
-    let st = sw.stats();
     assert_eq!(issued, served + st.total.cache.hits, "{}", st.summary());
     assert!(st.total.cache.inserts > 0);
     assert!(st.total.cache.hits > 0, "{}", st.summary());

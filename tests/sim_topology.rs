@@ -176,24 +176,24 @@ impl Datapath for Nic {
 fn routing_through_the_event_loop() {
     // Table 5's shape; node 0 sends to a rack-mate and to a remote node.
     let t = LeafSpine::new(128, 8, None).unwrap();
-    let mut e: Engine = Engine::leaf_spine(
-        &t,
-        EngineConfig::default(),
-        LinkParams::default(),
-        Time::from_ns(300),
-        &mut |d| -> Box<dyn AnyDevice> {
-            match d {
-                Device::Node(n) => Box::new(Nic {
-                    me: n,
-                    dsts: if n == 0 { vec![5, 100] } else { vec![] },
-                    sent: false,
-                    got: vec![],
-                }),
-                _ => Box::new(NodeRouter::for_switch(&t, d)),
-            }
-        },
-    )
-    .unwrap();
+    let mut e: Engine = t
+        .engine(
+            EngineConfig::default(),
+            LinkParams::default(),
+            Time::from_ns(300),
+            &mut |d| -> Box<dyn AnyDevice> {
+                match d {
+                    Device::Node(n) => Box::new(Nic {
+                        me: n,
+                        dsts: if n == 0 { vec![5, 100] } else { vec![] },
+                        sent: false,
+                        got: vec![],
+                    }),
+                    _ => Box::new(NodeRouter::for_switch(&t, d)),
+                }
+            },
+        )
+        .unwrap();
     assert_eq!(e.device_count(), t.device_count());
     assert_eq!(
         e.label(t.device_index(Device::Spine(3)) as u32),

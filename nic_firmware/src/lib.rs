@@ -20,8 +20,9 @@
 //! drivers deliver frames, wake it at [`Datapath::next_deadline`] and collect
 //! what it sends on its one port (0). See [`nic`] for the timing model.
 //! [`workload`] lays out a gather's host memory and RIG commands (CLI,
-//! benchmarks, tests); [`testing`] connects NICs (and other datapaths) with
-//! fixed-delay links for tests.
+//! benchmarks, tests); [`testing`] drives gathers for tests over any
+//! network ([`testing::GatherNetwork`]; the tests use the
+//! `netsparse-netsim` engine, a dev-dependency only).
 //!
 //! Property values are deterministic: [`property_word`] defines the source
 //! property array, so drivers generate it and verify gathers without storing it.

@@ -3,8 +3,9 @@
 
 mod common;
 
+use common::net::Net;
 use common::{check_destination, expected, matrix, nic_program, nics};
-use netsparse_nic::testing::{batch_commands, Gather, Wire};
+use netsparse_nic::testing::{batch_commands, Gather};
 use netsparse_nic::{CompletionStatus, NicConfig, Time};
 
 const PROP: u32 = 64;
@@ -17,19 +18,18 @@ fn run(
 ) -> (Vec<netsparse_nic::Nic>, Vec<Vec<u64>>, Vec<u64>, Gather) {
     let art = nic_program(defines);
     let (idxs, bounds) = matrix(256, 2, 6, 7);
-    let mut nics = nics(&art, &idxs, &bounds, PROP, tweak);
-    let mut wire = Wire::new(Time::from_ns(450));
-    wire.connect((0, 0), (1, 0));
+    let mut net = Net::new(Time::from_ns(450), nics(&art, &idxs, &bounds, PROP, tweak));
+    net.connect((0, 0), (1, 0));
     let cmds = idxs
         .iter()
         .map(|l| batch_commands(l.len() as u64, batch, PROP))
         .collect();
     let mut g = Gather::new(cmds, serial);
     assert!(
-        g.run(&mut wire, &mut nics, &mut [], Time::from_ms(50)),
+        g.run(&mut net, Time::from_ms(50)),
         "the gather did not finish"
     );
-    (nics, idxs, bounds, g)
+    (net.into_nics(), idxs, bounds, g)
 }
 
 #[test]

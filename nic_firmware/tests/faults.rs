@@ -5,9 +5,10 @@
 
 mod common;
 
+use common::net::Net;
 use common::{check_destination, expected, matrix, nic_program, nics};
 use netsparse_externs::wire::{DeviceAddr, Frame, FrameBuilder, FrameHeader, PrRepr, PrType};
-use netsparse_nic::testing::{batch_commands, gather_memory, Gather, Wire, DEST_BASE, IDX_BASE};
+use netsparse_nic::testing::{batch_commands, gather_memory, Gather, DEST_BASE, IDX_BASE};
 use netsparse_nic::{
     property_bytes, CompletionStatus, Datapath, DenseMemory, FailReason, Nic, NicConfig, Outputs,
     PostError, RegionKind, RigCommand, Time,
@@ -42,16 +43,16 @@ fn a_lost_response_fails_its_command_by_watchdog_and_nothing_else_hangs() {
     let idxs1: Vec<u64> = vec![1, 2, 3];
     let bounds = vec![0, 32, 64];
     let watchdog_us = 40;
-    let mut nics = nics(&art, &[idxs0, idxs1], &bounds, PROP, |c| {
+    let nics = nics(&art, &[idxs0, idxs1], &bounds, PROP, |c| {
         c.watchdog_us = watchdog_us;
         c.delay_cycles = 0;
     });
-    let mut wire = Wire::new(Time::from_ns(450));
-    wire.connect((0, 0), (1, 0));
-    wire.capture(true);
+    let mut net = Net::new(Time::from_ns(450), nics);
+    net.connect((0, 0), (1, 0));
+    net.capture(true);
     // Drop the first response addressed to node 0 that answers unit 0.
     let mut done = false;
-    wire.drop_when(move |_, bytes| {
+    net.drop_when(move |_, bytes| {
         let Ok(f) = Frame::parse(bytes) else {
             return false;
         };
@@ -64,8 +65,8 @@ fn a_lost_response_fails_its_command_by_watchdog_and_nothing_else_hangs() {
     });
     let cmds = vec![batch_commands(20, 10, PROP), batch_commands(3, 3, PROP)];
     let mut g = Gather::new(cmds, false);
-    assert!(g.run(&mut wire, &mut nics, &mut [], Time::from_ms(10)));
-    assert_eq!(wire.dropped, 1);
+    assert!(g.run(&mut net, Time::from_ms(10)));
+    assert_eq!(net.dropped(), 1);
     // Node 0: command 0 failed by watchdog, command 1 completed.
     let c0 = g.completions[0].iter().find(|c| c.id.0 == 0).unwrap();
     let c1 = g.completions[0].iter().find(|c| c.id.0 == 1).unwrap();
@@ -81,7 +82,7 @@ fn a_lost_response_fails_its_command_by_watchdog_and_nothing_else_hangs() {
         c0.at
     );
     assert_eq!(c1.status, CompletionStatus::Success);
-    let s0 = nics[0].stats();
+    let s0 = net.nic(0).stats();
     assert_eq!(
         (
             s0.watchdog_failures,
@@ -95,8 +96,8 @@ fn a_lost_response_fails_its_command_by_watchdog_and_nothing_else_hangs() {
         .iter()
         .all(|c| c.status == CompletionStatus::Success));
     // Nothing is left running anywhere.
-    let (n0, n1) = nics.split_at_mut(1);
-    assert!(wire.run_until_idle(&mut [&mut n0[0], &mut n1[0]], Time::from_ms(20)));
+    assert!(net.run_until_idle(Time::from_ms(20)));
+    let nics = net.into_nics();
     assert!(nics.iter().all(|n| n.is_idle()));
     // Command 1's properties all arrived.
     let data = nics[0].memory().data(DEST_BASE).unwrap();
@@ -107,29 +108,25 @@ fn a_lost_response_fails_its_command_by_watchdog_and_nothing_else_hangs() {
 }
 
 /// Node 0 alone (its reads go nowhere): returns the NIC and the read PRs it sent.
-fn lone_node(
-    idxs: &[u64],
-    tweak: impl Fn(&mut NicConfig),
-) -> (Nic<DenseMemory>, Vec<PrRepr>, Wire) {
+fn lone_node(idxs: &[u64], tweak: impl Fn(&mut NicConfig)) -> (Nic<DenseMemory>, Vec<PrRepr>) {
     let art = nic_program(&[]);
     let bounds = vec![0, 32, 64];
     let mut nic = nics(&art, &[idxs.to_vec(), vec![]], &bounds, PROP, tweak).remove(0);
-    let mut wire = Wire::new(Time::from_ns(100));
-    wire.capture(true);
     for c in batch_commands(idxs.len() as u64, 1 << 20, PROP) {
         assert_eq!(nic.post_rig(Time::ZERO, c).unwrap().0, 0);
     }
-    wire.run_until(&mut [&mut nic], Time::from_us(5));
-    let reads: Vec<PrRepr> = wire
+    let mut net = Net::new(Time::from_ns(100), vec![nic]);
+    net.capture(true);
+    net.run_until(Time::from_us(5));
+    let reads: Vec<PrRepr> = net
         .captured()
-        .iter()
         .flat_map(|c| {
-            let f = Frame::parse(&c.bytes).unwrap();
+            let f = Frame::parse(c.bytes).unwrap();
             assert_eq!(f.concat.pr_type, PrType::Read);
             f.prs().map(|p| p.repr()).collect::<Vec<_>>()
         })
         .collect();
-    (nic, reads, wire)
+    (net.into_nics().remove(0), reads)
 }
 
 fn deliver(nic: &mut Nic<DenseMemory>, at: Time, bytes: &[u8]) -> Outputs {
@@ -141,7 +138,7 @@ fn deliver(nic: &mut Nic<DenseMemory>, at: Time, bytes: &[u8]) -> Outputs {
 
 #[test]
 fn bad_responses_are_counted_and_change_nothing() {
-    let (mut nic, reads, _) = lone_node(&[40, 41, 42], |_| {});
+    let (mut nic, reads) = lone_node(&[40, 41, 42], |_| {});
     assert_eq!(reads.len(), 3);
     let t = Time::from_us(6);
     let resp =
@@ -186,7 +183,7 @@ fn bad_responses_are_counted_and_change_nothing() {
 
 #[test]
 fn reads_outside_the_slice_are_dropped_and_counted() {
-    let (mut nic, _, _) = lone_node(&[], |_| {});
+    let (mut nic, _) = lone_node(&[], |_| {});
     let read = |idx: u64| {
         (
             PrRepr {
@@ -222,7 +219,7 @@ fn reads_outside_the_slice_are_dropped_and_counted() {
 
 #[test]
 fn malformed_and_misdelivered_frames_are_counted() {
-    let (mut nic, _, _) = lone_node(&[], |_| {});
+    let (mut nic, _) = lone_node(&[], |_| {});
     let good = frame(
         1,
         0,
@@ -377,20 +374,20 @@ fn bad_commands_are_rejected_or_fail_with_a_reason() {
         .post_rig(Time::ZERO, RigCommand { count: 1, ..good })
         .unwrap();
     // Serve the reads by answering them as node 1 would.
-    let mut wire = Wire::new(Time::from_ns(100));
-    wire.capture(true);
-    wire.run_until(&mut [&mut nic], Time::from_us(5));
-    let reads: Vec<PrRepr> = wire
+    let mut net = Net::new(Time::from_ns(100), vec![nic]);
+    net.capture(true);
+    net.run_until(Time::from_us(5));
+    let reads: Vec<PrRepr> = net
         .captured()
-        .iter()
         .flat_map(|c| {
-            Frame::parse(&c.bytes)
+            Frame::parse(c.bytes)
                 .unwrap()
                 .prs()
                 .map(|p| p.repr())
                 .collect::<Vec<_>>()
         })
         .collect();
+    let mut nic = net.into_nics().remove(0);
     assert_eq!(reads.len(), 2, "idx 41 (small) and idx 40 (ok)");
     for r in &reads {
         deliver(

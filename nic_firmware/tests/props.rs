@@ -4,8 +4,9 @@
 
 mod common;
 
+use common::net::Net;
 use common::{check_destination, expected, nic_program, nics, Rng};
-use netsparse_nic::testing::{batch_commands, Gather, Wire};
+use netsparse_nic::testing::{batch_commands, Gather};
 use netsparse_nic::{CompletionStatus, Time};
 use proptest::prelude::*;
 
@@ -40,21 +41,22 @@ proptest! {
             .map(|_| (0..per_node).map(|_| rng.below(columns)).collect())
             .collect();
         let prop = 4 * k;
-        let mut nics = nics(&art, &idxs, &bounds, prop, |c| {
+        let nics = nics(&art, &idxs, &bounds, prop, |c| {
             c.pending_entries = pending;
             c.delay_cycles = delay;
             c.batch_idxs = batch_idxs;
             c.client_units = clients;
             c.rig_units = clients + 2;
         });
-        let mut wire = Wire::new(Time::from_ns(link_ns));
-        wire.connect((0, 0), (1, 0));
+        let mut net = Net::new(Time::from_ns(link_ns), nics);
+        net.connect((0, 0), (1, 0));
         let cmds = idxs
             .iter()
             .map(|l| batch_commands(l.len() as u64, batch, prop))
             .collect();
         let mut g = Gather::new(cmds, serial);
-        prop_assert!(g.run(&mut wire, &mut nics, &mut [], Time::from_secs(1)));
+        prop_assert!(g.run(&mut net, Time::from_secs(1)));
+        let nics = net.into_nics();
         for n in 0..2 {
             let e = expected(&idxs[n], &bounds, n);
             let s = nics[n].stats();

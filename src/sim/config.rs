@@ -356,6 +356,7 @@ impl SimConfig {
             max_events: self.max_events,
             max_time: Time::from_ms(self.max_sim_time_ms),
             stop,
+            ..EngineConfig::default()
         }
     }
 

@@ -7,7 +7,9 @@
 //! * [`topology`]: the leaf-spine cluster, symmetric routing, control-plane
 //!   entries and the tutorials' topology JSON.
 //! * [`engine`]: the event loop over [`Datapath`](netsparse_externs::Datapath)
-//!   devices and links in simulated time; [`devices`]: small native devices.
+//!   devices and links in simulated time (the `netsparse-netsim` crate,
+//!   re-exported under this name; the leaf-spine cluster is built on it by
+//!   [`topology::LeafSpine::engine`]); [`devices`]: small native devices.
 //! * [`analytic`]: the SUOpt and SAOpt baselines of §8.1.
 //! * [`config`]: Table 5's parameters, TOML, range checks.
 //! * [`compute`]: the per-node SpMM computation model (SPADE, CPUs) for
@@ -41,7 +43,6 @@ pub mod cluster;
 pub mod compute;
 pub mod config;
 pub mod devices;
-pub mod engine;
 pub mod hostmem;
 pub mod locality;
 pub mod matrix;
@@ -49,8 +50,9 @@ pub mod partition;
 pub mod plot;
 pub mod report;
 pub mod rng;
-mod timers;
 pub mod topology;
+
+pub use netsparse_netsim as engine;
 
 use std::fmt;
 use std::str::FromStr;

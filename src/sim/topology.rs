@@ -33,6 +33,8 @@ use serde_json::{json, Map, Value};
 use thiserror::Error;
 
 use netsparse_externs::wire::{DeviceAddr, MAX_NODE_ID, MAX_SWITCH_ID};
+use netsparse_externs::{Datapath, Time};
+use netsparse_netsim::{DeviceId, Engine, EngineConfig, EngineError, LinkParams};
 
 /// Largest port number a switch may use (BMv2 reserves 511 as the drop port).
 pub const MAX_SWITCH_PORTS: u32 = 511;
@@ -454,6 +456,34 @@ impl LeafSpine {
             .map(|l| json!([end(l.a), end(l.b)]))
             .collect();
         json!({ "hosts": hosts, "switches": switches, "links": links })
+    }
+
+    /// The whole cluster on the event loop: one device per node, ToR and
+    /// spine from `make`, added in [`LeafSpine::device_index`] order (so a
+    /// device's [`DeviceId`] is its dense index), switches with pipeline
+    /// latency `switch_latency` and nodes with none, and every cable of
+    /// [`LeafSpine::links`] with `link`.
+    pub fn engine<D: Datapath + ?Sized>(
+        &self,
+        cfg: EngineConfig,
+        link: LinkParams,
+        switch_latency: Time,
+        make: &mut dyn FnMut(Device) -> Box<D>,
+    ) -> Result<Engine<D>, EngineError> {
+        let mut e = Engine::new(cfg);
+        for d in self.devices() {
+            let latency = match d {
+                Device::Node(_) => Time::ZERO,
+                Device::Tor(_) | Device::Spine(_) => switch_latency,
+            };
+            e.add_device(make(d), latency, d.to_string());
+        }
+        for l in self.links() {
+            let a = self.device_index(l.a.device) as DeviceId;
+            let b = self.device_index(l.b.device) as DeviceId;
+            e.connect(a, l.a.port, b, l.b.port, link)?;
+        }
+        Ok(e)
     }
 }
 

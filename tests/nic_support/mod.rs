@@ -3,6 +3,10 @@
 //! nodes, and what a gather must do, computed independently.
 #![allow(dead_code)]
 
+/// The NIC tests' network, shared with `nic_firmware/tests`.
+#[path = "../../nic_firmware/tests/common/net.rs"]
+pub mod net;
+
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 

@@ -3,6 +3,8 @@
 //! and compute what a gather must do independently of the firmware.
 #![allow(dead_code)]
 
+pub mod net;
+
 use std::collections::BTreeSet;
 use std::path::Path;
 

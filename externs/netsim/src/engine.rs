@@ -1,13 +1,18 @@
-//! The cluster simulator's event loop: devices, links and simulated time.
+//! The event loop: devices, links and simulated time. This file owns
+//! [`Engine`], its configuration, errors and counters; link parameters and
+//! link counters are in `link.rs`, the devices' deadlines in `timers.rs`,
+//! and the middleware on the links in `tap.rs`.
 //!
-//! The engine owns every device (anything implementing
-//! [`Datapath`]: the behavioural NIC and switch,
-//! or the small devices of [`super::devices`]) and the full-duplex links
-//! between their ports, and drives them in simulated [`Time`]:
+//! The engine owns every device (anything implementing [`Datapath`]: the
+//! behavioural NIC and switch, or the cluster simulator's small devices)
+//! and the full-duplex links between their ports, and drives them in
+//! simulated [`Time`]:
 //!
 //! * **Events** are frame arrivals and device timers, processed in order of
 //!   (time, sequence number): ties go to the event scheduled first, so runs
-//!   are deterministic.
+//!   are deterministic. [`EventOrder::ArrivalsFirst`] breaks ties the other
+//!   way the NIC tests were written for: at one instant frames arrive
+//!   before deadlines fire, and deadlines fire in device order.
 //! * **Timers**: after every call into a device the engine asks
 //!   `next_deadline()` and, if it changed, replaces the device's one live
 //!   deadline (an indexed heap beside the event heap, `timers.rs`; the old
@@ -23,10 +28,12 @@
 //!   bandwidth and propagation delay: a frame ready at `r` starts at
 //!   `max(r, busy_until)`, takes `serialization_time(len, gbps)`, and
 //!   arrives (store and forward: its last bit) one propagation delay after
-//!   it finishes. The network is **lossless with unbounded queues**: no
-//!   frame is ever dropped; the back-pressure of an InfiniBand-like fabric
-//!   (§7.1, §8.2) appears as queueing delay, which the per-link counters
-//!   record.
+//!   it finishes. [`LinkParams::fixed_delay`] is a link with no
+//!   serialisation time: every frame arrives a fixed delay after it left.
+//!   The network is **lossless with unbounded queues**: no frame is ever
+//!   dropped (unless a fault-injecting tap says so); the back-pressure of
+//!   an InfiniBand-like fabric (§7.1, §8.2) appears as queueing delay,
+//!   which the per-link counters record.
 //! * **Counters** per link direction: packets and bytes, and for NetSparse
 //!   frames (classified with `externs::wire`) the split into header bytes
 //!   and property payload bytes, and the PRs carried.
@@ -35,6 +42,12 @@
 //! * **Limits**: a cap on processed events and on simulated time, each a
 //!   clear error; a stop flag (set from a Ctrl-C handler) ends the run
 //!   cleanly at the next check with whatever statistics were gathered.
+//! * **Taps**: every emitted frame passes the engine's [`LinkTap`] (capture,
+//!   fault injection; none by default) before it reaches its link.
+//! * **Driving**: [`Engine::run`] to the end, or [`Engine::step`] /
+//!   [`Engine::run_until`] one event or one stretch of time at a time, with
+//!   devices reachable in between ([`Engine::device_mut`]: the engine
+//!   re-reads a touched device's deadline before the next event).
 
 use std::any::Any;
 use std::cmp::Ordering;
@@ -46,11 +59,11 @@ use serde::Serialize;
 use thiserror::Error;
 
 use netsparse_externs::time::serialization_time;
-use netsparse_externs::wire::{Frame, PrType};
 use netsparse_externs::{Datapath, Outputs, Time};
 
-use super::timers::Timers;
-use super::topology::{Device, LeafSpine};
+use crate::link::{LinkCounters, LinkParams};
+use crate::tap::{LinkTap, NoTap, TapFrame};
+use crate::timers::Timers;
 
 /// Index of a device in the engine.
 pub type DeviceId = u32;
@@ -82,7 +95,8 @@ pub enum EngineError {
         /// The other end.
         b: String,
     },
-    /// A device emitted a frame on a port without a cable.
+    /// A device emitted a frame on a port without a cable (under
+    /// [`UnconnectedPorts::Error`]).
     #[error("at {now}: {device} sent a frame on port {port}, which is not connected")]
     UnconnectedPort {
         /// The device's label.
@@ -118,23 +132,28 @@ pub enum EngineError {
     },
 }
 
-/// A link's physical parameters.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
-pub struct LinkParams {
-    /// Bandwidth in Gb/s (each direction).
-    pub gbps: u64,
-    /// One-way propagation delay.
-    pub latency: Time,
+/// How events at the same instant are ordered.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum EventOrder {
+    /// By sequence number: the event scheduled first goes first, whether a
+    /// frame arrival or a deadline (the cluster simulator).
+    #[default]
+    Sequence,
+    /// Frame arrivals (in send order) before deadlines, and deadlines in
+    /// device order (the NIC tests and their pcap goldens).
+    ArrivalsFirst,
 }
 
-impl Default for LinkParams {
-    /// Table 5: 400 Gb/s, 450 ns one way.
-    fn default() -> LinkParams {
-        LinkParams {
-            gbps: 400,
-            latency: Time::from_ns(450),
-        }
-    }
+/// What a frame emitted on a port without a link does.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum UnconnectedPorts {
+    /// The run stops with [`EngineError::UnconnectedPort`].
+    #[default]
+    Error,
+    /// The frame is shown to the tap, then discarded and counted
+    /// ([`Engine::unconnected`]): a device alone, whose output a test reads
+    /// from a capture.
+    Discard,
 }
 
 /// Limits and the stop flag of a run.
@@ -146,6 +165,10 @@ pub struct EngineConfig {
     pub max_time: Time,
     /// When set (e.g. by a Ctrl-C handler) the run ends cleanly.
     pub stop: Option<Arc<AtomicBool>>,
+    /// How simultaneous events are ordered.
+    pub order: EventOrder,
+    /// What frames on unconnected ports do.
+    pub unconnected: UnconnectedPorts,
 }
 
 impl Default for EngineConfig {
@@ -154,102 +177,8 @@ impl Default for EngineConfig {
             max_events: 10_000_000_000,
             max_time: Time::from_secs(100),
             stop: None,
-        }
-    }
-}
-
-/// Traffic counters of one link direction.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
-pub struct LinkCounters {
-    /// Frames sent.
-    pub packets: u64,
-    /// Frame bytes sent.
-    pub bytes: u64,
-    /// NetSparse frames among them.
-    pub netsparse_packets: u64,
-    /// Bytes of NetSparse frames that are not property payload (Ethernet to
-    /// concatenation header, PR headers, padding).
-    pub header_bytes: u64,
-    /// Property payload bytes of NetSparse response PRs.
-    pub payload_bytes: u64,
-    /// PRs carried (reads and responses).
-    pub prs: u64,
-    /// Read PRs carried.
-    pub read_prs: u64,
-    /// Response PRs carried.
-    pub response_prs: u64,
-    /// NetSparse packets of read PRs.
-    pub read_packets: u64,
-    /// NetSparse packets of response PRs.
-    pub response_packets: u64,
-    /// Frames that are not NetSparse (valid foreign traffic).
-    pub other_packets: u64,
-    /// Their bytes.
-    pub other_bytes: u64,
-    /// Frames that look like NetSparse but do not parse (counted, still delivered).
-    pub malformed_packets: u64,
-    /// Time the link spent transmitting, in picoseconds.
-    pub busy_ps: u64,
-    /// Sum over frames of the time spent waiting in the output queue, ps.
-    pub queue_delay_ps: u64,
-    /// Largest single queueing delay, ps.
-    pub max_queue_delay_ps: u64,
-}
-
-impl LinkCounters {
-    /// Add `other`'s counts to these.
-    pub fn add(&mut self, o: &LinkCounters) {
-        self.packets += o.packets;
-        self.bytes += o.bytes;
-        self.netsparse_packets += o.netsparse_packets;
-        self.header_bytes += o.header_bytes;
-        self.payload_bytes += o.payload_bytes;
-        self.prs += o.prs;
-        self.read_prs += o.read_prs;
-        self.response_prs += o.response_prs;
-        self.read_packets += o.read_packets;
-        self.response_packets += o.response_packets;
-        self.other_packets += o.other_packets;
-        self.other_bytes += o.other_bytes;
-        self.malformed_packets += o.malformed_packets;
-        self.busy_ps += o.busy_ps;
-        self.queue_delay_ps += o.queue_delay_ps;
-        self.max_queue_delay_ps = self.max_queue_delay_ps.max(o.max_queue_delay_ps);
-    }
-
-    fn count_frame(&mut self, frame: &[u8]) {
-        let len = frame.len() as u64;
-        self.packets += 1;
-        self.bytes += len;
-        match Frame::parse(frame) {
-            Ok(f) => {
-                let n = u64::from(f.concat.num_prs);
-                let payload = match f.concat.pr_type {
-                    PrType::Response => n * u64::from(f.concat.prop_len),
-                    PrType::Read => 0,
-                };
-                self.netsparse_packets += 1;
-                self.payload_bytes += payload;
-                self.header_bytes += len - payload.min(len);
-                self.prs += n;
-                match f.concat.pr_type {
-                    PrType::Read => {
-                        self.read_prs += n;
-                        self.read_packets += 1;
-                    }
-                    PrType::Response => {
-                        self.response_prs += n;
-                        self.response_packets += 1;
-                    }
-                }
-            }
-            Err(e) => {
-                self.other_packets += 1;
-                self.other_bytes += len;
-                if !e.is_foreign() {
-                    self.malformed_packets += 1;
-                }
-            }
+            order: EventOrder::default(),
+            unconnected: UnconnectedPorts::default(),
         }
     }
 }
@@ -382,6 +311,8 @@ pub trait AnyDevice: Datapath + Any {
     fn as_any(&self) -> &dyn Any;
     /// `self` as mutable [`Any`].
     fn as_any_mut(&mut self) -> &mut dyn Any;
+    /// The boxed device as a boxed [`Any`], to take it back by value.
+    fn into_any(self: Box<Self>) -> Box<dyn Any>;
 }
 
 impl<T: Datapath + Any> AnyDevice for T {
@@ -391,13 +322,17 @@ impl<T: Datapath + Any> AnyDevice for T {
     fn as_any_mut(&mut self) -> &mut dyn Any {
         self
     }
+    fn into_any(self: Box<Self>) -> Box<dyn Any> {
+        self
+    }
 }
 
 /// The event loop. `D` is the device type: `dyn AnyDevice` (the default) to
 /// mix kinds through trait objects and downcast them after the run
 /// ([`Engine::get`]), `dyn Datapath`, or a concrete type (e.g. an enum of
-/// the NIC and the switch) for static dispatch.
-pub struct Engine<D: Datapath + ?Sized = dyn AnyDevice> {
+/// the NIC and the switch) for static dispatch. `T` is the middleware on
+/// the links ([`NoTap`] by default).
+pub struct Engine<D: Datapath + ?Sized = dyn AnyDevice, T: LinkTap = NoTap> {
     devices: Vec<Box<D>>,
     labels: Vec<String>,
     latency: Vec<Time>,
@@ -414,11 +349,26 @@ pub struct Engine<D: Datapath + ?Sized = dyn AnyDevice> {
     stats: EngineStats,
     cfg: EngineConfig,
     started: bool,
+    tap: T,
+    /// Frames emitted so far (the taps' send sequence numbers).
+    sent: u64,
+    /// Frames discarded on unconnected ports.
+    unconnected: u64,
+    /// Devices handed out mutably since the run started: their deadlines
+    /// are re-read before the next event.
+    touched: Vec<DeviceId>,
 }
 
 impl<D: Datapath + ?Sized> Engine<D> {
-    /// An empty cluster.
+    /// An empty network without a tap.
     pub fn new(cfg: EngineConfig) -> Engine<D> {
+        Engine::with_tap(cfg, NoTap)
+    }
+}
+
+impl<D: Datapath + ?Sized, T: LinkTap> Engine<D, T> {
+    /// An empty network whose emitted frames pass `tap`.
+    pub fn with_tap(cfg: EngineConfig, tap: T) -> Engine<D, T> {
         Engine {
             devices: Vec::new(),
             labels: Vec::new(),
@@ -436,7 +386,26 @@ impl<D: Datapath + ?Sized> Engine<D> {
             stats: EngineStats::default(),
             cfg,
             started: false,
+            tap,
+            sent: 0,
+            unconnected: 0,
+            touched: Vec::new(),
         }
+    }
+
+    /// The tap.
+    pub fn tap(&self) -> &T {
+        &self.tap
+    }
+
+    /// The tap, mutably (e.g. to set a fault rule or turn capture on).
+    pub fn tap_mut(&mut self) -> &mut T {
+        &mut self.tap
+    }
+
+    /// Frames discarded on unconnected ports ([`UnconnectedPorts::Discard`]).
+    pub fn unconnected(&self) -> u64 {
+        self.unconnected
     }
 
     /// Add a device whose emitted frames are ready `latency` after the call
@@ -551,7 +520,7 @@ impl<D: Datapath + ?Sized> Engine<D> {
         &mut self,
         progress: &mut dyn FnMut(&EngineStats),
     ) -> Result<Outcome, EngineError> {
-        self.run_observed(&mut |e: &Engine<D>| {
+        self.run_observed(&mut |e: &Engine<D, T>| {
             progress(&e.stats);
             true
         })
@@ -563,14 +532,9 @@ impl<D: Datapath + ?Sized> Engine<D> {
     /// `false` stops the run like the stop flag ([`Outcome::Stopped`]).
     pub fn run_observed(
         &mut self,
-        observe: &mut dyn FnMut(&Engine<D>) -> bool,
+        observe: &mut dyn FnMut(&Engine<D, T>) -> bool,
     ) -> Result<Outcome, EngineError> {
-        if !self.started {
-            self.started = true;
-            for d in 0..self.devices.len() {
-                self.reschedule(d, false)?;
-            }
-        }
+        self.start()?;
         let stop = self.cfg.stop.clone();
         let outcome = loop {
             if self.stats.events % STOP_CHECK_EVERY == 0
@@ -580,76 +544,12 @@ impl<D: Datapath + ?Sized> Engine<D> {
             {
                 break Outcome::Stopped;
             }
-            // The earliest of the next arrival and the next live deadline
-            // (a replaced deadline is gone: it cannot trip the limits).
-            let arrival = self.heap.peek().map(|e| (e.time, e.seq));
-            let timer = self.timers.peek();
-            let (time, is_timer) = match (arrival, timer) {
-                (None, None) => break Outcome::Idle,
-                (Some(a), Some((t, s, _))) if (t, s) < a => (t, true),
-                (Some((t, _)), _) => (t, false),
-                (None, Some((t, _, _))) => (t, true),
+            let Some((time, is_timer)) = self.next_event() else {
+                break Outcome::Idle;
             };
-            if time > self.cfg.max_time {
-                self.sync_stats();
-                return Err(EngineError::TimeLimit {
-                    limit: self.cfg.max_time,
-                });
-            }
-            if self.stats.events >= self.cfg.max_events {
-                self.sync_stats();
-                return Err(EngineError::EventLimit {
-                    limit: self.cfg.max_events,
-                    now: self.now,
-                });
-            }
-            self.now = time;
-            if is_timer {
-                let Some((_, _, device)) = self.timers.pop() else {
-                    break Outcome::Idle;
-                };
-                let d = device as usize;
-                self.stats.events += 1;
-                self.stats.timers += 1;
-                self.dev_counters[d].timers += 1;
-                self.timer_at[d] = None;
-                self.devices[d].on_timer(self.now, &mut self.out);
-                self.dispatch(d)?;
-                self.reschedule(d, true)?;
-            } else if let Some(ev) = self.heap.pop() {
-                let (device, port, buf) = match ev.kind {
-                    EventKind::Arrival { device, port, buf } => (device, port, buf),
-                    EventKind::LinkHead { link } => {
-                        let l = &mut self.links[link as usize];
-                        let Some((_, _, buf)) = l.in_flight.pop_front() else {
-                            continue;
-                        };
-                        let (device, port) = (l.to_device, l.to_port);
-                        if let Some(&(time, seq, _)) = l.in_flight.front() {
-                            self.heap.push(Event {
-                                time,
-                                seq,
-                                kind: EventKind::LinkHead { link },
-                            });
-                        }
-                        (device, port, buf)
-                    }
-                };
-                let d = device as usize;
-                self.stats.events += 1;
-                self.stats.arrivals += 1;
-                let c = &mut self.dev_counters[d];
-                c.frames_in += 1;
-                c.last_rx = Some(self.now);
-                self.devices[d].on_packet(
-                    self.now,
-                    port,
-                    &self.pool.bufs[buf as usize],
-                    &mut self.out,
-                );
-                self.pool.release(buf);
-                self.dispatch(d)?;
-                self.reschedule(d, false)?;
+            self.check_limits(time)?;
+            if !self.process(time, is_timer)? {
+                continue;
             }
             if self.stats.events % PROGRESS_EVERY == 0 {
                 self.sync_stats();
@@ -661,6 +561,149 @@ impl<D: Datapath + ?Sized> Engine<D> {
         self.sync_stats();
         observe(self);
         Ok(outcome)
+    }
+
+    /// Process the next event if there is one at or before `until`; false
+    /// if there is none (the network is idle, or its next event is later).
+    /// Limits apply as in [`Engine::run`]; the stop flag is not consulted.
+    pub fn step(&mut self, until: Time) -> Result<bool, EngineError> {
+        self.start()?;
+        let Some((time, is_timer)) = self.next_event() else {
+            return Ok(false);
+        };
+        if time > until {
+            return Ok(false);
+        }
+        self.check_limits(time)?;
+        self.process(time, is_timer)?;
+        Ok(true)
+    }
+
+    /// Process every event up to and including `until`, then move the
+    /// clock to `until` (if it is not past it already). Returns whether the
+    /// network is idle: no event left at all.
+    pub fn run_until(&mut self, until: Time) -> Result<bool, EngineError> {
+        while self.step(until)? {}
+        self.now = self.now.max(until);
+        self.sync_stats();
+        Ok(self.next_event().is_none())
+    }
+
+    /// Process events until none is left or the next one is later than
+    /// `limit` (the clock stays at the last event). Returns whether the
+    /// network went idle (false: stopped at the limit).
+    pub fn run_until_idle(&mut self, limit: Time) -> Result<bool, EngineError> {
+        while self.step(limit)? {}
+        self.sync_stats();
+        Ok(self.next_event().is_none())
+    }
+
+    /// Schedule every device's first deadline (once), and re-read the
+    /// deadlines of devices touched since.
+    fn start(&mut self) -> Result<(), EngineError> {
+        if !self.started {
+            self.started = true;
+            self.touched.clear();
+            for d in 0..self.devices.len() {
+                self.reschedule(d, false)?;
+            }
+        }
+        while let Some(d) = self.touched.pop() {
+            self.reschedule(d as usize, false)?;
+        }
+        Ok(())
+    }
+
+    /// The earliest of the next arrival and the next live deadline (a
+    /// replaced deadline is gone: it cannot trip the limits), as (time,
+    /// whether it is a deadline).
+    #[inline]
+    fn next_event(&self) -> Option<(Time, bool)> {
+        let arrival = self.heap.peek().map(|e| (e.time, e.seq));
+        let timer = self.timers.peek();
+        match (arrival, timer) {
+            (None, None) => None,
+            (Some(a), Some((t, s, _))) => {
+                let timer_first = match self.cfg.order {
+                    EventOrder::Sequence => (t, s) < a,
+                    EventOrder::ArrivalsFirst => t < a.0,
+                };
+                Some(if timer_first { (t, true) } else { (a.0, false) })
+            }
+            (Some((t, _)), None) => Some((t, false)),
+            (None, Some((t, _, _))) => Some((t, true)),
+        }
+    }
+
+    /// The limits, checked before processing an event at `time`.
+    #[inline]
+    fn check_limits(&mut self, time: Time) -> Result<(), EngineError> {
+        if time > self.cfg.max_time {
+            self.sync_stats();
+            return Err(EngineError::TimeLimit {
+                limit: self.cfg.max_time,
+            });
+        }
+        if self.stats.events >= self.cfg.max_events {
+            self.sync_stats();
+            return Err(EngineError::EventLimit {
+                limit: self.cfg.max_events,
+                now: self.now,
+            });
+        }
+        Ok(())
+    }
+
+    /// Process the event [`Engine::next_event`] found at `time`; false if
+    /// there was nothing to process after all.
+    #[inline]
+    fn process(&mut self, time: Time, is_timer: bool) -> Result<bool, EngineError> {
+        self.now = time;
+        if is_timer {
+            let Some((_, _, device)) = self.timers.pop() else {
+                return Ok(false);
+            };
+            let d = device as usize;
+            self.stats.events += 1;
+            self.stats.timers += 1;
+            self.dev_counters[d].timers += 1;
+            self.timer_at[d] = None;
+            self.devices[d].on_timer(self.now, &mut self.out);
+            self.dispatch(d)?;
+            self.reschedule(d, true)?;
+        } else if let Some(ev) = self.heap.pop() {
+            let (device, port, buf) = match ev.kind {
+                EventKind::Arrival { device, port, buf } => (device, port, buf),
+                EventKind::LinkHead { link } => {
+                    let l = &mut self.links[link as usize];
+                    let Some((_, _, buf)) = l.in_flight.pop_front() else {
+                        return Ok(false);
+                    };
+                    let (device, port) = (l.to_device, l.to_port);
+                    if let Some(&(time, seq, _)) = l.in_flight.front() {
+                        self.heap.push(Event {
+                            time,
+                            seq,
+                            kind: EventKind::LinkHead { link },
+                        });
+                    }
+                    (device, port, buf)
+                }
+            };
+            let d = device as usize;
+            self.stats.events += 1;
+            self.stats.arrivals += 1;
+            let c = &mut self.dev_counters[d];
+            c.frames_in += 1;
+            c.last_rx = Some(self.now);
+            self.devices[d].on_packet(self.now, port, &self.pool.bufs[buf as usize], &mut self.out);
+            self.pool.release(buf);
+            self.dispatch(d)?;
+            self.reschedule(d, false)?;
+        } else {
+            return Ok(false);
+        }
+        Ok(true)
     }
 
     fn sync_stats(&mut self) {
@@ -701,8 +744,14 @@ impl<D: Datapath + ?Sized> Engine<D> {
         self.timer_at[d] = next;
         let replaced = match next {
             Some(t) => {
-                self.seq += 1;
-                self.timers.set(d as DeviceId, t.max(self.now), self.seq)
+                let key = match self.cfg.order {
+                    EventOrder::Sequence => {
+                        self.seq += 1;
+                        self.seq
+                    }
+                    EventOrder::ArrivalsFirst => d as u64,
+                };
+                self.timers.set(d as DeviceId, t.max(self.now), key)
             }
             None => self.timers.remove(d as DeviceId),
         };
@@ -712,7 +761,7 @@ impl<D: Datapath + ?Sized> Engine<D> {
         Ok(())
     }
 
-    /// Put the frames device `d` just emitted on their links.
+    /// Put the frames device `d` just emitted on their links, through the tap.
     fn dispatch(&mut self, d: usize) -> Result<(), EngineError> {
         if self.out.is_empty() {
             return Ok(());
@@ -728,13 +777,36 @@ impl<D: Datapath + ?Sized> Engine<D> {
             labels,
             dev_counters,
             now,
+            tap,
+            sent,
+            unconnected,
+            cfg,
             ..
         } = self;
         let ports = &port_links[d];
         let mut err = None;
         for f in out.frames() {
             let bytes = &out.bytes()[f.range.clone()];
-            let Some(link_id) = ports.get(f.port as usize).copied().flatten() else {
+            let link = ports.get(f.port as usize).copied().flatten();
+            let frame = TapFrame {
+                seq: *sent,
+                at: *now,
+                from: (d as DeviceId, f.port),
+                to: link.map(|id| {
+                    let l = &links[id as usize];
+                    (l.to_device, l.to_port)
+                }),
+                bytes,
+            };
+            *sent += 1;
+            if tap.on_frame(&frame, false) {
+                continue;
+            }
+            let Some(link_id) = link else {
+                if cfg.unconnected == UnconnectedPorts::Discard {
+                    *unconnected += 1;
+                    continue;
+                }
                 err = Some(EngineError::UnconnectedPort {
                     device: labels[d].clone(),
                     port: f.port,
@@ -798,9 +870,20 @@ impl<D: Datapath + ?Sized> Engine<D> {
         self.devices.get(d as usize).map(|b| &**b)
     }
 
-    /// Device `d`, mutably (e.g. to configure it before the run).
+    /// Device `d`, mutably (e.g. to configure it before the run, or to post
+    /// work between two steps: its deadline is re-read before the next
+    /// event).
     pub fn device_mut(&mut self, d: DeviceId) -> Option<&mut D> {
-        self.devices.get_mut(d as usize).map(|b| &mut **b)
+        let dev = self.devices.get_mut(d as usize)?;
+        if self.started {
+            self.touched.push(d);
+        }
+        Some(&mut **dev)
+    }
+
+    /// Take the devices back, in [`DeviceId`] order (ending the run).
+    pub fn into_devices(self) -> Vec<Box<D>> {
+        self.devices
     }
 
     /// Device `d`'s label.
@@ -848,48 +931,24 @@ impl<D: Datapath + ?Sized> Engine<D> {
     }
 }
 
-impl<D: Datapath + ?Sized> Engine<D> {
-    /// The whole leaf-spine cluster `t`: one device per node, ToR and spine
-    /// from `make`, added in [`LeafSpine::device_index`] order (so a
-    /// device's [`DeviceId`] is its dense index), switches with pipeline
-    /// latency `switch_latency` and nodes with none, and every cable of
-    /// [`LeafSpine::links`] with `link`.
-    pub fn leaf_spine(
-        t: &LeafSpine,
-        cfg: EngineConfig,
-        link: LinkParams,
-        switch_latency: Time,
-        make: &mut dyn FnMut(Device) -> Box<D>,
-    ) -> Result<Engine<D>, EngineError> {
-        let mut e = Engine::new(cfg);
-        for d in t.devices() {
-            let latency = match d {
-                Device::Node(_) => Time::ZERO,
-                Device::Tor(_) | Device::Spine(_) => switch_latency,
-            };
-            e.add_device(make(d), latency, d.to_string());
-        }
-        for l in t.links() {
-            let a = t.device_index(l.a.device) as DeviceId;
-            let b = t.device_index(l.b.device) as DeviceId;
-            e.connect(a, l.a.port, b, l.b.port, link)?;
-        }
-        Ok(e)
-    }
-}
-
-impl Engine<dyn AnyDevice> {
-    /// Device `d` as its concrete type `T` (`None` if it is not a `T`).
-    pub fn get<T: Any>(&self, d: DeviceId) -> Option<&T> {
-        self.devices.get(d as usize)?.as_any().downcast_ref::<T>()
+impl<T: LinkTap> Engine<dyn AnyDevice, T> {
+    /// Device `d` as its concrete type `X` (`None` if it is not an `X`).
+    pub fn get<X: Any>(&self, d: DeviceId) -> Option<&X> {
+        self.devices.get(d as usize)?.as_any().downcast_ref::<X>()
     }
 
-    /// Device `d` as its concrete type `T`, mutably.
-    pub fn get_mut<T: Any>(&mut self, d: DeviceId) -> Option<&mut T> {
-        self.devices
+    /// Device `d` as its concrete type `X`, mutably (its deadline is
+    /// re-read before the next event, as with [`Engine::device_mut`]).
+    pub fn get_mut<X: Any>(&mut self, d: DeviceId) -> Option<&mut X> {
+        let dev = self
+            .devices
             .get_mut(d as usize)?
             .as_any_mut()
-            .downcast_mut::<T>()
+            .downcast_mut::<X>()?;
+        if self.started {
+            self.touched.push(d);
+        }
+        Some(dev)
     }
 }
 

@@ -1,0 +1,163 @@
+//! Links: the physical parameters of a link ([`LinkParams`]: bandwidth and
+//! one-way propagation delay, or a fixed delay with no serialisation time)
+//! and the traffic counters of one link direction ([`LinkCounters`]),
+//! including the NetSparse split into header and property payload bytes.
+
+use serde::Serialize;
+
+use netsparse_externs::wire::{Frame, PrType};
+use netsparse_externs::Time;
+
+/// A link's physical parameters.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct LinkParams {
+    /// Bandwidth in Gb/s (each direction); [`LinkParams::UNLIMITED_GBPS`]
+    /// for a link without serialisation time.
+    pub gbps: u64,
+    /// One-way propagation delay.
+    pub latency: Time,
+}
+
+impl Default for LinkParams {
+    /// Table 5: 400 Gb/s, 450 ns one way.
+    fn default() -> LinkParams {
+        LinkParams {
+            gbps: 400,
+            latency: Time::from_ns(450),
+        }
+    }
+}
+
+impl LinkParams {
+    /// The bandwidth of a link that takes no time to serialise a frame:
+    /// `serialization_time(len, u64::MAX)` rounds `len · 8000 / u64::MAX`
+    /// picoseconds down to 0 for every frame shorter than 2^61 bytes.
+    pub const UNLIMITED_GBPS: u64 = u64::MAX;
+
+    /// A link with a fixed one-way `delay` and no serialisation time: every
+    /// frame arrives exactly `delay` after it was sent and frames never queue
+    /// behind each other (the model of the NIC tests and their pcap goldens).
+    pub fn fixed_delay(delay: Time) -> LinkParams {
+        LinkParams {
+            gbps: Self::UNLIMITED_GBPS,
+            latency: delay,
+        }
+    }
+
+    /// Whether this link has no serialisation time.
+    pub fn is_unlimited(&self) -> bool {
+        self.gbps == Self::UNLIMITED_GBPS
+    }
+}
+
+/// Traffic counters of one link direction.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct LinkCounters {
+    /// Frames sent.
+    pub packets: u64,
+    /// Frame bytes sent.
+    pub bytes: u64,
+    /// NetSparse frames among them.
+    pub netsparse_packets: u64,
+    /// Bytes of NetSparse frames that are not property payload (Ethernet to
+    /// concatenation header, PR headers, padding).
+    pub header_bytes: u64,
+    /// Property payload bytes of NetSparse response PRs.
+    pub payload_bytes: u64,
+    /// PRs carried (reads and responses).
+    pub prs: u64,
+    /// Read PRs carried.
+    pub read_prs: u64,
+    /// Response PRs carried.
+    pub response_prs: u64,
+    /// NetSparse packets of read PRs.
+    pub read_packets: u64,
+    /// NetSparse packets of response PRs.
+    pub response_packets: u64,
+    /// Frames that are not NetSparse (valid foreign traffic).
+    pub other_packets: u64,
+    /// Their bytes.
+    pub other_bytes: u64,
+    /// Frames that look like NetSparse but do not parse (counted, still delivered).
+    pub malformed_packets: u64,
+    /// Time the link spent transmitting, in picoseconds.
+    pub busy_ps: u64,
+    /// Sum over frames of the time spent waiting in the output queue, ps.
+    pub queue_delay_ps: u64,
+    /// Largest single queueing delay, ps.
+    pub max_queue_delay_ps: u64,
+}
+
+impl LinkCounters {
+    /// Add `other`'s counts to these.
+    pub fn add(&mut self, o: &LinkCounters) {
+        self.packets += o.packets;
+        self.bytes += o.bytes;
+        self.netsparse_packets += o.netsparse_packets;
+        self.header_bytes += o.header_bytes;
+        self.payload_bytes += o.payload_bytes;
+        self.prs += o.prs;
+        self.read_prs += o.read_prs;
+        self.response_prs += o.response_prs;
+        self.read_packets += o.read_packets;
+        self.response_packets += o.response_packets;
+        self.other_packets += o.other_packets;
+        self.other_bytes += o.other_bytes;
+        self.malformed_packets += o.malformed_packets;
+        self.busy_ps += o.busy_ps;
+        self.queue_delay_ps += o.queue_delay_ps;
+        self.max_queue_delay_ps = self.max_queue_delay_ps.max(o.max_queue_delay_ps);
+    }
+
+    pub(crate) fn count_frame(&mut self, frame: &[u8]) {
+        let len = frame.len() as u64;
+        self.packets += 1;
+        self.bytes += len;
+        match Frame::parse(frame) {
+            Ok(f) => {
+                let n = u64::from(f.concat.num_prs);
+                let payload = match f.concat.pr_type {
+                    PrType::Response => n * u64::from(f.concat.prop_len),
+                    PrType::Read => 0,
+                };
+                self.netsparse_packets += 1;
+                self.payload_bytes += payload;
+                self.header_bytes += len - payload.min(len);
+                self.prs += n;
+                match f.concat.pr_type {
+                    PrType::Read => {
+                        self.read_prs += n;
+                        self.read_packets += 1;
+                    }
+                    PrType::Response => {
+                        self.response_prs += n;
+                        self.response_packets += 1;
+                    }
+                }
+            }
+            Err(e) => {
+                self.other_packets += 1;
+                self.other_bytes += len;
+                if !e.is_foreign() {
+                    self.malformed_packets += 1;
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use netsparse_externs::time::serialization_time;
+
+    #[test]
+    fn an_unlimited_link_takes_no_time_to_serialise() {
+        let l = LinkParams::fixed_delay(Time::from_ns(450));
+        assert!(l.is_unlimited());
+        for len in [0u64, 1, 64, 1500, 9000, 1 << 40] {
+            assert_eq!(serialization_time(len, l.gbps), Time::ZERO);
+        }
+        assert!(!LinkParams::default().is_unlimited());
+    }
+}
