@@ -368,3 +368,65 @@ fn the_host_posts_commands_one_after_another() {
     .to_string();
     assert!(e.contains("host-post-ns"), "{e}");
 }
+
+/// The parallel event loop gives the serial loop's report: every mode on
+/// a generated R-MAT matrix over 4 racks, with 1, 2 and 3 threads, the JSON
+/// reports equal once the wall-clock fields (how long the run took here)
+/// are zeroed; and the parallel runs did use more than one thread.
+#[test]
+fn parallel_and_serial_runs_give_identical_reports() {
+    let spec: GenSpec = "rmat:scale=12,ef=4".parse().unwrap();
+    let (m, _) = spec.generate(3).unwrap();
+    let cfg = SimConfig {
+        nodes: 16,
+        racks: 4,
+        ..SimConfig::default()
+    };
+    let modes = &Mode::ALL;
+    let json = |threads: usize| {
+        let mut r = run(
+            &m,
+            &cfg,
+            modes,
+            &RunOptions {
+                spmm: true,
+                threads,
+                ..RunOptions::default()
+            },
+        );
+        r.check().unwrap();
+        let mut windows = (0, 0);
+        for mr in &mut r.modes {
+            if let Some(s) = mr.run.as_mut() {
+                windows.0 += s.windows.0;
+                windows.1 += s.windows.1;
+                s.wall_secs = 0.0;
+                s.setup_secs = 0.0;
+                s.idxs_per_sec = 0.0;
+                s.prs_per_sec = 0.0;
+            }
+        }
+        (serde_json::to_string_pretty(&r).unwrap(), windows)
+    };
+    let (serial, w1) = json(1);
+    assert_eq!(w1, (0, 0), "one thread runs the serial loop");
+    for threads in [2, 3] {
+        let (parallel, w) = json(threads);
+        assert!(
+            w.1 > 0,
+            "{threads} threads: no window ran in parallel: {w:?}"
+        );
+        if parallel != serial {
+            let line = serial
+                .lines()
+                .zip(parallel.lines())
+                .position(|(a, b)| a != b)
+                .unwrap_or(0);
+            panic!(
+                "{threads} threads: reports differ at line {line}: {:?} vs {:?}",
+                serial.lines().nth(line),
+                parallel.lines().nth(line)
+            );
+        }
+    }
+}

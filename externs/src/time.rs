@@ -162,6 +162,13 @@ pub fn thread_cpu_time() -> f64 {
     ts.tv_sec as f64 + ts.tv_nsec as f64 * 1e-9
 }
 
+/// CPU time consumed by the whole process (every thread), in seconds: the
+/// cost of a run that spreads its work over threads.
+pub fn process_cpu_time() -> f64 {
+    let ts = rustix::time::clock_gettime(rustix::time::ClockId::ProcessCPUTime);
+    ts.tv_sec as f64 + ts.tv_nsec as f64 * 1e-9
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

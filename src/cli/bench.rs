@@ -41,7 +41,7 @@ pub enum What {
 Generates the matrix (not measured), then simulates one gather in MODE on the\n\
 leaf-spine cluster with Table 5's defaults, verifying every gathered property.\n\
 Reports the simulated idxs + PRs per second of wall-clock time and of the\n\
-thread's CPU time, and the process's peak resident memory (VmHWM).\n\
+process's CPU time (all threads), and its peak resident memory (VmHWM).\n\
 \n\
 Example: cargo run --release -- bench sim --gen paper:uk/16 --mode rig")]
 pub struct SimBenchArgs {
@@ -63,6 +63,9 @@ pub struct SimBenchArgs {
     /// Generator seed.
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
+    /// Threads for the event loop (default: the machine's cores).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..=256))]
+    pub threads: Option<u16>,
 }
 
 /// Arguments of `netsparse bench pcap`.
@@ -229,7 +232,12 @@ fn sim(a: SimBenchArgs) -> anyhow::Result<ExitCode> {
         nnz: m.nnz(),
         duplicates: info.duplicates,
     };
-    let cpu0 = thread_cpu_time();
+    let threads = super::sim::sim_threads(a.threads);
+    let opts = RunOptions {
+        threads,
+        ..RunOptions::default()
+    };
+    let cpu0 = netsparse_externs::time::process_cpu_time();
     let t0 = Instant::now();
     let report = simulate_with(
         &m,
@@ -237,11 +245,14 @@ fn sim(a: SimBenchArgs) -> anyhow::Result<ExitCode> {
         &part,
         &cfg,
         &[mode],
-        &RunOptions::default(),
+        &opts,
         &mut ProgramCache::new(),
         &mut |_| true,
     )?;
-    let (wall, cpu) = (t0.elapsed().as_secs_f64(), thread_cpu_time() - cpu0);
+    let (wall, cpu) = (
+        t0.elapsed().as_secs_f64(),
+        netsparse_externs::time::process_cpu_time() - cpu0,
+    );
     report.check()?;
     let run = report
         .mode(mode.name())
@@ -249,7 +260,7 @@ fn sim(a: SimBenchArgs) -> anyhow::Result<ExitCode> {
         .context("the run reported no statistics")?;
     let work = (run.idxs + run.prs_issued) as f64;
     println!(
-        "{spec}: {} nonzeros on {} nodes in {} racks, K = {}, mode {}",
+        "{spec}: {} nonzeros on {} nodes in {} racks, K = {}, mode {}, {threads} thread(s)",
         m.nnz(),
         cfg.nodes,
         cfg.racks,
@@ -260,12 +271,18 @@ fn sim(a: SimBenchArgs) -> anyhow::Result<ExitCode> {
         "{} idxs + {} PRs issued, {} events, every gathered property verified",
         run.idxs, run.prs_issued, run.events
     );
+    if run.windows.0 > 0 {
+        println!(
+            "event loop: {} windows of simulated time, {} of them on more than one thread",
+            run.windows.0, run.windows.1
+        );
+    }
     println!(
         "wall: {wall:.2} s, {:.3} M idxs+PRs/s",
         work / wall.max(1e-9) / 1e6
     );
     println!(
-        "cpu:  {cpu:.2} s, {:.3} M idxs+PRs/s per core",
+        "cpu:  {cpu:.2} s (all threads), {:.3} M idxs+PRs/s per CPU second",
         work / cpu.max(1e-9) / 1e6
     );
     match peak_rss_bytes() {

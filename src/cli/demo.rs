@@ -59,6 +59,10 @@ pub struct Args {
     /// Only SU, SA and full NetSparse (skip the ablation steps).
     #[arg(long)]
     pub quick: bool,
+    /// Threads for the event loop (default: the machine's cores); the
+    /// results are the same for every value.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..=256))]
+    pub threads: Option<u16>,
     /// No progress bar.
     #[arg(long, short = 'q')]
     pub quiet: bool,
@@ -142,6 +146,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         spmm: true,
         corrupt_idx: None,
         stop: Some(stop.clone()),
+        threads: super::sim::sim_threads(args.threads),
     };
     let mut bar = DelayedBar::new(!args.quiet && std::io::stderr().is_terminal());
     let report = simulate_with(

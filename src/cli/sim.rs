@@ -187,9 +187,21 @@ pub struct Args {
     /// control-plane commands into this directory.
     #[arg(long, value_name = "DIR")]
     pub topology_out: Option<PathBuf>,
+    /// Threads for the event loop (default: the machine's cores); the
+    /// results are the same for every value.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..=256))]
+    pub threads: Option<u16>,
     /// No progress bar.
     #[arg(long, short = 'q')]
     pub quiet: bool,
+}
+
+/// The event loop's threads: `requested`, or the machine's cores.
+pub fn sim_threads(requested: Option<u16>) -> usize {
+    match requested {
+        Some(n) => usize::from(n),
+        None => std::thread::available_parallelism().map_or(1, |n| n.get()),
+    }
 }
 
 /// A progress bar that appears only after a second, and only on a terminal.
@@ -426,6 +438,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         spmm: args.spmm,
         corrupt_idx: args.corrupt_idx,
         stop: Some(stop.clone()),
+        threads: sim_threads(args.threads),
     };
     let mut programs = ProgramCache::new();
     match &sweep {

@@ -77,6 +77,9 @@ pub struct RunOptions {
     pub corrupt_idx: Option<u64>,
     /// Stop flag (Ctrl-C).
     pub stop: Option<Arc<AtomicBool>>,
+    /// Threads for the event loop (1 or 0: the serial loop). Results are
+    /// byte-identical for every value ([`Engine::run_parallel`]).
+    pub threads: usize,
 }
 
 /// One device of the simulated cluster.
@@ -326,7 +329,7 @@ pub fn run_mode(
     let total: u64 = remote_nnz.iter().sum();
     let phase = phase_name(mode);
     let start = Instant::now();
-    let outcome = engine.run_observed(&mut |e: &Engine<ClusterDevice>| {
+    let outcome = engine.run_parallel(opts.threads, &mut |e: &Engine<ClusterDevice>| {
         let done = (0..nodes)
             .filter_map(|n| match e.device(n) {
                 Some(ClusterDevice::Nic(nic)) => Some(nic.stats_ref().idxs_read),
@@ -366,6 +369,7 @@ pub fn run_mode(
         wall_secs,
         setup_secs,
         events: engine.stats().events,
+        windows: engine.window_counts(),
         sim_time: now,
         compilations,
         ..RunStats::default()

@@ -698,6 +698,12 @@ pub struct RunStats {
     pub prs_per_sec: f64,
     /// Program variants compiled for this mode (0 when cached).
     pub compilations: u32,
+    /// Windows of the parallel event loop, and how many of them ran on
+    /// more than one thread (0 and 0 for the serial loop). How a run was
+    /// executed, not what it simulated: not in the JSON report, which is
+    /// the same for every thread count.
+    #[serde(skip)]
+    pub windows: (u64, u64),
 }
 
 #[cfg(test)]

@@ -44,6 +44,9 @@
 //!   cleanly at the next check with whatever statistics were gathered.
 //! * **Taps**: every emitted frame passes the engine's [`LinkTap`] (capture,
 //!   fault injection; none by default) before it reaches its link.
+//! * **Threads**: [`Engine::run_parallel`] (`parallel.rs`) runs windows of
+//!   simulated time one link delay long with the devices spread over
+//!   threads, and gives the serial loop's results byte for byte.
 //! * **Driving**: [`Engine::run`] to the end, or [`Engine::step`] /
 //!   [`Engine::run_until`] one event or one stretch of time at a time, with
 //!   devices reachable in between ([`Engine::device_mut`]: the engine
@@ -185,16 +188,16 @@ impl Default for EngineConfig {
 
 /// One direction of a link.
 #[derive(Clone, Debug)]
-struct LinkDir {
-    to_device: DeviceId,
-    to_port: u32,
-    params: LinkParams,
+pub(crate) struct LinkDir {
+    pub(crate) to_device: DeviceId,
+    pub(crate) to_port: u32,
+    pub(crate) params: LinkParams,
     busy_until: Time,
     counters: LinkCounters,
     /// Frames in flight, in arrival order: (arrival, sequence, buffer).
     /// Arrival times on one direction never decrease (the link serializes),
     /// so only the head needs a place in the event heap.
-    in_flight: VecDeque<(Time, u64, u32)>,
+    pub(crate) in_flight: VecDeque<(Time, u64, u32)>,
 }
 
 /// Per-device counters.
@@ -241,7 +244,7 @@ pub enum Outcome {
 }
 
 #[derive(Clone, Copy, Debug)]
-enum EventKind {
+pub(crate) enum EventKind {
     /// A frame injected from outside the network.
     Arrival {
         device: DeviceId,
@@ -253,10 +256,10 @@ enum EventKind {
 }
 
 #[derive(Clone, Copy, Debug)]
-struct Event {
-    time: Time,
-    seq: u64,
-    kind: EventKind,
+pub(crate) struct Event {
+    pub(crate) time: Time,
+    pub(crate) seq: u64,
+    pub(crate) kind: EventKind,
 }
 
 impl PartialEq for Event {
@@ -279,13 +282,13 @@ impl Ord for Event {
 
 /// Recycled frame buffers.
 #[derive(Debug, Default)]
-struct FramePool {
-    bufs: Vec<Vec<u8>>,
+pub(crate) struct FramePool {
+    pub(crate) bufs: Vec<Vec<u8>>,
     free: Vec<u32>,
 }
 
 impl FramePool {
-    fn alloc(&mut self, bytes: &[u8]) -> u32 {
+    pub(crate) fn alloc(&mut self, bytes: &[u8]) -> u32 {
         match self.free.pop() {
             Some(i) => {
                 let b = &mut self.bufs[i as usize];
@@ -299,7 +302,7 @@ impl FramePool {
             }
         }
     }
-    fn release(&mut self, i: u32) {
+    pub(crate) fn release(&mut self, i: u32) {
         self.free.push(i);
     }
 }
@@ -333,30 +336,33 @@ impl<T: Datapath + Any> AnyDevice for T {
 /// the NIC and the switch) for static dispatch. `T` is the middleware on
 /// the links ([`NoTap`] by default).
 pub struct Engine<D: Datapath + ?Sized = dyn AnyDevice, T: LinkTap = NoTap> {
-    devices: Vec<Box<D>>,
-    labels: Vec<String>,
-    latency: Vec<Time>,
-    port_links: Vec<Vec<Option<u32>>>,
-    links: Vec<LinkDir>,
-    dev_counters: Vec<DeviceCounters>,
-    timer_at: Vec<Option<Time>>,
-    timers: Timers,
-    heap: BinaryHeap<Event>,
-    seq: u64,
-    pool: FramePool,
-    out: Outputs,
-    now: Time,
-    stats: EngineStats,
-    cfg: EngineConfig,
-    started: bool,
-    tap: T,
+    pub(crate) devices: Vec<Box<D>>,
+    pub(crate) labels: Vec<String>,
+    pub(crate) latency: Vec<Time>,
+    pub(crate) port_links: Vec<Vec<Option<u32>>>,
+    pub(crate) links: Vec<LinkDir>,
+    pub(crate) dev_counters: Vec<DeviceCounters>,
+    pub(crate) timer_at: Vec<Option<Time>>,
+    pub(crate) timers: Timers,
+    pub(crate) heap: BinaryHeap<Event>,
+    pub(crate) seq: u64,
+    pub(crate) pool: FramePool,
+    pub(crate) out: Outputs,
+    pub(crate) now: Time,
+    pub(crate) stats: EngineStats,
+    pub(crate) cfg: EngineConfig,
+    pub(crate) started: bool,
+    pub(crate) tap: T,
     /// Frames emitted so far (the taps' send sequence numbers).
-    sent: u64,
+    pub(crate) sent: u64,
     /// Frames discarded on unconnected ports.
-    unconnected: u64,
+    pub(crate) unconnected: u64,
     /// Devices handed out mutably since the run started: their deadlines
     /// are re-read before the next event.
-    touched: Vec<DeviceId>,
+    pub(crate) touched: Vec<DeviceId>,
+    /// The per-device work of parallel windows (`parallel.rs`), kept
+    /// between windows so that they do not allocate.
+    pub(crate) par: crate::parallel::Windows,
 }
 
 impl<D: Datapath + ?Sized> Engine<D> {
@@ -390,6 +396,7 @@ impl<D: Datapath + ?Sized, T: LinkTap> Engine<D, T> {
             sent: 0,
             unconnected: 0,
             touched: Vec::new(),
+            par: crate::parallel::Windows::default(),
         }
     }
 
@@ -600,7 +607,7 @@ impl<D: Datapath + ?Sized, T: LinkTap> Engine<D, T> {
 
     /// Schedule every device's first deadline (once), and re-read the
     /// deadlines of devices touched since.
-    fn start(&mut self) -> Result<(), EngineError> {
+    pub(crate) fn start(&mut self) -> Result<(), EngineError> {
         if !self.started {
             self.started = true;
             self.touched.clear();
@@ -618,7 +625,7 @@ impl<D: Datapath + ?Sized, T: LinkTap> Engine<D, T> {
     /// replaced deadline is gone: it cannot trip the limits), as (time,
     /// whether it is a deadline).
     #[inline]
-    fn next_event(&self) -> Option<(Time, bool)> {
+    pub(crate) fn next_event(&self) -> Option<(Time, bool)> {
         let arrival = self.heap.peek().map(|e| (e.time, e.seq));
         let timer = self.timers.peek();
         match (arrival, timer) {
@@ -637,7 +644,7 @@ impl<D: Datapath + ?Sized, T: LinkTap> Engine<D, T> {
 
     /// The limits, checked before processing an event at `time`.
     #[inline]
-    fn check_limits(&mut self, time: Time) -> Result<(), EngineError> {
+    pub(crate) fn check_limits(&mut self, time: Time) -> Result<(), EngineError> {
         if time > self.cfg.max_time {
             self.sync_stats();
             return Err(EngineError::TimeLimit {
@@ -657,7 +664,7 @@ impl<D: Datapath + ?Sized, T: LinkTap> Engine<D, T> {
     /// Process the event [`Engine::next_event`] found at `time`; false if
     /// there was nothing to process after all.
     #[inline]
-    fn process(&mut self, time: Time, is_timer: bool) -> Result<bool, EngineError> {
+    pub(crate) fn process(&mut self, time: Time, is_timer: bool) -> Result<bool, EngineError> {
         self.now = time;
         if is_timer {
             let Some((_, _, device)) = self.timers.pop() else {
@@ -706,7 +713,7 @@ impl<D: Datapath + ?Sized, T: LinkTap> Engine<D, T> {
         Ok(true)
     }
 
-    fn sync_stats(&mut self) {
+    pub(crate) fn sync_stats(&mut self) {
         self.stats.now = self.now;
         self.stats.pending = self.pending();
         self.stats.buffers_allocated = self.pool.bufs.len() as u64;
@@ -727,6 +734,17 @@ impl<D: Datapath + ?Sized, T: LinkTap> Engine<D, T> {
     /// Schedule device `d`'s next deadline if it changed.
     fn reschedule(&mut self, d: usize, after_timer: bool) -> Result<(), EngineError> {
         let next = self.devices[d].next_deadline();
+        self.apply_deadline(d, next, after_timer)
+    }
+
+    /// Make `next` device `d`'s deadline (what [`Engine::reschedule`] read
+    /// from the device, or what a parallel window recorded).
+    pub(crate) fn apply_deadline(
+        &mut self,
+        d: usize,
+        next: Option<Time>,
+        after_timer: bool,
+    ) -> Result<(), EngineError> {
         if after_timer {
             if let Some(t) = next {
                 if t <= self.now {
@@ -766,9 +784,22 @@ impl<D: Datapath + ?Sized, T: LinkTap> Engine<D, T> {
         if self.out.is_empty() {
             return Ok(());
         }
+        let out = std::mem::take(&mut self.out);
+        let r = self.dispatch_frames(d, &out, 0..out.len());
+        self.out = out;
+        self.out.clear();
+        r
+    }
+
+    /// Put frames `range` of `out`, emitted by device `d` now, on their links.
+    pub(crate) fn dispatch_frames(
+        &mut self,
+        d: usize,
+        out: &Outputs,
+        range: std::ops::Range<usize>,
+    ) -> Result<(), EngineError> {
         let ready = self.now + self.latency[d];
         let Engine {
-            out,
             port_links,
             links,
             pool,
@@ -785,7 +816,7 @@ impl<D: Datapath + ?Sized, T: LinkTap> Engine<D, T> {
         } = self;
         let ports = &port_links[d];
         let mut err = None;
-        for f in out.frames() {
+        for f in &out.frames()[range] {
             let bytes = &out.bytes()[f.range.clone()];
             let link = ports.get(f.port as usize).copied().flatten();
             let frame = TapFrame {
@@ -839,7 +870,6 @@ impl<D: Datapath + ?Sized, T: LinkTap> Engine<D, T> {
             c.frames_out += 1;
             c.last_tx = Some(*now);
         }
-        out.clear();
         match err {
             Some(e) => Err(e),
             None => Ok(()),

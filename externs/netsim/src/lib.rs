@@ -20,6 +20,7 @@ mod capture;
 mod engine;
 mod fault;
 mod link;
+mod parallel;
 mod tap;
 mod timers;
 

@@ -63,6 +63,19 @@ impl Timers {
         }
     }
 
+    /// Every queued deadline, in heap order.
+    pub(crate) fn entries(&self) -> &[Deadline] {
+        &self.heap
+    }
+
+    /// Device `d`'s deadline, if it has one.
+    pub(crate) fn get(&self, d: u32) -> Option<Deadline> {
+        match self.pos.get(d as usize) {
+            Some(&p) if p != NONE => Some(self.heap[p as usize]),
+            _ => None,
+        }
+    }
+
     /// Remove device `d`'s deadline; true if it had one.
     pub(crate) fn remove(&mut self, d: u32) -> bool {
         let p = self.pos[d as usize];

@@ -1,0 +1,683 @@
+//! Parallel windows: [`Engine::run_parallel`] runs the devices of one
+//! stretch of simulated time on several threads and gives the same results,
+//! byte for byte, as [`Engine::run`].
+//!
+//! The method is conservative synchronous windows, with the links'
+//! propagation delay as the lookahead. No frame arrives sooner than the
+//! smallest link delay `L` after it was sent, so in the window `[T, T + L)`
+//! that starts at the next event `T`, nothing one device does can reach
+//! another device inside the window. Each device with work in the window
+//! (frames arriving in it, or a deadline in it) processes its events on its
+//! own, in the order the serial loop would, into its own output buffer, and
+//! logs every event: its time, which arrival or its deadline, where its
+//! frames end, and the device's next deadline afterwards. Then the calling
+//! thread merges the logs in the serial loop's global (time, sequence)
+//! order and does everything that touches shared state exactly as the
+//! serial loop does: counters, sequence numbers, the frame pool, the links
+//! (serialisation, taps, arrival events), the deadline heap and the limits.
+//!
+//! Sequence numbers of deadlines set inside the window are unknown while
+//! the devices run; a device only needs their order against its own other
+//! events, which its local order gives (they are later than every number
+//! handed out before the window), and the merge hands out the real numbers
+//! in the global order. The stop flag and the progress callback are
+//! consulted between windows.
+//!
+//! Windows with few events run on the calling thread alone (same code, no
+//! thread hand-off); an engine with a link without propagation delay has no
+//! lookahead and runs the serial loop.
+
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+use std::sync::atomic::Ordering as AtomicOrdering;
+
+use netsparse_externs::{Datapath, Outputs, Time};
+
+use crate::engine::{Engine, EngineError, Event, EventKind, EventOrder, Outcome, PROGRESS_EVERY};
+use crate::tap::LinkTap;
+
+/// Windows with fewer events than this run on the calling thread: handing
+/// them to another thread costs more than it saves.
+const MIN_PARALLEL_EVENTS: usize = 48;
+
+/// `Entry::arrival` of a deadline.
+const DEADLINE: u32 = u32::MAX;
+
+/// One event a device processed in a window.
+#[derive(Clone, Copy, Debug)]
+struct Entry {
+    time: Time,
+    /// Index into the device's arrivals, or [`DEADLINE`].
+    arrival: u32,
+    /// End of the event's frames in the device's outputs.
+    frames_end: u32,
+    /// The device's next deadline after the event.
+    next: Option<Time>,
+}
+
+/// One device's work in the current window.
+#[derive(Debug, Default)]
+pub(crate) struct DevWork {
+    /// Frames arriving in the window: (time, sequence, port, pool buffer),
+    /// in (time, sequence) order.
+    arrivals: Vec<(Time, u64, u32, u32)>,
+    log: Vec<Entry>,
+    out: Outputs,
+    /// The engine's `timer_at` for the device when the window starts.
+    timer_at: Option<Time>,
+    /// Its queued deadline then: (time, sequence).
+    timer: Option<(Time, u64)>,
+    /// Events expected (for balancing the threads).
+    load: usize,
+    active: bool,
+    /// Merge cursor: next log entry, and frames dispatched so far.
+    cursor: u32,
+    frames_done: u32,
+}
+
+/// The engine's reusable state for parallel windows.
+#[derive(Debug, Default)]
+pub(crate) struct Windows {
+    work: Vec<DevWork>,
+    active: Vec<u32>,
+    merge: BinaryHeap<Reverse<(Time, u8, u64, u32)>>,
+    /// Windows run, and how many of them used more than one thread.
+    pub(crate) windows: u64,
+    pub(crate) parallel_windows: u64,
+}
+
+/// Process one device's events of the window `[.., end)` in serial order.
+fn run_device<D: Datapath + ?Sized>(
+    dev: &mut D,
+    w: &mut DevWork,
+    bufs: &[Vec<u8>],
+    end: Time,
+    order: EventOrder,
+    base_seq: u64,
+) {
+    let mut timer_at = w.timer_at;
+    let mut timer = w.timer;
+    let mut local = base_seq;
+    let mut next_arrival = 0usize;
+    loop {
+        let arrival = w.arrivals.get(next_arrival).copied();
+        let deadline = timer.filter(|t| t.0 < end);
+        let (time, index) = match (arrival, deadline) {
+            (None, None) => break,
+            (Some((at, seq, _, _)), Some((tt, tseq))) => {
+                let arrival_first = match order {
+                    EventOrder::Sequence => (at, seq) < (tt, tseq),
+                    EventOrder::ArrivalsFirst => at <= tt,
+                };
+                if arrival_first {
+                    (at, next_arrival as u32)
+                } else {
+                    (tt, DEADLINE)
+                }
+            }
+            (Some((at, ..)), None) => (at, next_arrival as u32),
+            (None, Some((tt, _))) => (tt, DEADLINE),
+        };
+        if index == DEADLINE {
+            timer = None;
+            timer_at = None;
+            dev.on_timer(time, &mut w.out);
+        } else {
+            let (_, _, port, buf) = w.arrivals[next_arrival];
+            dev.on_packet(time, port, &bufs[buf as usize], &mut w.out);
+            next_arrival += 1;
+        }
+        let next = dev.next_deadline();
+        w.log.push(Entry {
+            time,
+            arrival: index,
+            frames_end: w.out.len() as u32,
+            next,
+        });
+        if index == DEADLINE && next.is_some_and(|n| n <= time) {
+            // The merge stops the run here with DeadlineNotAdvancing.
+            break;
+        }
+        if next != timer_at {
+            timer_at = next;
+            local += 1;
+            timer = next.map(|n| (n.max(time), local));
+        }
+    }
+}
+
+impl<D: Datapath + Send + ?Sized, T: LinkTap> Engine<D, T> {
+    /// [`Engine::run_observed`] with the devices of each window of
+    /// simulated time spread over `threads` threads (the calling one
+    /// included). Results — every device's state, every counter, every
+    /// frame a tap sees, in order — are those of the serial loop; the stop
+    /// flag and `observe` are consulted between windows rather than every
+    /// few thousand events. `threads` ≤ 1, or a link without propagation
+    /// delay (no lookahead), runs the serial loop.
+    pub fn run_parallel(
+        &mut self,
+        threads: usize,
+        observe: &mut dyn FnMut(&Engine<D, T>) -> bool,
+    ) -> Result<Outcome, EngineError> {
+        let lookahead = self.links.iter().map(|l| l.params.latency).min();
+        let Some(lookahead) = lookahead.filter(|l| *l > Time::ZERO) else {
+            return self.run_observed(observe);
+        };
+        if threads <= 1 {
+            return self.run_observed(observe);
+        }
+        self.start()?;
+        let mut par = std::mem::take(&mut self.par);
+        par.work.resize_with(self.devices.len(), DevWork::default);
+        let result = self.windows(&mut par, threads, lookahead, observe);
+        for w in &mut par.work {
+            w.arrivals.clear();
+            w.log.clear();
+            w.out.clear();
+            w.active = false;
+        }
+        par.active.clear();
+        self.par = par;
+        let outcome = result?;
+        self.sync_stats();
+        observe(self);
+        Ok(outcome)
+    }
+
+    /// Windows run by [`Engine::run_parallel`] so far, and how many of them
+    /// were spread over more than one thread.
+    pub fn window_counts(&self) -> (u64, u64) {
+        (self.par.windows, self.par.parallel_windows)
+    }
+
+    fn windows(
+        &mut self,
+        par: &mut Windows,
+        threads: usize,
+        lookahead: Time,
+        observe: &mut dyn FnMut(&Engine<D, T>) -> bool,
+    ) -> Result<Outcome, EngineError> {
+        let stop = self.cfg.stop.clone();
+        let mut next_progress = (self.stats.events / PROGRESS_EVERY + 1) * PROGRESS_EVERY;
+        loop {
+            if stop
+                .as_ref()
+                .is_some_and(|s| s.load(AtomicOrdering::Relaxed))
+            {
+                return Ok(Outcome::Stopped);
+            }
+            let Some((start, _)) = self.next_event() else {
+                return Ok(Outcome::Idle);
+            };
+            self.check_limits(start)?;
+            let end = Time::from_ps(start.as_ps().saturating_add(lookahead.as_ps()));
+            let events = self.gather(par, end);
+            par.windows += 1;
+            let parallel = events >= MIN_PARALLEL_EVENTS && par.active.len() > 1;
+            if parallel {
+                par.parallel_windows += 1;
+            }
+            self.run_window(par, end, if parallel { threads } else { 1 });
+            let merged = self.merge(par);
+            for &d in &par.active {
+                let w = &mut par.work[d as usize];
+                w.arrivals.clear();
+                w.log.clear();
+                w.out.clear();
+                w.active = false;
+            }
+            par.active.clear();
+            merged?;
+            if self.stats.events >= next_progress {
+                next_progress = (self.stats.events / PROGRESS_EVERY + 1) * PROGRESS_EVERY;
+                self.sync_stats();
+                if !observe(self) {
+                    return Ok(Outcome::Stopped);
+                }
+            }
+        }
+    }
+
+    /// Take every frame arriving before `end` off the event heap and the
+    /// links into its device's work, and mark the devices with a deadline
+    /// before `end`. Returns the number of events expected.
+    fn gather(&mut self, par: &mut Windows, end: Time) -> usize {
+        let mut events = 0;
+        while let Some(ev) = self.heap.peek().copied() {
+            if ev.time >= end {
+                break;
+            }
+            self.heap.pop();
+            let (device, port, buf) = match ev.kind {
+                EventKind::Arrival { device, port, buf } => (device, port, buf),
+                EventKind::LinkHead { link } => {
+                    let l = &mut self.links[link as usize];
+                    let Some((_, _, buf)) = l.in_flight.pop_front() else {
+                        continue;
+                    };
+                    let (device, port) = (l.to_device, l.to_port);
+                    if let Some(&(time, seq, _)) = l.in_flight.front() {
+                        self.heap.push(Event {
+                            time,
+                            seq,
+                            kind: EventKind::LinkHead { link },
+                        });
+                    }
+                    (device, port, buf)
+                }
+            };
+            let w = &mut par.work[device as usize];
+            if !w.active {
+                w.active = true;
+                par.active.push(device);
+            }
+            w.arrivals.push((ev.time, ev.seq, port, buf));
+            events += 1;
+        }
+        for &(time, _, d) in self.timers.entries() {
+            if time < end {
+                let w = &mut par.work[d as usize];
+                if !w.active {
+                    w.active = true;
+                    par.active.push(d);
+                }
+                events += 1;
+            }
+        }
+        for &d in &par.active {
+            let w = &mut par.work[d as usize];
+            w.timer_at = self.timer_at[d as usize];
+            w.timer = self.timers.get(d).map(|(t, s, _)| (t, s));
+            w.load = w.arrivals.len() + 1;
+            w.cursor = 0;
+            w.frames_done = 0;
+        }
+        events
+    }
+
+    /// Let every active device process its events of the window, on up to
+    /// `threads` threads.
+    fn run_window(&mut self, par: &mut Windows, end: Time, threads: usize) {
+        let bufs: &[Vec<u8>] = &self.pool.bufs;
+        let order = self.cfg.order;
+        let base = self.seq;
+        if threads <= 1 {
+            for &d in &par.active {
+                run_device(
+                    &mut *self.devices[d as usize],
+                    &mut par.work[d as usize],
+                    bufs,
+                    end,
+                    order,
+                    base,
+                );
+            }
+            return;
+        }
+        // Longest first onto the least loaded thread.
+        par.active
+            .sort_unstable_by_key(|&d| (Reverse(par.work[d as usize].load), d));
+        let mut loads = vec![0usize; threads];
+        let mut assign = vec![usize::MAX; self.devices.len()];
+        for &d in &par.active {
+            let (g, _) = loads
+                .iter()
+                .enumerate()
+                .min_by_key(|&(i, l)| (*l, i))
+                .unwrap_or((0, &0));
+            loads[g] += par.work[d as usize].load;
+            assign[d as usize] = g;
+        }
+        let mut groups: Vec<Vec<(&mut D, &mut DevWork)>> =
+            (0..threads).map(|_| Vec::new()).collect();
+        for ((dev, w), g) in self.devices.iter_mut().zip(par.work.iter_mut()).zip(assign) {
+            if g != usize::MAX {
+                groups[g].push((&mut **dev, w));
+            }
+        }
+        std::thread::scope(|s| {
+            let mut groups = groups.into_iter();
+            let mine = groups.next();
+            for g in groups {
+                s.spawn(move || {
+                    for (dev, w) in g {
+                        run_device(dev, w, bufs, end, order, base);
+                    }
+                });
+            }
+            for (dev, w) in mine.into_iter().flatten() {
+                run_device(dev, w, bufs, end, order, base);
+            }
+        });
+    }
+
+    /// The merge key of device `d`'s next logged event, as the serial loop
+    /// orders events.
+    fn entry_key(&self, par: &Windows, d: u32) -> Option<(Time, u8, u64, u32)> {
+        let w = &par.work[d as usize];
+        let e = w.log.get(w.cursor as usize)?;
+        Some(if e.arrival == DEADLINE {
+            match self.cfg.order {
+                EventOrder::Sequence => {
+                    let seq = self.timers.get(d).map_or(0, |(_, s, _)| s);
+                    (e.time, 0, seq, d)
+                }
+                EventOrder::ArrivalsFirst => (e.time, 1, u64::from(d), d),
+            }
+        } else {
+            (e.time, 0, w.arrivals[e.arrival as usize].1, d)
+        })
+    }
+
+    /// Replay the window's logs in the serial loop's order on the shared
+    /// state.
+    fn merge(&mut self, par: &mut Windows) -> Result<(), EngineError> {
+        par.merge.clear();
+        for i in 0..par.active.len() {
+            let d = par.active[i];
+            if let Some(k) = self.entry_key(par, d) {
+                par.merge.push(Reverse(k));
+            }
+        }
+        while let Some(Reverse((time, _, _, d))) = par.merge.pop() {
+            let di = d as usize;
+            let w = &par.work[di];
+            let e = w.log[w.cursor as usize];
+            self.check_limits(time)?;
+            self.now = time;
+            self.stats.events += 1;
+            let after_timer = e.arrival == DEADLINE;
+            if after_timer {
+                self.timers.remove(d);
+                self.stats.timers += 1;
+                self.dev_counters[di].timers += 1;
+                self.timer_at[di] = None;
+            } else {
+                let buf = w.arrivals[e.arrival as usize].3;
+                self.stats.arrivals += 1;
+                let c = &mut self.dev_counters[di];
+                c.frames_in += 1;
+                c.last_rx = Some(time);
+                self.pool.release(buf);
+            }
+            let frames = w.frames_done as usize..e.frames_end as usize;
+            if !frames.is_empty() {
+                self.dispatch_frames(di, &w.out, frames)?;
+            }
+            self.apply_deadline(di, e.next, after_timer)?;
+            let w = &mut par.work[di];
+            w.frames_done = e.frames_end;
+            w.cursor += 1;
+            if let Some(k) = self.entry_key(par, d) {
+                par.merge.push(Reverse(k));
+            }
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::capture::Capture;
+    use crate::engine::{EngineConfig, EventOrder};
+    use crate::link::LinkParams;
+
+    /// A device that answers frames after pseudo-random delays (its own
+    /// deadlines), on pseudo-random ports, and ticks every 40 ns for a
+    /// while (a deadline that stays queued while frames sent after it was
+    /// set arrive at the same instant), so that arrivals and deadlines meet
+    /// at equal times in both orders; it records a digest of everything it
+    /// saw.
+    struct Chatter {
+        ports: u32,
+        tick: Option<Time>,
+        state: u64,
+        pending: Vec<(Time, u32, Vec<u8>)>,
+        digest: u64,
+        seen: u64,
+    }
+
+    impl Chatter {
+        fn new(seed: u64, ports: u32) -> Chatter {
+            Chatter {
+                ports,
+                tick: Some(Time::ZERO),
+                state: seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1,
+                pending: Vec::new(),
+                digest: 0,
+                seen: 0,
+            }
+        }
+        fn rand(&mut self) -> u64 {
+            self.state ^= self.state << 13;
+            self.state ^= self.state >> 7;
+            self.state ^= self.state << 17;
+            self.state
+        }
+        fn mix(&mut self, x: u64) {
+            self.digest = (self.digest ^ x).wrapping_mul(0x100_0000_01b3);
+        }
+    }
+
+    impl Datapath for Chatter {
+        fn on_packet(&mut self, now: Time, port: u32, frame: &[u8], out: &mut Outputs) {
+            self.seen += 1;
+            self.mix(now.as_ps() ^ u64::from(port) << 48);
+            for &b in frame {
+                self.mix(u64::from(b));
+            }
+            let hops = frame[0];
+            if hops == 0 {
+                return;
+            }
+            let mut next = frame.to_vec();
+            next[0] = hops - 1;
+            let p = (self.rand() % u64::from(self.ports)) as u32;
+            match self.rand() % 4 {
+                // At once, or after 0, 1 or 40 ns: on the same nanosecond
+                // grid as the fixed-delay links, so deadlines and arrivals
+                // meet at equal times.
+                0 => out.push(p, &next),
+                k => {
+                    let delay = [0, 0, 1_000, 40_000][k as usize];
+                    self.pending
+                        .push((Time::from_ps(now.as_ps() + delay), p, next));
+                }
+            }
+        }
+        fn on_timer(&mut self, now: Time, out: &mut Outputs) {
+            self.mix(now.as_ps());
+            if let Some(t) = self.tick.filter(|&t| t <= now) {
+                let next = Time::from_ns(t.as_ps() / 1000 + 40);
+                self.tick = (next < Time::from_ns(3_000)).then_some(next);
+                if self.rand() % 8 == 0 {
+                    out.push(1, &[3, 0xee]);
+                }
+            }
+            let mut i = 0;
+            while i < self.pending.len() {
+                if self.pending[i].0 <= now {
+                    let (_, p, f) = self.pending.remove(i);
+                    out.push(p, &f);
+                } else {
+                    i += 1;
+                }
+            }
+        }
+        fn next_deadline(&self) -> Option<Time> {
+            self.pending.iter().map(|p| p.0).chain(self.tick).min()
+        }
+    }
+
+    /// A ring of `n` chatters, each with 3 ports (to the previous, to the
+    /// next, and to the one opposite), and `frames` injected frames.
+    fn network(order: EventOrder, n: u32, frames: u32) -> Engine<Chatter, Capture> {
+        let mut e = Engine::with_tap(
+            EngineConfig {
+                order,
+                ..EngineConfig::default()
+            },
+            Capture::new(),
+        );
+        for d in 0..n {
+            e.add_device(
+                Box::new(Chatter::new(u64::from(d) + 1, 3)),
+                Time::from_ns(d as u64 % 3 * 10),
+                format!("c{d}"),
+            );
+        }
+        // The ring: fixed delays (arrivals on a nanosecond grid); across:
+        // 100 Gb/s links (serialisation and queueing).
+        for d in 0..n {
+            let ring = LinkParams::fixed_delay(Time::from_ns(40));
+            e.connect(d, 1, (d + 1) % n, 0, ring).unwrap();
+        }
+        let across = LinkParams {
+            gbps: 100,
+            latency: Time::from_ns(40),
+        };
+        for d in 0..n / 2 {
+            e.connect(d, 2, d + n / 2, 2, across).unwrap();
+        }
+        for i in 0..frames {
+            let len = 60 + (i as usize * 7) % 200;
+            let mut f = vec![0u8; len];
+            f[0] = 40;
+            f[1..5].copy_from_slice(&i.to_le_bytes());
+            // Several frames per instant, to several devices.
+            e.inject(Time::from_ns(u64::from(i / 4) * 3), i % n, 0, &f)
+                .unwrap();
+        }
+        e
+    }
+
+    fn outcome(e: &Engine<Chatter, Capture>) -> String {
+        let mut s = format!("{:?}\n", e.stats());
+        for d in 0..e.device_count() as u32 {
+            let c = e.device(d).unwrap();
+            s += &format!("{d} {} {:x} {:?}\n", c.seen, c.digest, e.device_counters(d));
+        }
+        for (a, b, c) in e.link_counters() {
+            s += &format!("{a}->{b} {c:?}\n");
+        }
+        for f in e.tap().frames() {
+            s += &format!("{} {} {:?} {:?} {:?}\n", f.seq, f.at, f.from, f.to, f.bytes);
+        }
+        s
+    }
+
+    #[test]
+    fn parallel_windows_give_the_serial_results() {
+        for (order, n) in [
+            (EventOrder::Sequence, 16),
+            (EventOrder::Sequence, 4),
+            (EventOrder::ArrivalsFirst, 16),
+            (EventOrder::ArrivalsFirst, 4),
+        ] {
+            let mut serial = network(order, n, 400);
+            assert_eq!(serial.run().unwrap(), Outcome::Idle);
+            let want = outcome(&serial);
+            assert!(serial.stats().events > 10_000, "{:?}", serial.stats());
+            for threads in [2, 3] {
+                let mut par = network(order, n, 400);
+                let got = par.run_parallel(threads, &mut |_| true).unwrap();
+                assert_eq!(got, Outcome::Idle);
+                let (windows, parallel) = par.window_counts();
+                assert!(parallel > 0 && windows > parallel, "{windows} {parallel}");
+                let have = outcome(&par);
+                if have != want {
+                    let line = want
+                        .lines()
+                        .zip(have.lines())
+                        .position(|(a, b)| a != b)
+                        .unwrap_or(0);
+                    panic!(
+                        "{order:?}, {n} devices, {threads} threads: first difference at line {line}:\n  serial   {}\n  parallel {}",
+                        want.lines().nth(line).unwrap_or(""),
+                        have.lines().nth(line).unwrap_or("")
+                    );
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn a_link_without_delay_runs_the_serial_loop() {
+        let mut e = network(EventOrder::Sequence, 4, 8);
+        e.connect(0, 5, 1, 5, LinkParams::fixed_delay(Time::ZERO))
+            .unwrap();
+        e.run_parallel(2, &mut |_| true).unwrap();
+        assert_eq!(e.window_counts(), (0, 0));
+        assert!(e.stats().events > 0);
+    }
+
+    #[test]
+    fn limits_stop_a_parallel_run_as_they_stop_a_serial_one() {
+        let mut a = network(EventOrder::Sequence, 16, 400);
+        let mut b = network(EventOrder::Sequence, 16, 400);
+        for e in [&mut a, &mut b] {
+            e.cfg.max_events = 5_000;
+        }
+        let ea = a.run().unwrap_err();
+        let eb = b.run_parallel(2, &mut |_| true).unwrap_err();
+        assert_eq!(ea, eb);
+    }
+
+    /// One deadline, maybe a frame sent when it fires, and a log.
+    struct Scripted {
+        deadline: Option<Time>,
+        send_on: Option<u32>,
+        log: Vec<(Time, &'static str)>,
+    }
+
+    impl Datapath for Scripted {
+        fn on_packet(&mut self, now: Time, _port: u32, _frame: &[u8], _out: &mut Outputs) {
+            self.log.push((now, "frame"));
+        }
+        fn on_timer(&mut self, now: Time, out: &mut Outputs) {
+            self.log.push((now, "deadline"));
+            self.deadline = None;
+            if let Some(p) = self.send_on {
+                out.push(p, &[1, 2, 3]);
+            }
+        }
+        fn next_deadline(&self) -> Option<Time> {
+            self.deadline
+        }
+    }
+
+    /// Device 0's deadline at 100 ns is queued (sequence 1) before device
+    /// 1's deadline at 60 ns (sequence 2) sends it a frame that arrives at
+    /// 100 ns (sequence 3): under `Sequence` the deadline goes first, under
+    /// `ArrivalsFirst` the frame; both loops must agree.
+    #[test]
+    fn equal_times_keep_the_serial_order() {
+        for (order, want) in [
+            (EventOrder::Sequence, ["deadline", "frame"]),
+            (EventOrder::ArrivalsFirst, ["frame", "deadline"]),
+        ] {
+            for threads in [1, 2] {
+                let mut e: Engine<Scripted> = Engine::new(EngineConfig {
+                    order,
+                    ..EngineConfig::default()
+                });
+                for (deadline, send_on) in [(100, None), (60, Some(0))] {
+                    let dev = Scripted {
+                        deadline: Some(Time::from_ns(deadline)),
+                        send_on,
+                        log: Vec::new(),
+                    };
+                    e.add_device(Box::new(dev), Time::ZERO, "d");
+                }
+                e.connect(1, 0, 0, 0, LinkParams::fixed_delay(Time::from_ns(40)))
+                    .unwrap();
+                e.run_parallel(threads, &mut |_| true).unwrap();
+                let log = &e.device(0).unwrap().log;
+                let got: Vec<_> = log.iter().map(|l| l.1).collect();
+                assert_eq!(got, want, "{order:?}, {threads} thread(s): {log:?}");
+                assert!(log.iter().all(|l| l.0 == Time::from_ns(100)));
+            }
+        }
+    }
+}
