@@ -29,7 +29,8 @@
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
-use std::sync::atomic::Ordering as AtomicOrdering;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering as AtomicOrdering};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard, RwLock};
 
 use netsparse_externs::{Datapath, Outputs, Time};
 
@@ -84,6 +85,121 @@ pub(crate) struct Windows {
     /// Windows run, and how many of them used more than one thread.
     pub(crate) windows: u64,
     pub(crate) parallel_windows: u64,
+}
+
+/// A device and its work while [`Engine::run_parallel`] runs: the devices
+/// leave the engine for the run, so that the worker threads, which live as
+/// long as the run, can reach them.
+struct Slot<D: ?Sized> {
+    dev: Option<Box<D>>,
+    work: DevWork,
+}
+
+/// One parallel window's device queue, shared by the threads.
+struct Job {
+    /// Devices, longest first.
+    items: Vec<u32>,
+    /// Next item to take.
+    next: AtomicUsize,
+    /// Items finished.
+    finished: AtomicUsize,
+    /// A device panicked on a worker thread.
+    panicked: AtomicBool,
+    end: Time,
+    order: EventOrder,
+    base_seq: u64,
+}
+
+/// The worker threads' mailbox: the current job, by epoch.
+#[derive(Default)]
+struct Crew {
+    state: Mutex<CrewState>,
+    wake: Condvar,
+}
+
+#[derive(Default)]
+struct CrewState {
+    epoch: u64,
+    job: Option<Arc<Job>>,
+    shutdown: bool,
+}
+
+/// Lock, ignoring poisoning (a panic elsewhere is propagated by the thread
+/// scope; the data is only read or replaced).
+fn lock<X: ?Sized>(m: &Mutex<X>) -> MutexGuard<'_, X> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+impl Crew {
+    fn publish(&self, job: Arc<Job>) {
+        let mut st = lock(&self.state);
+        st.epoch += 1;
+        st.job = Some(job);
+        self.wake.notify_all();
+    }
+
+    fn shutdown(&self) {
+        lock(&self.state).shutdown = true;
+        self.wake.notify_all();
+    }
+
+    /// A worker thread: run each new job until shut down.
+    fn worker<D: Datapath + Send + ?Sized>(
+        &self,
+        slots: &[Mutex<Slot<D>>],
+        bufs: &RwLock<Vec<Vec<u8>>>,
+    ) {
+        let mut seen = 0;
+        loop {
+            let job = {
+                let mut st = lock(&self.state);
+                loop {
+                    if st.shutdown {
+                        return;
+                    }
+                    if st.epoch != seen {
+                        seen = st.epoch;
+                        break st.job.clone();
+                    }
+                    st = self.wake.wait(st).unwrap_or_else(|p| p.into_inner());
+                }
+            };
+            if let Some(job) = job {
+                run_job(&job, slots, bufs);
+            }
+        }
+    }
+}
+
+/// Counts an item finished even if its device panics.
+struct Finish<'a>(&'a Job);
+
+impl Drop for Finish<'_> {
+    fn drop(&mut self) {
+        if std::thread::panicking() {
+            self.0.panicked.store(true, AtomicOrdering::Release);
+        }
+        self.0.finished.fetch_add(1, AtomicOrdering::Release);
+    }
+}
+
+/// Take devices off `job`'s queue and run them until none is left.
+fn run_job<D: Datapath + Send + ?Sized>(
+    job: &Job,
+    slots: &[Mutex<Slot<D>>],
+    bufs: &RwLock<Vec<Vec<u8>>>,
+) {
+    loop {
+        let i = job.next.fetch_add(1, AtomicOrdering::Relaxed);
+        let Some(&d) = job.items.get(i) else { break };
+        let _finish = Finish(job);
+        let bufs = bufs.read().unwrap_or_else(|p| p.into_inner());
+        let mut slot = lock(&slots[d as usize]);
+        let Slot { dev, work } = &mut *slot;
+        if let Some(dev) = dev.as_deref_mut() {
+            run_device(dev, work, &bufs, job.end, job.order, job.base_seq);
+        }
+    }
 }
 
 /// Process one device's events of the window `[.., end)` in serial order.
@@ -169,7 +285,35 @@ impl<D: Datapath + Send + ?Sized, T: LinkTap> Engine<D, T> {
         self.start()?;
         let mut par = std::mem::take(&mut self.par);
         par.work.resize_with(self.devices.len(), DevWork::default);
-        let result = self.windows(&mut par, threads, lookahead, observe);
+        let slots: Vec<Mutex<Slot<D>>> = self
+            .devices
+            .drain(..)
+            .map(|dev| {
+                Mutex::new(Slot {
+                    dev: Some(dev),
+                    work: DevWork::default(),
+                })
+            })
+            .collect();
+        let bufs = RwLock::new(Vec::new());
+        let crew = Crew::default();
+        let result = std::thread::scope(|s| {
+            for _ in 1..threads {
+                s.spawn(|| crew.worker(&slots, &bufs));
+            }
+            let r = self.windows(&mut par, &slots, &bufs, &crew, lookahead, observe);
+            crew.shutdown();
+            r
+        });
+        self.devices = slots
+            .into_iter()
+            .map(|m| {
+                m.into_inner()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .dev
+                    .expect("every device is back in its slot between windows")
+            })
+            .collect();
         for w in &mut par.work {
             w.arrivals.clear();
             w.log.clear();
@@ -193,7 +337,9 @@ impl<D: Datapath + Send + ?Sized, T: LinkTap> Engine<D, T> {
     fn windows(
         &mut self,
         par: &mut Windows,
-        threads: usize,
+        slots: &[Mutex<Slot<D>>],
+        bufs: &RwLock<Vec<Vec<u8>>>,
+        crew: &Crew,
         lookahead: Time,
         observe: &mut dyn FnMut(&Engine<D, T>) -> bool,
     ) -> Result<Outcome, EngineError> {
@@ -217,7 +363,7 @@ impl<D: Datapath + Send + ?Sized, T: LinkTap> Engine<D, T> {
             if parallel {
                 par.parallel_windows += 1;
             }
-            self.run_window(par, end, if parallel { threads } else { 1 });
+            self.run_window(par, slots, bufs, crew, end, parallel);
             let merged = self.merge(par);
             for &d in &par.active {
                 let w = &mut par.work[d as usize];
@@ -231,7 +377,13 @@ impl<D: Datapath + Send + ?Sized, T: LinkTap> Engine<D, T> {
             if self.stats.events >= next_progress {
                 next_progress = (self.stats.events / PROGRESS_EVERY + 1) * PROGRESS_EVERY;
                 self.sync_stats();
-                if !observe(self) {
+                // The devices come back for the observer, then leave again.
+                self.devices = slots.iter().filter_map(|m| lock(m).dev.take()).collect();
+                let go = observe(self);
+                for (m, dev) in slots.iter().zip(self.devices.drain(..)) {
+                    lock(m).dev = Some(dev);
+                }
+                if !go {
                     return Ok(Outcome::Stopped);
                 }
             }
@@ -295,60 +447,85 @@ impl<D: Datapath + Send + ?Sized, T: LinkTap> Engine<D, T> {
         events
     }
 
-    /// Let every active device process its events of the window, on up to
-    /// `threads` threads.
-    fn run_window(&mut self, par: &mut Windows, end: Time, threads: usize) {
-        let bufs: &[Vec<u8>] = &self.pool.bufs;
+    /// Let every active device process its events of the window: on this
+    /// thread alone, or shared with the crew.
+    fn run_window(
+        &mut self,
+        par: &mut Windows,
+        slots: &[Mutex<Slot<D>>],
+        bufs: &RwLock<Vec<Vec<u8>>>,
+        crew: &Crew,
+        end: Time,
+        parallel: bool,
+    ) {
         let order = self.cfg.order;
         let base = self.seq;
-        if threads <= 1 {
+        if !parallel {
             for &d in &par.active {
-                run_device(
-                    &mut *self.devices[d as usize],
-                    &mut par.work[d as usize],
-                    bufs,
-                    end,
-                    order,
-                    base,
-                );
+                let mut slot = lock(&slots[d as usize]);
+                if let Some(dev) = slot.dev.as_deref_mut() {
+                    run_device(
+                        dev,
+                        &mut par.work[d as usize],
+                        &self.pool.bufs,
+                        end,
+                        order,
+                        base,
+                    );
+                }
             }
             return;
         }
-        // Longest first onto the least loaded thread.
+        // One queue, longest first; every thread (this one included) takes
+        // the next device until none is left, so a worker the OS schedules
+        // late only finds the queue empty.
         par.active
             .sort_unstable_by_key(|&d| (Reverse(par.work[d as usize].load), d));
-        let mut loads = vec![0usize; threads];
-        let mut assign = vec![usize::MAX; self.devices.len()];
         for &d in &par.active {
-            let (g, _) = loads
-                .iter()
-                .enumerate()
-                .min_by_key(|&(i, l)| (*l, i))
-                .unwrap_or((0, &0));
-            loads[g] += par.work[d as usize].load;
-            assign[d as usize] = g;
+            std::mem::swap(
+                &mut lock(&slots[d as usize]).work,
+                &mut par.work[d as usize],
+            );
         }
-        let mut groups: Vec<Vec<(&mut D, &mut DevWork)>> =
-            (0..threads).map(|_| Vec::new()).collect();
-        for ((dev, w), g) in self.devices.iter_mut().zip(par.work.iter_mut()).zip(assign) {
-            if g != usize::MAX {
-                groups[g].push((&mut **dev, w));
-            }
-        }
-        std::thread::scope(|s| {
-            let mut groups = groups.into_iter();
-            let mine = groups.next();
-            for g in groups {
-                s.spawn(move || {
-                    for (dev, w) in g {
-                        run_device(dev, w, bufs, end, order, base);
-                    }
-                });
-            }
-            for (dev, w) in mine.into_iter().flatten() {
-                run_device(dev, w, bufs, end, order, base);
-            }
+        std::mem::swap(
+            &mut *bufs.write().unwrap_or_else(|p| p.into_inner()),
+            &mut self.pool.bufs,
+        );
+        let job = Arc::new(Job {
+            items: par.active.clone(),
+            next: AtomicUsize::new(0),
+            finished: AtomicUsize::new(0),
+            panicked: AtomicBool::new(false),
+            end,
+            order,
+            base_seq: base,
         });
+        crew.publish(job.clone());
+        run_job(&job, slots, bufs);
+        // What is left is in progress on a worker.
+        let mut spins = 0u32;
+        while job.finished.load(AtomicOrdering::Acquire) < job.items.len() {
+            if spins < 1_000 {
+                std::hint::spin_loop();
+                spins += 1;
+            } else {
+                std::thread::yield_now();
+            }
+        }
+        if job.panicked.load(AtomicOrdering::Acquire) {
+            crew.shutdown();
+            panic!("a device panicked on a simulation thread");
+        }
+        std::mem::swap(
+            &mut *bufs.write().unwrap_or_else(|p| p.into_inner()),
+            &mut self.pool.bufs,
+        );
+        for &d in &par.active {
+            std::mem::swap(
+                &mut lock(&slots[d as usize]).work,
+                &mut par.work[d as usize],
+            );
+        }
     }
 
     /// The merge key of device `d`'s next logged event, as the serial loop
