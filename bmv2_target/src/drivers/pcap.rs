@@ -26,14 +26,12 @@
 //!   flushed and stays a valid pcap, and the run reports the errors (the CLI
 //!   then exits with status 1).
 
-use std::collections::BTreeMap;
 use std::fs::File;
 use std::io::{self, BufReader, BufWriter, Read, Write};
 use std::path::{Path, PathBuf};
-use std::time::Duration;
 
 use netsparse_externs::{Datapath, Outputs, Time};
-use pcap_file::pcap::{PcapHeader, PcapPacket, PcapWriter};
+use pcap_file::pcap::{PcapHeader, PcapWriter};
 use pcap_file::pcapng::{Block, PcapNgReader};
 use pcap_file::{DataLink, Endianness, TsResolution};
 
@@ -171,13 +169,23 @@ enum Format {
     Ng(Box<PcapNgReader<BufReader<File>>>),
 }
 
-/// A streaming reader of one input file.
+/// A streaming reader of one input file. Classic pcap records are parsed in
+/// place in one block buffer (refilled with large reads, the unread tail
+/// moved to the front): the current record's bytes are a range of it, not
+/// a copy. pcapng records are copied out of pcap-file's blocks into `data`.
 struct Input {
     file: PathBuf,
-    r: Option<BufReader<File>>,
+    r: Option<File>,
     fmt: Format,
     record: u64,
     max_caplen: u32,
+    /// Block buffer (classic) and its unread part `pos..len`.
+    block: Vec<u8>,
+    pos: usize,
+    len: usize,
+    /// The current record: a range of `block` (classic) or of `data` (ng).
+    cur: std::ops::Range<usize>,
+    data: Vec<u8>,
 }
 
 fn read_full(r: &mut impl Read, buf: &mut [u8]) -> io::Result<usize> {
@@ -199,7 +207,7 @@ impl Input {
             file: file.to_owned(),
             err,
         };
-        let mut r = BufReader::with_capacity(IO_BUFFER, File::open(file).map_err(io_err)?);
+        let mut r = File::open(file).map_err(io_err)?;
         let mut magic = [0u8; 4];
         let n = read_full(&mut r, &mut magic).map_err(io_err)?;
         if n < 4 {
@@ -221,6 +229,11 @@ impl Input {
                 fmt: Format::Ng(Box::new(ng)),
                 record: 0,
                 max_caplen,
+                block: Vec::new(),
+                pos: 0,
+                len: 0,
+                cur: 0..0,
+                data: Vec::new(),
             });
         }
         let mut hdr = [0u8; 24];
@@ -254,88 +267,131 @@ impl Input {
             },
             record: 0,
             max_caplen,
+            // Room for the largest record with its header, and then some.
+            block: vec![0; IO_BUFFER.max(max_caplen as usize + 16)],
+            pos: 0,
+            len: 0,
+            cur: 0..0,
+            data: Vec::new(),
         })
     }
 
-    /// The next record into `data` (its buffer reused), and its timestamp;
-    /// `None` at a clean end of file.
-    fn next(&mut self, data: &mut Vec<u8>) -> Result<Option<u128>, PcapError> {
+    /// The current record's bytes (after [`Input::next`] returned a record).
+    fn frame(&self) -> &[u8] {
+        match self.fmt {
+            Format::Classic { .. } => &self.block[self.cur.clone()],
+            Format::Ng(_) => &self.data[self.cur.clone()],
+        }
+    }
+
+    /// Make at least `need` unread bytes available in the block buffer if
+    /// the file has them; returns how many are available.
+    fn fill(&mut self, need: usize) -> io::Result<usize> {
+        if self.len - self.pos >= need {
+            return Ok(self.len - self.pos);
+        }
+        let Some(r) = self.r.as_mut() else {
+            return Ok(self.len - self.pos);
+        };
+        self.block.copy_within(self.pos..self.len, 0);
+        self.len -= self.pos;
+        self.pos = 0;
+        while self.len < need {
+            match r.read(&mut self.block[self.len..]) {
+                Ok(0) => break,
+                Ok(k) => self.len += k,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(self.len)
+    }
+
+    /// Advance to the next record (its bytes: [`Input::frame`]) and return
+    /// its timestamp; `None` at a clean end of file.
+    fn next(&mut self) -> Result<Option<u128>, PcapError> {
         self.record += 1;
         let record = self.record;
-        let Input {
-            file,
-            r,
-            fmt,
-            max_caplen,
-            ..
-        } = self;
-        let file: &Path = file;
-        let max_caplen = *max_caplen;
-        match fmt {
+        let io_err = |file: &Path, err| PcapError::Io {
+            file: file.to_owned(),
+            err,
+        };
+        match &self.fmt {
             Format::Classic { big_endian, nanos } => {
-                let Some(r) = r.as_mut() else {
-                    return Ok(None);
-                };
-                let mut h = [0u8; 16];
-                let n = read_full(r, &mut h).map_err(|err| PcapError::Io {
-                    file: file.to_owned(),
-                    err,
-                })?;
+                let (big_endian, nanos) = (*big_endian, *nanos);
+                let n = self.fill(16).map_err(|e| io_err(&self.file, e))?;
                 if n == 0 {
                     return Ok(None);
                 }
                 if n < 16 {
                     return Err(PcapError::Truncated {
-                        file: file.to_owned(),
+                        file: self.file.clone(),
                         record,
                         detail: format!("{n} of 16 header bytes"),
                     });
                 }
+                let h = &self.block[self.pos..self.pos + 16];
                 let word = |i: usize| {
                     let b = [h[i], h[i + 1], h[i + 2], h[i + 3]];
-                    if *big_endian {
+                    if big_endian {
                         u32::from_be_bytes(b)
                     } else {
                         u32::from_le_bytes(b)
                     }
                 };
                 let (sec, frac, caplen) = (word(0), word(4), word(8));
-                if caplen > max_caplen {
+                if caplen > self.max_caplen {
                     return Err(PcapError::Caplen {
-                        file: file.to_owned(),
+                        file: self.file.clone(),
                         record,
                         caplen: u64::from(caplen),
-                        max: max_caplen,
+                        max: self.max_caplen,
                     });
                 }
-                let limit = if *nanos { 1_000_000_000 } else { 1_000_000 };
+                let limit = if nanos { 1_000_000_000 } else { 1_000_000 };
                 if frac >= limit {
                     return Err(PcapError::BadRecord {
-                        file: file.to_owned(),
+                        file: self.file.clone(),
                         record,
                         detail: format!("timestamp fraction {frac} is out of range"),
                     });
                 }
-                data.clear();
-                data.resize(caplen as usize, 0);
-                let got = read_full(r, data).map_err(|err| PcapError::Io {
-                    file: file.to_owned(),
-                    err,
-                })?;
-                if got < data.len() {
+                let total = 16 + caplen as usize;
+                let got = self.fill(total).map_err(|e| io_err(&self.file, e))?;
+                if got < total {
                     return Err(PcapError::Truncated {
-                        file: file.to_owned(),
+                        file: self.file.clone(),
                         record,
-                        detail: format!("{got} of {caplen} data bytes"),
+                        detail: format!("{} of {caplen} data bytes", got - 16),
                     });
                 }
-                let frac_ns = if *nanos {
+                self.cur = self.pos + 16..self.pos + total;
+                self.pos += total;
+                let frac_ns = if nanos {
                     u128::from(frac)
                 } else {
                     u128::from(frac) * 1000
                 };
                 Ok(Some(u128::from(sec) * 1_000_000_000 + frac_ns))
             }
+            Format::Ng(_) => self.next_ng(record),
+        }
+    }
+
+    /// [`Input::next`] for pcapng.
+    fn next_ng(&mut self, record: u64) -> Result<Option<u128>, PcapError> {
+        let Input {
+            file,
+            fmt,
+            max_caplen,
+            data,
+            cur,
+            ..
+        } = self;
+        let file: &Path = file;
+        let max_caplen = *max_caplen;
+        match fmt {
+            Format::Classic { .. } => Ok(None),
             Format::Ng(ng) => loop {
                 let block = match ng.next_block() {
                     None => return Ok(None),
@@ -416,16 +472,22 @@ impl Input {
                         }
                     }
                 };
+                *cur = 0..data.len();
                 return Ok(Some(ts_ns));
             },
         }
     }
 }
 
-/// An output file.
+/// An output file: the global header written by pcap-file, then records
+/// written here straight into the buffered file (little-endian, the
+/// resolution of the header).
 struct Output {
     file: PathBuf,
-    w: Option<PcapWriter<BufWriter<File>>>,
+    w: Option<BufWriter<File>>,
+    nanos: bool,
+    /// The header's snapshot length: no record may be longer.
+    snaplen: u32,
     packets: u64,
 }
 
@@ -434,21 +496,40 @@ impl Output {
         let Some(w) = self.w.as_mut() else {
             return Ok(());
         };
-        let secs = (ts_ns / 1_000_000_000).min(u128::from(u32::MAX)) as u64;
-        let ts = Duration::new(secs, (ts_ns % 1_000_000_000) as u32);
-        let pkt = PcapPacket::new(ts, data.len() as u32, data);
-        w.write_packet(&pkt).map_err(|e| PcapError::Io {
-            file: self.file.clone(),
-            err: io::Error::other(e.to_string()),
-        })?;
+        let secs = (ts_ns / 1_000_000_000).min(u128::from(u32::MAX)) as u32;
+        let nanos = (ts_ns % 1_000_000_000) as u32;
+        let frac = if self.nanos { nanos } else { nanos / 1000 };
+        let len = match u32::try_from(data.len()) {
+            Ok(l) if l <= self.snaplen => l,
+            _ => {
+                return Err(PcapError::Io {
+                    file: self.file.clone(),
+                    err: io::Error::other(format!(
+                        "a {}-byte frame is longer than the file's snapshot length {}",
+                        data.len(),
+                        self.snaplen
+                    )),
+                })
+            }
+        };
+        let mut h = [0u8; 16];
+        h[0..4].copy_from_slice(&secs.to_le_bytes());
+        h[4..8].copy_from_slice(&frac.to_le_bytes());
+        h[8..12].copy_from_slice(&len.to_le_bytes());
+        h[12..16].copy_from_slice(&len.to_le_bytes());
+        w.write_all(&h)
+            .and_then(|()| w.write_all(data))
+            .map_err(|err| PcapError::Io {
+                file: self.file.clone(),
+                err,
+            })?;
         self.packets += 1;
         Ok(())
     }
 
     fn close(&mut self) -> Result<(), PcapError> {
-        if let Some(w) = self.w.take() {
-            let mut inner = w.into_writer();
-            inner.flush().map_err(|err| PcapError::Io {
+        if let Some(mut w) = self.w.take() {
+            w.flush().map_err(|err| PcapError::Io {
                 file: self.file.clone(),
                 err,
             })?;
@@ -471,7 +552,8 @@ struct Replay<'a, D: Datapath> {
     dp: &'a mut D,
     out: Outputs,
     outputs: Vec<Output>,
-    by_port: BTreeMap<u32, usize>,
+    /// Output index by port number.
+    by_port: Vec<Option<usize>>,
     origin_ns: u128,
     now: Time,
     report: PcapReport,
@@ -481,8 +563,8 @@ impl<D: Datapath> Replay<'_, D> {
     fn flush_outputs(&mut self) -> Result<(), PcapError> {
         let ts = self.origin_ns + u128::from(self.now.as_ps() / 1000);
         for (port, bytes) in self.out.iter() {
-            match self.by_port.get(&port) {
-                Some(&i) => self.outputs[i].write(ts, bytes)?,
+            match self.by_port.get(port as usize).copied().flatten() {
+                Some(i) => self.outputs[i].write(ts, bytes)?,
                 None => self.report.unbound_port_frames += 1,
             }
         }
@@ -551,7 +633,7 @@ pub fn run<D: Datapath>(
         matches!(i.fmt, Format::Classic { nanos: true, .. }) || matches!(i.fmt, Format::Ng(_))
     });
     let mut outputs = Vec::with_capacity(specs.len());
-    let mut by_port = BTreeMap::new();
+    let mut by_port: Vec<Option<usize>> = Vec::new();
     for (i, s) in specs.iter().enumerate() {
         let path = output_path(dir, s);
         let f = File::create(&path).map_err(|err| PcapError::Io {
@@ -568,26 +650,31 @@ pub fn run<D: Datapath>(
             endianness: Endianness::Little,
             ..PcapHeader::default()
         };
-        let w = PcapWriter::with_header(BufWriter::with_capacity(IO_BUFFER, f), header).map_err(
-            |e| PcapError::Io {
+        let w = PcapWriter::with_header(BufWriter::with_capacity(IO_BUFFER, f), header)
+            .map_err(|e| PcapError::Io {
                 file: path.clone(),
                 err: io::Error::other(e.to_string()),
-            },
-        )?;
+            })?
+            .into_writer();
         outputs.push(Output {
             file: path,
             w: Some(w),
+            nanos,
+            snaplen: opts.max_caplen,
             packets: 0,
         });
-        by_port.insert(s.port, i);
+        let p = s.port as usize;
+        if by_port.len() <= p {
+            by_port.resize(p + 1, None);
+        }
+        by_port[p] = Some(i);
     }
     // Prime: first record of each input (timestamps in `heads`, bytes in
     // `bufs`, one reused buffer per input).
     let mut heads: Vec<Option<u128>> = Vec::with_capacity(specs.len());
-    let mut bufs: Vec<Vec<u8>> = vec![Vec::new(); specs.len()];
     for (i, input) in inputs.iter_mut().enumerate() {
         let head = match input {
-            Some(inp) => match inp.next(&mut bufs[i]) {
+            Some(inp) => match inp.next() {
                 Ok(r) => r,
                 Err(e) => {
                     reports[i].error = Some(e);
@@ -624,13 +711,15 @@ pub fn run<D: Datapath>(
             rp.timers(Some(t), opts.max_steps_per_packet)?;
             rp.now = rp.now.max(t);
             if heads[i].take().is_some() {
-                rp.dp
-                    .on_packet(rp.now, specs[i].port, &bufs[i], &mut rp.out);
+                if let Some(inp) = inputs[i].as_ref() {
+                    rp.dp
+                        .on_packet(rp.now, specs[i].port, inp.frame(), &mut rp.out);
+                }
                 reports[i].packets_in += 1;
                 rp.flush_outputs()?;
             }
             if let Some(inp) = inputs[i].as_mut() {
-                match inp.next(&mut bufs[i]) {
+                match inp.next() {
                     Ok(r) => heads[i] = r,
                     Err(e) => {
                         reports[i].error = Some(e);
