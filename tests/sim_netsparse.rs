@@ -369,8 +369,9 @@ fn the_host_posts_commands_one_after_another() {
     assert!(e.contains("host-post-ns"), "{e}");
 }
 
-/// The parallel event loop gives the serial loop's report: every mode on
-/// a generated R-MAT matrix over 4 racks, with 1, 2 and 3 threads, the JSON
+/// The windowed and parallel event loops give the serial loop's report:
+/// every mode on a generated R-MAT matrix over 4 racks, serial and with 1,
+/// 2 and 3 threads, the JSON
 /// reports equal once the wall-clock fields (how long the run took here)
 /// are zeroed; and the parallel runs did use more than one thread.
 #[test]
@@ -408,14 +409,19 @@ fn parallel_and_serial_runs_give_identical_reports() {
         }
         (serde_json::to_string_pretty(&r).unwrap(), windows)
     };
-    let (serial, w1) = json(1);
-    assert_eq!(w1, (0, 0), "one thread runs the serial loop");
-    for threads in [2, 3] {
+    let (serial, w0) = json(0);
+    assert_eq!(w0, (0, 0), "threads = 0 runs the serial loop");
+    for threads in [1, 2, 3] {
         let (parallel, w) = json(threads);
-        assert!(
-            w.1 > 0,
-            "{threads} threads: no window ran in parallel: {w:?}"
-        );
+        assert!(w.0 > 0, "{threads} thread(s): no windows: {w:?}");
+        if threads == 1 {
+            assert_eq!(w.1, 0, "one thread spreads no window: {w:?}");
+        } else {
+            assert!(
+                w.1 > 0,
+                "{threads} threads: no window ran in parallel: {w:?}"
+            );
+        }
         if parallel != serial {
             let line = serial
                 .lines()

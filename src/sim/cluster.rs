@@ -77,8 +77,9 @@ pub struct RunOptions {
     pub corrupt_idx: Option<u64>,
     /// Stop flag (Ctrl-C).
     pub stop: Option<Arc<AtomicBool>>,
-    /// Threads for the event loop (1 or 0: the serial loop). Results are
-    /// byte-identical for every value ([`Engine::run_parallel`]).
+    /// Threads for the event loop: 0 the serial loop, 1 windows of
+    /// simulated time on this thread, more: windows spread over threads.
+    /// Results are byte-identical for every value ([`Engine::run_parallel`]).
     pub threads: usize,
 }
 
