@@ -114,6 +114,8 @@ struct Job {
 /// The worker threads' mailbox: the current job, by epoch.
 #[derive(Default)]
 struct Crew {
+    /// Threads in all, the calling one included.
+    threads: usize,
     state: Mutex<CrewState>,
     wake: Condvar,
 }
@@ -300,12 +302,15 @@ impl<D: Datapath + Send + ?Sized, T: LinkTap> Engine<D, T> {
             })
             .collect();
         let bufs = RwLock::new(Vec::new());
-        let crew = Crew::default();
+        let crew = Crew {
+            threads,
+            ..Crew::default()
+        };
         let result = std::thread::scope(|s| {
             for _ in 1..threads {
                 s.spawn(|| crew.worker(&slots, &bufs));
             }
-            let r = self.windows(&mut par, &slots, &bufs, &crew, threads, lookahead, observe);
+            let r = self.windows(&mut par, &slots, &bufs, &crew, lookahead, observe);
             crew.shutdown();
             r
         });
@@ -344,7 +349,6 @@ impl<D: Datapath + Send + ?Sized, T: LinkTap> Engine<D, T> {
         slots: &[Mutex<Slot<D>>],
         bufs: &RwLock<Vec<Vec<u8>>>,
         crew: &Crew,
-        crew_threads: usize,
         lookahead: Time,
         observe: &mut dyn FnMut(&Engine<D, T>) -> bool,
     ) -> Result<Outcome, EngineError> {
@@ -365,7 +369,7 @@ impl<D: Datapath + Send + ?Sized, T: LinkTap> Engine<D, T> {
             let events = self.gather(par, end);
             par.windows += 1;
             let parallel =
-                crew_threads > 1 && events >= MIN_PARALLEL_EVENTS && par.active.len() > 1;
+                crew.threads > 1 && events >= MIN_PARALLEL_EVENTS && par.active.len() > 1;
             if parallel {
                 par.parallel_windows += 1;
             }
