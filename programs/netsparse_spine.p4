@@ -132,6 +132,20 @@ control SpineIngress(inout headers hdr, inout metadata meta,
         size = 65536;
         default_action = drop();
     }
+    /* NetSparse packets by (PR type, ingress port, destination node), tried
+     * before node_port: routings that spread a rack's traffic over every
+     * uplink by node rather than by rack pair fill it (the simulator's
+     * --routing node-pair and owner); empty, node_port decides alone. */
+    table flow_port {
+        key = {
+            hdr.concat.pr_type: exact;
+            standard_metadata.ingress_port: exact;
+            hdr.concat.dst: exact;
+        }
+        actions = { set_port; NoAction; }
+        size = 65536;
+        default_action = NoAction();
+    }
     /* Other IPv4 traffic: destination address -> port. */
     table ipv4_port {
         key = { hdr.ipv4.dstAddr: lpm; }
@@ -141,7 +155,9 @@ control SpineIngress(inout headers hdr, inout metadata meta,
     }
     apply {
         if (hdr.concat.isValid()) {
-            node_port.apply();
+            if (!flow_port.apply().hit) {
+                node_port.apply();
+            }
         } else if (hdr.ipv4.isValid()) {
             ipv4_port.apply();
         } else {

@@ -48,6 +48,11 @@
  *     uplink the reads to n left on.
  * `ipv4_port` should follow the same rule for consistency (it carries no
  * NetSparse traffic, so it may also use any other policy).
+ * `flow_port` (PR type, ingress port, destination node), tried first, lets a
+ * control plane spread a rack's traffic over every uplink and still keep the
+ * rule per read and response: e.g. reads of this rack to owner node y, and
+ * y's responses to this rack, over spine (rack + y) % S (the simulator's
+ * --routing owner), or node pair (x, y) over spine (x + y) % S (node-pair).
  *
  * Control plane (BMv2 command file):
  *   table_add node_port set_port 5 => 5          # host node 5 on port 5
@@ -160,6 +165,20 @@ control TorIngress(inout ig_headers_t hdr, inout ig_meta_t meta, inout ns_switch
         size = 65536;
         default_action = drop();
     }
+    /* NetSparse packets by (PR type, ingress port, destination node), tried
+     * before node_port: routings that spread a rack's traffic over every
+     * uplink by node rather than by rack pair fill it (the simulator's
+     * --routing node-pair and owner); empty, node_port decides alone. */
+    table flow_port {
+        key = {
+            hdr.concat.pr_type: exact;
+            md.ingress_port: exact;
+            hdr.concat.dst: exact;
+        }
+        actions = { set_port; NoAction; }
+        size = 65536;
+        default_action = NoAction();
+    }
     /* Other IPv4 traffic: destination address -> port. */
     table ipv4_port {
         key = { hdr.ipv4.dstAddr: lpm; }
@@ -169,7 +188,9 @@ control TorIngress(inout ig_headers_t hdr, inout ig_meta_t meta, inout ns_switch
     }
     apply {
         if (hdr.concat.isValid()) {
-            node_port.apply();
+            if (!flow_port.apply().hit) {
+                node_port.apply();
+            }
         } else if (hdr.ipv4.isValid()) {
             ipv4_port.apply();
         } else {

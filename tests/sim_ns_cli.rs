@@ -222,8 +222,16 @@ fn bench_sim_reports_throughput_and_memory() {
     assert_eq!(o.status.code(), Some(0), "{out}\n{err}");
     assert!(out.contains("mode rig"), "{out}");
     assert!(out.contains("every gathered property verified"), "{out}");
-    assert!(out.contains("M idxs+PRs/s per core"), "{out}");
+    assert!(out.contains("M idxs+PRs/s per CPU second"), "{out}");
     assert!(out.contains("peak resident memory"), "{out}");
+    // Two threads: the windows are reported.
+    let o = run(&[&base[..], &["--mode", "rig", "--threads", "2"]].concat());
+    let (out, err) = text(&o);
+    assert_eq!(o.status.code(), Some(0), "{out}\n{err}");
+    assert!(out.contains("2 thread(s)"), "{out}");
+    assert!(out.contains("windows of simulated time"), "{out}");
+    let o = run(&[&base[..], &["--threads", "0"]].concat());
+    assert_eq!(o.status.code(), Some(2), "--threads 0 is refused");
     let o = run(&[&base[..], &["--mode", "bogus"]].concat());
     assert_eq!(o.status.code(), Some(2));
     assert!(

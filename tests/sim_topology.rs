@@ -4,7 +4,10 @@
 
 use netsparse::sim::devices::NodeRouter;
 use netsparse::sim::engine::{AnyDevice, Engine, EngineConfig, LinkParams};
-use netsparse::sim::topology::{Device, Endpoint, LeafSpine, TableTemplates, TopologyError};
+use netsparse::sim::topology::{
+    Device, Endpoint, LeafSpine, Routing, TableTemplates, TopologyError, PR_TYPE_READ,
+    PR_TYPE_RESPONSE,
+};
 use netsparse_externs::wire::DeviceAddr;
 use netsparse_externs::{Datapath, Outputs, Time};
 
@@ -115,6 +118,7 @@ fn control_plane_entries() {
     let custom = TableTemplates {
         node: Some("table_add MyIngress.ns_fwd MyIngress.to_port {node} => {port} {mac}".into()),
         ipv4: None,
+        flow: None,
     };
     let cp = t.control_plane(Device::Tor(0), &custom);
     assert!(
@@ -225,4 +229,93 @@ fn routing_through_the_event_loop() {
         .map(|r| r.unroutable)
         .sum();
     assert_eq!(routers_dropped, 0);
+}
+
+/// The routings between racks, from their definitions (computed here):
+/// rack-pair leaves everything to `node_port`; node-pair sends x → y and
+/// y → x over spine (x + y) mod S; owner sends rack A's reads to y and y's
+/// responses to rack A over spine (A + y) mod S; node-pair and owner use
+/// every uplink of every ToR (rack-pair at most R − 1 of them); within a
+/// rack, and for other PR types, `node_port` decides.
+#[test]
+fn routings_between_racks_keep_their_promises() {
+    let (n, r) = (128u32, 8u32);
+    let base = LeafSpine::new(n, r, None).unwrap();
+    let (h, s) = (base.hosts_per_rack(), base.spines());
+    let rack_pair = base.with_routing(Routing::RackPair);
+    let node_pair = base.with_routing(Routing::NodePair);
+    let owner = base.with_routing(Routing::Owner);
+    for rack in 0..r {
+        let mut used_np = std::collections::BTreeSet::new();
+        let mut used_ow = std::collections::BTreeSet::new();
+        let mut used_rp = std::collections::BTreeSet::new();
+        for x in rack * h..(rack + 1) * h {
+            for y in 0..n {
+                let ry = y / h;
+                for ty in [PR_TYPE_READ, PR_TYPE_RESPONSE] {
+                    assert_eq!(rack_pair.flow_port(rack, ty, x, y), None);
+                    if ry == rack {
+                        assert_eq!(node_pair.flow_port(rack, ty, x, y), None);
+                        assert_eq!(owner.flow_port(rack, ty, x, y), None);
+                        continue;
+                    }
+                    let np = node_pair.flow_port(rack, ty, x, y).unwrap();
+                    assert_eq!(np, h + (x + y) % s);
+                    // Symmetric: y's ToR sends y -> x over the same spine.
+                    assert_eq!(node_pair.flow_port(ry, ty, y, x), Some(np));
+                    used_np.insert(np);
+                }
+                if ry == rack {
+                    continue;
+                }
+                // Owner: x reads from y over (rack + y) mod S, and y's
+                // responses to x come back over that spine.
+                let read = owner.flow_port(rack, PR_TYPE_READ, x, y).unwrap();
+                assert_eq!(read, h + (rack + y) % s);
+                assert_eq!(owner.flow_port(ry, PR_TYPE_RESPONSE, y, x), Some(read));
+                used_ow.insert(read);
+                used_rp.insert(rack_pair.route(Device::Tor(rack), y).unwrap());
+                // Unknown PR types are left to node_port.
+                assert_eq!(owner.flow_port(rack, 7, x, y), None);
+            }
+        }
+        assert_eq!(used_np.len() as u32, s, "node-pair, ToR {rack}");
+        assert_eq!(used_ow.len() as u32, s, "owner, ToR {rack}");
+        assert!(
+            (used_rp.len() as u32) < r,
+            "rack-pair, ToR {rack}: {used_rp:?}"
+        );
+    }
+    // The control plane fills flow_port for the spreading routings only.
+    let t = TableTemplates::default();
+    assert!(!rack_pair
+        .control_plane(Device::Tor(0), &t)
+        .contains("flow_port"));
+    let cp = owner.control_plane(Device::Tor(1), &t);
+    let y = 40u32;
+    // Node 16 (port 0 of ToR 1) reads from node 40.
+    let want = format!(
+        "table_add flow_port set_port {PR_TYPE_READ} 0 {y} => {}\n",
+        h + (1 + y) % s
+    );
+    assert!(cp.contains(&want), "{want}");
+    assert_eq!(
+        cp.matches("table_add flow_port").count() as u32,
+        2 * h * (n - h),
+        "two PR types x {h} hosts x {} remote nodes",
+        n - h
+    );
+    assert!(
+        owner
+            .control_plane(Device::Spine(0), &t)
+            .matches("flow_port")
+            .count()
+            == 0
+    );
+    // Names parse back; unknown names are refused with the list.
+    for r in [Routing::RackPair, Routing::NodePair, Routing::Owner] {
+        assert_eq!(r.name().parse::<Routing>().unwrap(), r);
+    }
+    let e = "ecmp".parse::<Routing>().unwrap_err();
+    assert!(e.contains("rack-pair, node-pair, owner"), "{e}");
 }

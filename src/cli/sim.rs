@@ -158,6 +158,12 @@ pub struct Args {
     /// Host cost of posting one RIG command (one core posts them in turn), ns.
     #[arg(long)]
     pub host_post_ns: Option<u64>,
+    /// How ToRs pick the spine between racks: rack-pair (default; keeps the
+    /// Property Cache's port condition for the whole rack), node-pair
+    /// (every uplink; the condition per node pair only), owner (every
+    /// uplink; the condition for the whole rack, less concatenation).
+    #[arg(long, value_name = "ROUTING")]
+    pub routing: Option<netsparse::sim::topology::Routing>,
     /// In-node compute engine for end-to-end time and strong scaling:
     /// none, spade, cpu-ddr, cpu-hbm.
     #[arg(long, value_name = "MODEL")]
@@ -287,6 +293,9 @@ fn config(args: &Args) -> anyhow::Result<SimConfig> {
     }
     if let Some(m) = args.compute {
         c.compute = m;
+    }
+    if let Some(r) = args.routing {
+        c.routing = r;
     }
     if args.compute_gflops.is_some() {
         c.compute_gflops = args.compute_gflops;

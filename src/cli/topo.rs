@@ -319,6 +319,7 @@ fn gen_leaf_spine(a: LeafSpineArgs) -> anyhow::Result<ExitCode> {
         netsparse::sim::topology::TableTemplates {
             node: a.node_template,
             ipv4: a.ipv4_template,
+            flow: None,
         }
     } else if a.netsparse {
         gen::netsparse_templates()

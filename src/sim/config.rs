@@ -17,7 +17,7 @@ use netsparse_externs::Time;
 
 use super::compute::{ComputeModel, Rates, COMPUTE_MODELS};
 use super::engine::{EngineConfig, LinkParams};
-use super::topology::{LeafSpine, TopologyError};
+use super::topology::{LeafSpine, Routing, TopologyError};
 
 /// A bad configuration.
 #[derive(Debug, Error)]
@@ -89,6 +89,8 @@ pub struct SimConfig {
     /// Cycles each PR occupies a NetSparse ToR's middle pipe (1: §6.2's
     /// one PR per cycle per pipe; 0: no rate limit).
     pub switch_pr_cycles: u64,
+    /// How ToRs pick the spine of traffic between racks (rack-pair).
+    pub routing: Routing,
     /// SNIC clock, MHz (2200).
     pub nic_clock_mhz: u64,
     /// Switch clock, MHz (2000).
@@ -152,6 +154,7 @@ impl Default for SimConfig {
             nic_delay_cycles: 500,
             switch_delay_cycles: 125,
             switch_pr_cycles: 1,
+            routing: Routing::RackPair,
             nic_clock_mhz: 2200,
             switch_clock_mhz: 2000,
             cache_bytes: 32 << 20,
@@ -330,7 +333,7 @@ impl SimConfig {
 
     /// The leaf-spine topology of these parameters.
     pub fn topology(&self) -> Result<LeafSpine, TopologyError> {
-        LeafSpine::new(self.nodes, self.racks, self.spines)
+        Ok(LeafSpine::new(self.nodes, self.racks, self.spines)?.with_routing(self.routing))
     }
 
     /// Bytes of one property (K × 4).
@@ -414,6 +417,7 @@ impl SimConfig {
             }
             "switch-pr-cycles" => self.switch_pr_cycles = p(value).ok_or_else(|| bad(int))?,
             "host-post-ns" => self.host_post_ns = p(value).ok_or_else(|| bad(int))?,
+            "routing" => self.routing = value.trim().parse().map_err(|_| bad(Routing::NAMES))?,
             "compute" => self.compute = value.parse().map_err(|_| bad(COMPUTE_MODELS))?,
             "compute-gflops" => {
                 self.compute_gflops = Some(p(value).ok_or_else(|| bad("a number"))?)
@@ -454,6 +458,7 @@ pub const SWEEPABLE: &[&str] = &[
     "sa-pr-overhead-ns",
     "switch-pr-cycles",
     "host-post-ns",
+    "routing",
     "compute",
     "compute-gflops",
     "compute-gbps",

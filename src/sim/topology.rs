@@ -16,12 +16,16 @@
 //!
 //! # Routing (deterministic and symmetric)
 //!
-//! Traffic between racks A ≠ B always crosses spine `(A + B) mod S`, in
-//! both directions. So a read's egress port at the requester's ToR is the
+//! By default ([`Routing::RackPair`]) traffic between racks A ≠ B always
+//! crosses spine `(A + B) mod S`, in both directions. So a read's egress port at the requester's ToR is the
 //! port its responses arrive on, as the Property Cache requires (§6.2.1: a
 //! response fills the cache of the middle pipe its *ingress* port belongs
 //! to, and a read looks in the middle pipe of its *egress* port). Within a
-//! rack the ToR delivers directly.
+//! rack the ToR delivers directly. [`Routing::NodePair`] and
+//! [`Routing::Owner`] spread a rack's traffic over every uplink, by node
+//! pair or by owner node, through the ToR programs' `flow_port` table
+//! ([`LeafSpine::flow_port`]); each variant says what it keeps of the
+//! cache condition.
 //!
 //! # Device addresses
 //!
@@ -118,6 +122,74 @@ pub struct Link {
     pub b: Endpoint,
 }
 
+/// How a ToR picks the uplink (spine) of traffic between racks. Every
+/// choice is deterministic; which of them keep the Property Cache's port
+/// condition (§6.2.1) is said per variant.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Routing {
+    /// Spine `(A + B) mod S` for racks A and B, both directions: a read and
+    /// its responses cross one port of each ToR, and so do all reads of a
+    /// rack to another rack, so every node's responses can serve every
+    /// other node of the rack. A ToR uses at most R − 1 of its S uplinks.
+    #[default]
+    RackPair,
+    /// Spine `(x + y) mod S` for nodes x and y, both directions: uses every
+    /// uplink, and a read and its responses still cross one port; but reads
+    /// of two nodes of a rack to one owner may leave on different uplinks
+    /// (different middle pipes), so a cached response serves only the reads
+    /// that share its pipe.
+    NodePair,
+    /// Spine `(A + y) mod S` for requester rack A and owner node y: reads
+    /// from rack A to y, and y's responses to rack A, cross spine (A + y) mod
+    /// S. Uses every uplink and keeps the condition for the whole rack (all
+    /// of A's reads to y leave on one uplink); responses of one owner rack
+    /// to one requester spread over several uplinks, so they concatenate
+    /// less. The ToRs tell reads from responses by the packet's PR type.
+    Owner,
+}
+
+impl Routing {
+    /// The CLI and TOML names.
+    pub const NAMES: &'static str = "rack-pair, node-pair, owner";
+
+    /// The name.
+    pub fn name(self) -> &'static str {
+        match self {
+            Routing::RackPair => "rack-pair",
+            Routing::NodePair => "node-pair",
+            Routing::Owner => "owner",
+        }
+    }
+}
+
+impl std::str::FromStr for Routing {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Routing, String> {
+        match s {
+            "rack-pair" => Ok(Routing::RackPair),
+            "node-pair" => Ok(Routing::NodePair),
+            "owner" => Ok(Routing::Owner),
+            other => Err(format!(
+                "unknown routing {other:?} (one of {})",
+                Routing::NAMES
+            )),
+        }
+    }
+}
+
+impl std::fmt::Display for Routing {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// The PR types of the concatenation header (`NS_READ`, `NS_RESPONSE` in
+/// `netsparse.p4`).
+pub const PR_TYPE_READ: u16 = 1;
+/// See [`PR_TYPE_READ`].
+pub const PR_TYPE_RESPONSE: u16 = 2;
+
 /// A validated leaf-spine cluster.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
 pub struct LeafSpine {
@@ -125,6 +197,7 @@ pub struct LeafSpine {
     racks: u32,
     hosts_per_rack: u32,
     spines: u32,
+    routing: Routing,
 }
 
 impl LeafSpine {
@@ -176,7 +249,46 @@ impl LeafSpine {
             racks,
             hosts_per_rack: h,
             spines: s,
+            routing: Routing::RackPair,
         })
+    }
+
+    /// The same cluster with `routing` between racks.
+    pub fn with_routing(mut self, routing: Routing) -> LeafSpine {
+        self.routing = routing;
+        self
+    }
+
+    /// The routing between racks.
+    pub fn routing(&self) -> Routing {
+        self.routing
+    }
+
+    /// The egress port at ToR `r` of a NetSparse packet of PR type `ty`
+    /// from node `src` of rack `r` to node `dst` of another rack, under
+    /// this cluster's routing; `None` when `node_port` (routing by
+    /// destination) decides: within a rack, traffic arriving from a spine,
+    /// and every packet under [`Routing::RackPair`].
+    pub fn flow_port(&self, r: u32, ty: u16, src: u32, dst: u32) -> Option<u32> {
+        let h = self.hosts_per_rack;
+        if src >= self.nodes || dst >= self.nodes || self.rack_of(src) != r {
+            return None;
+        }
+        let dst_rack = self.rack_of(dst);
+        if dst_rack == r {
+            return None;
+        }
+        let s = u64::from(self.spines);
+        let spine = match (self.routing, ty) {
+            (Routing::RackPair, _) => return None,
+            (Routing::NodePair, _) => (u64::from(src) + u64::from(dst)) % s,
+            // Reads: requester rack r, owner dst; responses: requester rack
+            // dst_rack, owner src.
+            (Routing::Owner, PR_TYPE_READ) => (u64::from(r) + u64::from(dst)) % s,
+            (Routing::Owner, PR_TYPE_RESPONSE) => (u64::from(dst_rack) + u64::from(src)) % s,
+            (Routing::Owner, _) => return None,
+        };
+        Some(h + spine as u32)
     }
 
     /// Compute nodes.
@@ -393,6 +505,32 @@ impl LeafSpine {
             "# {d}: forwarding by destination node ({} nodes)\n",
             self.nodes
         ));
+        if let (Device::Tor(r), Some(tpl)) = (d, &t.flow) {
+            if self.routing != Routing::RackPair {
+                out.push_str(&format!(
+                    "# {d}: {} routing between racks, by (PR type, ingress port, destination)\n",
+                    self.routing
+                ));
+                let h = self.hosts_per_rack;
+                for src in r * h..(r + 1) * h {
+                    for dst in 0..self.nodes {
+                        for ty in [PR_TYPE_READ, PR_TYPE_RESPONSE] {
+                            let Some(port) = self.flow_port(r, ty, src, dst) else {
+                                continue;
+                            };
+                            out.push_str(
+                                &tpl.replace("{type}", &ty.to_string())
+                                    .replace("{in_port}", &(src % h).to_string())
+                                    .replace("{node}", &dst.to_string())
+                                    .replace("{port}", &port.to_string())
+                                    .replace("{switch}", &d.to_string()),
+                            );
+                            out.push('\n');
+                        }
+                    }
+                }
+            }
+        }
         for dst in 0..self.nodes {
             let Some(port) = self.route(d, dst) else {
                 continue;
@@ -498,6 +636,9 @@ pub struct TableTemplates {
     pub node: Option<String>,
     /// Match on the IPv4 destination.
     pub ipv4: Option<String>,
+    /// ToRs, routings other than rack-pair: exact match on the PR type
+    /// (`{type}`), the ingress port (`{in_port}`) and the destination node.
+    pub flow: Option<String>,
 }
 
 impl Default for TableTemplates {
@@ -505,6 +646,7 @@ impl Default for TableTemplates {
         TableTemplates {
             node: Some("table_add node_port set_port {node} => {port}".into()),
             ipv4: Some("table_add ipv4_port set_port {ip} => {port}".into()),
+            flow: Some("table_add flow_port set_port {type} {in_port} {node} => {port}".into()),
         }
     }
 }

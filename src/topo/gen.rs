@@ -42,6 +42,7 @@ pub fn netsparse_templates() -> TableTemplates {
     TableTemplates {
         node: Some("table_add node_port set_port {node} => {port}".into()),
         ipv4: Some("table_add ipv4_port set_port {ip}/32 => {port}".into()),
+        flow: Some("table_add flow_port set_port {type} {in_port} {node} => {port}".into()),
     }
 }
 
@@ -52,6 +53,7 @@ pub fn ipv4_forward_templates() -> TableTemplates {
         ipv4: Some(
             "table_add MyIngress.ipv4_lpm MyIngress.ipv4_forward {ip}/32 => {mac} {port}".into(),
         ),
+        flow: None,
     }
 }
 
