@@ -164,6 +164,11 @@ pub struct Args {
     /// uplink; the condition for the whole rack, less concatenation).
     #[arg(long, value_name = "ROUTING")]
     pub routing: Option<netsparse::sim::topology::Routing>,
+    /// Header sizes charged per NetSparse packet: wire (what the frames
+    /// carry: 54 + 14 B) or paper (Table 5: 50 + 12 B; the frames are
+    /// unchanged, only serialisation time and byte counts).
+    #[arg(long, value_name = "ACCOUNTING")]
+    pub headers: Option<netsparse::sim::config::Headers>,
     /// In-node compute engine for end-to-end time and strong scaling:
     /// none, spade, cpu-ddr, cpu-hbm.
     #[arg(long, value_name = "MODEL")]
@@ -296,6 +301,9 @@ fn config(args: &Args) -> anyhow::Result<SimConfig> {
     }
     if let Some(r) = args.routing {
         c.routing = r;
+    }
+    if let Some(h) = args.headers {
+        c.headers = h;
     }
     if args.compute_gflops.is_some() {
         c.compute_gflops = args.compute_gflops;

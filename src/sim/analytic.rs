@@ -103,8 +103,9 @@ pub fn su(part: &Partition, cfg: &SimConfig) -> ModeResult {
     ModeResult::new("su", SU_DESCRIPTION, nodes, false)
 }
 
-/// Bytes and packets of `prs` PRs of one type sent as full packets.
-fn messages(prs: u64, pr_type: PrType, prop: u32, mtu: usize) -> (Bytes, u64) {
+/// Bytes and packets of `prs` PRs of one type sent as full packets, each
+/// packet's headers charged `adjust` bytes beyond the wire format's.
+fn messages(prs: u64, pr_type: PrType, prop: u32, mtu: usize, adjust: i64) -> (Bytes, u64) {
     if prs == 0 {
         return (Bytes::default(), 0);
     }
@@ -116,7 +117,8 @@ fn messages(prs: u64, pr_type: PrType, prop: u32, mtu: usize) -> (Bytes, u64) {
     };
     (
         Bytes {
-            header: packets * FRAME_HEADERS_LEN as u64 + prs * PR_HEADER_LEN as u64,
+            header: packets * (FRAME_HEADERS_LEN as u64).saturating_add_signed(adjust)
+                + prs * PR_HEADER_LEN as u64,
             payload,
         },
         packets,
@@ -139,10 +141,10 @@ pub fn sa(a: &Analysis, cfg: &SimConfig, partial: bool) -> ModeResult {
             let (mut resp_prs_in, mut resp_pk_in) = (0u64, 0u64);
             // As requester: reads out, responses in, per owner.
             for &prs in &p.group_distinct_per_owner {
-                let (b, k) = messages(prs, PrType::Read, prop, mtu);
+                let (b, k) = messages(prs, PrType::Read, prop, mtu, cfg.headers.adjust());
                 tx.add(b);
                 tx_pk += k;
-                let (b, k) = messages(prs, PrType::Response, prop, mtu);
+                let (b, k) = messages(prs, PrType::Response, prop, mtu, cfg.headers.adjust());
                 rx.add(b);
                 rx_pk += k;
                 resp_prs_in += prs;
@@ -154,10 +156,10 @@ pub fn sa(a: &Analysis, cfg: &SimConfig, partial: bool) -> ModeResult {
                 if q.node as usize == n || prs == 0 {
                     continue;
                 }
-                let (b, k) = messages(prs, PrType::Read, prop, mtu);
+                let (b, k) = messages(prs, PrType::Read, prop, mtu, cfg.headers.adjust());
                 rx.add(b);
                 rx_pk += k;
-                let (b, k) = messages(prs, PrType::Response, prop, mtu);
+                let (b, k) = messages(prs, PrType::Response, prop, mtu, cfg.headers.adjust());
                 tx.add(b);
                 tx_pk += k;
             }
@@ -191,12 +193,15 @@ mod tests {
     #[test]
     fn message_packing() {
         // K = 16: 17 responses or 80 reads per 1500-byte packet.
-        let (b, k) = messages(18, PrType::Response, 64, 1500);
+        let (b, k) = messages(18, PrType::Response, 64, 1500, 0);
         assert_eq!(k, 2);
         assert_eq!(b.header, 2 * 68 + 18 * 18);
         assert_eq!(b.payload, 18 * 64);
-        let (b, k) = messages(80, PrType::Read, 64, 1500);
+        let (b, k) = messages(80, PrType::Read, 64, 1500, 0);
         assert_eq!((k, b.header, b.payload), (1, 68 + 80 * 18, 0));
-        assert_eq!(messages(0, PrType::Read, 64, 1500), (Bytes::default(), 0));
+        assert_eq!(
+            messages(0, PrType::Read, 64, 1500, 0),
+            (Bytes::default(), 0)
+        );
     }
 }

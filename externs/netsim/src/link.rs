@@ -109,10 +109,11 @@ impl LinkCounters {
         self.max_queue_delay_ps = self.max_queue_delay_ps.max(o.max_queue_delay_ps);
     }
 
-    pub(crate) fn count_frame(&mut self, frame: &[u8]) {
-        let len = frame.len() as u64;
-        self.packets += 1;
-        self.bytes += len;
+    /// Count `frame` and return the bytes it occupies on the link: its
+    /// length, plus `netsparse_adjust` for a NetSparse frame (header
+    /// accounting other than the wire format's; at least the payload).
+    pub(crate) fn count_frame(&mut self, frame: &[u8], netsparse_adjust: i64) -> u64 {
+        let mut len = frame.len() as u64;
         match Frame::parse(frame) {
             Ok(f) => {
                 let n = u64::from(f.concat.num_prs);
@@ -120,6 +121,9 @@ impl LinkCounters {
                     PrType::Response => n * u64::from(f.concat.prop_len),
                     PrType::Read => 0,
                 };
+                len = len.saturating_add_signed(netsparse_adjust).max(payload);
+                self.packets += 1;
+                self.bytes += len;
                 self.netsparse_packets += 1;
                 self.payload_bytes += payload;
                 self.header_bytes += len - payload.min(len);
@@ -136,6 +140,8 @@ impl LinkCounters {
                 }
             }
             Err(e) => {
+                self.packets += 1;
+                self.bytes += len;
                 self.other_packets += 1;
                 self.other_bytes += len;
                 if !e.is_foreign() {
@@ -143,6 +149,7 @@ impl LinkCounters {
                 }
             }
         }
+        len
     }
 }
 
@@ -159,5 +166,40 @@ mod tests {
             assert_eq!(serialization_time(len, l.gbps), Time::ZERO);
         }
         assert!(!LinkParams::default().is_unlimited());
+    }
+
+    /// Header accounting changes what a NetSparse frame costs on the link
+    /// and in the counters, never other frames, and never below the payload.
+    #[test]
+    fn header_accounting_applies_to_netsparse_frames_only() {
+        use netsparse_externs::wire::{DeviceAddr, FrameBuilder, FrameHeader, PrRepr};
+        let h = FrameHeader::netsparse(DeviceAddr::Node(1), 2, 1).unwrap();
+        let mut frame = Vec::new();
+        let mut b = FrameBuilder::begin(&mut frame, &h, PrType::Response, 2, 16, 1500).unwrap();
+        for idx in 0..3u64 {
+            let pr = PrRepr {
+                src: 2,
+                tid: 0,
+                idx,
+                req_id: 7,
+            };
+            b.push_pr(&pr, &[0xab; 16]).unwrap();
+        }
+        b.finish();
+        let (mut wire, mut paper) = (LinkCounters::default(), LinkCounters::default());
+        let len = frame.len() as u64;
+        assert_eq!(wire.count_frame(&frame, 0), len);
+        assert_eq!(paper.count_frame(&frame, -6), len - 6);
+        assert_eq!(wire.payload_bytes, 48);
+        assert_eq!(paper.payload_bytes, 48);
+        assert_eq!(paper.header_bytes, wire.header_bytes - 6);
+        assert_eq!(paper.bytes, wire.bytes - 6);
+        // Never below the payload.
+        let mut c = LinkCounters::default();
+        assert_eq!(c.count_frame(&frame, -(len as i64) - 100), 48);
+        assert_eq!(c.header_bytes, 0);
+        // Other frames are charged as they are.
+        let other = [0u8; 60];
+        assert_eq!(c.count_frame(&other, -6), 60);
     }
 }
