@@ -174,6 +174,15 @@ impl Crew {
     }
 }
 
+/// Shuts the crew down when dropped.
+struct ShutDownOnDrop<'a>(&'a Crew);
+
+impl Drop for ShutDownOnDrop<'_> {
+    fn drop(&mut self) {
+        self.0.shutdown();
+    }
+}
+
 /// Counts an item finished even if its device panics.
 struct Finish<'a>(&'a Job);
 
@@ -310,9 +319,10 @@ impl<D: Datapath + Send + ?Sized, T: LinkTap> Engine<D, T> {
             for _ in 1..threads {
                 s.spawn(|| crew.worker(&slots, &bufs));
             }
-            let r = self.windows(&mut par, &slots, &bufs, &crew, lookahead, observe);
-            crew.shutdown();
-            r
+            // Shut the crew down however the windows end, a panic included
+            // (or the scope would wait for the workers forever).
+            let _crew_down = ShutDownOnDrop(&crew);
+            self.windows(&mut par, &slots, &bufs, &crew, lookahead, observe)
         });
         self.devices = slots
             .into_iter()
@@ -523,7 +533,6 @@ impl<D: Datapath + Send + ?Sized, T: LinkTap> Engine<D, T> {
             }
         }
         if job.panicked.load(AtomicOrdering::Acquire) {
-            crew.shutdown();
             panic!("a device panicked on a simulation thread");
         }
         std::mem::swap(
@@ -866,5 +875,39 @@ mod tests {
                 assert!(log.iter().all(|l| l.0 == Time::from_ns(100)));
             }
         }
+    }
+
+    /// A device that panics at its first frame.
+    struct Bomb;
+
+    impl Datapath for Bomb {
+        fn on_packet(&mut self, _now: Time, _port: u32, _frame: &[u8], _out: &mut Outputs) {
+            panic!("bomb");
+        }
+        fn on_timer(&mut self, _now: Time, _out: &mut Outputs) {}
+        fn next_deadline(&self) -> Option<Time> {
+            None
+        }
+    }
+
+    /// A device panicking in a parallel window propagates the panic (on
+    /// whichever thread it ran) instead of leaving the run hanging.
+    #[test]
+    fn a_panicking_device_does_not_hang_the_run() {
+        let mut e: Engine<Bomb> = Engine::new(EngineConfig::default());
+        for d in 0..64u32 {
+            e.add_device(Box::new(Bomb), Time::ZERO, format!("b{d}"));
+        }
+        for d in 0..32u32 {
+            e.connect(d, 0, d + 32, 0, LinkParams::fixed_delay(Time::from_ns(10)))
+                .unwrap();
+        }
+        for d in 0..64u32 {
+            e.inject(Time::ZERO, d, 0, &[1, 2, 3]).unwrap();
+        }
+        let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            e.run_parallel(2, &mut |_| true)
+        }));
+        assert!(r.is_err(), "the panic propagates");
     }
 }
