@@ -546,7 +546,16 @@ impl<'a> Effects<'a> {
                 }
             }
             a::Stmt::Inlined { body, .. } => self.stmts(body, r, w),
-            a::Stmt::Return | a::Stmt::Exit => {}
+            a::Stmt::Return | a::Stmt::Exit | a::Stmt::Break | a::Stmt::Continue => {}
+            a::Stmt::Loop {
+                cond,
+                body,
+                updates,
+            } => {
+                self.expr(cond, r);
+                self.stmts(body, r, w);
+                self.stmts(updates, r, w);
+            }
             a::Stmt::Extract { header } => {
                 self.href_reads(header, r);
                 self.header_fields(header, w, true);
@@ -1008,6 +1017,22 @@ impl CfgBuilder<'_> {
                 vec![(n, String::new())]
             }
             a::Stmt::Inlined { body, .. } => self.stmts(body, preds),
+            a::Stmt::Loop {
+                cond,
+                body,
+                updates,
+            } => {
+                // `break`/`continue` are drawn as falling through.
+                let n = self.node(
+                    CfgNode::Condition(format!("loop while {}", expr_text(art, cond))),
+                    preds,
+                );
+                let b = self.stmts(body, vec![(n, "true".into())]);
+                for (p, l) in self.stmts(updates, b) {
+                    self.g.add_edge(p, n, l);
+                }
+                vec![(n, "false".into())]
+            }
             a::Stmt::Return | a::Stmt::Exit => {
                 for (p, l) in preds {
                     self.g.add_edge(p, self.exit, l);

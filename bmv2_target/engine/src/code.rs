@@ -247,6 +247,12 @@ pub enum S {
     Call(u32),
     /// An inlined block (`Return` ends it).
     Inlined(Block),
+    /// A loop: (condition, body, updates).
+    Loop(Box<(X<u64>, Block, Block)>),
+    /// `break`.
+    Break,
+    /// `continue`.
+    Continue,
     /// `return`.
     Return,
     /// `exit`.

@@ -8,7 +8,7 @@
 use netsparse_externs::artifact::HashAlgo;
 use netsparse_externs::hash;
 
-use super::code::{CTrans, Code, HRef, NextS, LV, P, S};
+use super::code::{Block, CTrans, Code, HRef, NextS, LV, P, S, X};
 use super::eval::{eval, eval_vx, resolve_dyn, store_lv};
 use super::runtime::{DigestMsg, ExternRt, Runtime, MAX_DIGESTS};
 use super::state::{read_bits, BitWriter, CloneReq, PacketState};
@@ -27,6 +27,11 @@ pub const ERR_PARSER_TIMEOUT: u32 = 5;
 /// consuming input).
 pub const MAX_PARSER_STEPS: u32 = 4096;
 
+/// Iterations one execution of a loop may run before the engine stops it
+/// (counted in `EngineStats::loop_limits`; the packet goes on after the
+/// loop). BMv2 has no such bound: a loop that never ends hangs it.
+pub const MAX_LOOP_ITERATIONS: u32 = 1 << 20;
+
 /// How a statement finished.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Flow {
@@ -38,6 +43,10 @@ pub enum Flow {
     Exit,
     /// Parser reject with this error (`None`: explicit `reject`, error unchanged).
     Reject(Option<u32>),
+    /// `break`: leave the innermost loop.
+    Break,
+    /// `continue`: go on with the innermost loop's updates.
+    Continue,
 }
 
 /// How a parser finished.
@@ -290,6 +299,9 @@ impl Exec<'_> {
             }
             S::Return => return Flow::Return,
             S::Exit => return Flow::Exit,
+            S::Break => return Flow::Break,
+            S::Continue => return Flow::Continue,
+            S::Loop(l) => return self.run_loop(st, l),
             S::Extract(h) => return self.extract(st, h),
             S::Advance(e) => {
                 let bits = eval(e, code, st);
@@ -314,6 +326,34 @@ impl Exec<'_> {
                 }
             }
             S::Prim(p) => return self.prim(st, p),
+        }
+        Flow::Next
+    }
+
+    /// Run a loop: `(cond, body, updates)`.
+    fn run_loop(&mut self, st: &mut PacketState, l: &(X<u64>, Block, Block)) -> Flow {
+        let (cond, body, updates) = l;
+        let mut n = 0u32;
+        while eval(cond, self.code, st) != 0 {
+            if n == MAX_LOOP_ITERATIONS {
+                self.rt.stats.loop_limits += 1;
+                if self.rt.trace {
+                    tracing::warn!(
+                        "loop stopped after {MAX_LOOP_ITERATIONS} iterations (loop_limits)"
+                    );
+                }
+                break;
+            }
+            n += 1;
+            match self.block(st, body) {
+                Flow::Next | Flow::Continue => {}
+                Flow::Break => break,
+                f => return f,
+            }
+            match self.block(st, updates) {
+                Flow::Next | Flow::Continue | Flow::Break => {}
+                f => return f,
+            }
         }
         Flow::Next
     }

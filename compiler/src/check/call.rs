@@ -250,6 +250,14 @@ impl Checker<'_> {
             );
             return None;
         }
+        if self.ctx.loop_depth > 0 {
+            self.not_here(
+                "applying a table inside a loop",
+                span,
+                "a table is applied at most once per packet; apply it before or after the loop",
+            );
+            return None;
+        }
         Some(call_expr(
             Callee::ApplyTable(t),
             Vec::new(),
@@ -285,6 +293,14 @@ impl Checker<'_> {
                         "applying a control",
                         span,
                         "controls are applied in another control's `apply` block",
+                    );
+                    return None;
+                }
+                if self.ctx.loop_depth > 0 {
+                    self.not_here(
+                        "applying a control inside a loop",
+                        span,
+                        "its tables would be applied more than once per packet; apply it outside the loop",
                     );
                     return None;
                 }

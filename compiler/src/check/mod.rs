@@ -16,6 +16,7 @@ mod call;
 pub(crate) mod consts;
 mod decl;
 mod expr;
+mod loops;
 mod parser;
 mod stmt;
 mod table;
@@ -121,6 +122,8 @@ pub(crate) struct Ctx {
     function_ret: Option<Type>,
     /// In a control's apply block: the block nesting depth (0 = top level).
     apply_depth: Option<u32>,
+    /// Loops around the statement being checked (0: not in a loop).
+    loop_depth: u32,
 }
 
 /// A use of a builtin, recorded for the architecture checks after `main`.

@@ -118,6 +118,10 @@ impl Checker<'_> {
                 StmtKind::Exit
             }
             K::Empty => return None,
+            K::For(f) => self.for_stmt(f, span)?,
+            K::ForIn(f) => self.for_in(f, span)?,
+            K::Break => self.loop_jump(true, span)?,
+            K::Continue => self.loop_jump(false, span)?,
             K::Var(v) => {
                 let h = self.local_var(v)?;
                 let init = match &v.init {

@@ -543,6 +543,24 @@ pub enum StmtKind {
     /// A local variable declaration: headers start invalid; the initializer
     /// (if any) is assigned.
     VarDecl(Handle<Var>, Option<Expr>),
+    /// A loop (its initialisers are the statements before it).
+    Loop(Box<Loop>),
+    /// `break`: leave the innermost loop.
+    Break,
+    /// `continue`: run the innermost loop's updates, then test its condition.
+    Continue,
+}
+
+/// A loop: while `cond` holds, run `body` then `updates` (`continue` jumps
+/// to the updates, `break` out of the loop).
+#[derive(Clone, Debug)]
+pub struct Loop {
+    /// Tested before every iteration.
+    pub cond: Expr,
+    /// The body.
+    pub body: Block,
+    /// Run after the body, and after `continue`.
+    pub updates: Block,
 }
 
 /// A switch statement.

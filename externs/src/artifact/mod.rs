@@ -522,6 +522,22 @@ pub enum Stmt {
         /// The body.
         body: Vec<Stmt>,
     },
+    /// A loop: while `cond` (width 1) is 1, run `body`, then `updates`.
+    /// `Break` in the body leaves the loop, `Continue` goes on with the
+    /// updates. A target may bound the iterations of one execution (the
+    /// engine stops a loop after `MAX_LOOP_ITERATIONS` and counts it).
+    Loop {
+        /// Tested before every iteration.
+        cond: Expr,
+        /// The body.
+        body: Vec<Stmt>,
+        /// Run after the body and after `Continue` (no `Break`/`Continue` here).
+        updates: Vec<Stmt>,
+    },
+    /// `break`: leave the innermost `Loop`.
+    Break,
+    /// `continue`: go on with the innermost `Loop`'s updates.
+    Continue,
     /// `return`: leave the innermost `Inlined` block, action or control.
     Return,
     /// `exit`: stop the current top-level control (the pipeline continues with

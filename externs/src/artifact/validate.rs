@@ -38,6 +38,7 @@ pub fn validate(art: &Artifact) -> Vec<Problem> {
         base: String::new(),
         what: String::new(),
         segs: Vec::new(),
+        loops: 0,
     };
     v.all();
     v.problems
@@ -49,6 +50,8 @@ struct V<'a> {
     base: String,
     what: String,
     segs: Vec<String>,
+    /// `Loop` bodies around the statement being checked.
+    loops: u32,
 }
 
 impl V<'_> {
@@ -642,6 +645,27 @@ impl V<'_> {
             }
             Stmt::Inlined { body, .. } => self.stmts_at("body", body),
             Stmt::Return | Stmt::Exit => {}
+            Stmt::Loop {
+                cond,
+                body,
+                updates,
+            } => {
+                if self.expr(cond) != 1 {
+                    self.bad("loop condition is not 1 bit".into());
+                }
+                self.loops += 1;
+                self.stmts_at("body", body);
+                self.loops -= 1;
+                // Updates run outside the body: no break/continue there.
+                let saved = std::mem::take(&mut self.loops);
+                self.stmts_at("updates", updates);
+                self.loops = saved;
+            }
+            Stmt::Break | Stmt::Continue => {
+                if self.loops == 0 {
+                    self.bad("break/continue outside a loop body".into());
+                }
+            }
             Stmt::Advance { bits } => {
                 self.expr(bits);
             }

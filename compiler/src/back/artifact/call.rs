@@ -47,6 +47,7 @@ impl Lower<'_> {
             StmtKind::Exit => true,
             StmtKind::If(_, t, e) => self.may_exit(t) || self.may_exit(e),
             StmtKind::Block(b) => self.may_exit(b),
+            StmtKind::Loop(l) => self.may_exit(&l.body) || self.may_exit(&l.updates),
             StmtKind::Switch(sw) => {
                 sw.cases.iter().any(|c| self.may_exit(&c.body))
                     || sw.default.as_ref().is_some_and(|d| self.may_exit(d))

@@ -58,6 +58,26 @@ impl Lower<'_> {
                 out.extend(self.exit_copies.iter().cloned());
                 out.push(a::Stmt::Exit);
             }
+            StmtKind::Loop(l) => {
+                // The condition's own statements (calls, temporaries) run
+                // before every test: they go at the end of the updates and
+                // once before the loop.
+                let mut pre = Vec::new();
+                let Some(cond) = self.expr(idx, &l.cond, &mut pre) else {
+                    return;
+                };
+                let body = self.block(idx, &l.body.stmts);
+                let mut updates = self.block(idx, &l.updates.stmts);
+                updates.extend(pre.iter().cloned());
+                out.extend(pre);
+                out.push(a::Stmt::Loop {
+                    cond,
+                    body,
+                    updates,
+                });
+            }
+            StmtKind::Break => out.push(a::Stmt::Break),
+            StmtKind::Continue => out.push(a::Stmt::Continue),
             StmtKind::VarDecl(v, init) => {
                 let p = self.var_place(idx, *v);
                 let ty = self.m.vars[*v].ty.clone();
