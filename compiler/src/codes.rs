@@ -17,7 +17,7 @@ pub const NO_MEMBER: &str = "E0104";
 pub const TYPE_AS_VALUE: &str = "E0105";
 /// `varbit` is not supported.
 pub const VARBIT: &str = "E0110";
-/// `header_union` is not supported.
+/// A stack of `header_union`s (header unions themselves are supported).
 pub const HEADER_UNION: &str = "E0111";
 /// A width outside 1..=128.
 pub const WIDTH_RANGE: &str = "E0112";

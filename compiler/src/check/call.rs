@@ -415,6 +415,30 @@ impl Checker<'_> {
                     }
                 }
             }
+            Type::Struct(h) if self.m.structs[h].is_union => {
+                if method.name != "isValid" {
+                    let d = Diagnostic::error(
+                        codes::NO_MEMBER,
+                        format!(
+                            "a header_union has one method, `isValid`, not `{}`",
+                            method.name
+                        ),
+                        method.span,
+                    )
+                    .with_hint("set a member valid or invalid: `u.member.setValid()`");
+                    self.emit(d);
+                    return None;
+                }
+                if !args.is_empty() {
+                    self.err(codes::ARG_COUNT, "`isValid()` takes no arguments", span);
+                    return None;
+                }
+                Some(Expr {
+                    kind: ExprKind::IsValid(Box::new(b)),
+                    ty: Type::Bool,
+                    span,
+                })
+            }
             Type::Stack(..) => {
                 let op = match method.name.as_str() {
                     "push_front" => Builtin::PushFront,

@@ -286,21 +286,13 @@ impl<'a> Checker<'a> {
                     self.declare(&c.name, Sym::Const(ty, value));
                 }
             }
-            Decl::Header(s) => self.struct_decl(s, true),
-            Decl::Struct(s) => self.struct_decl(s, false),
-            Decl::HeaderUnion(s) => {
-                let d = Diagnostic::error(
-                    codes::HEADER_UNION,
-                    format!(
-                        "header_union `{}` is not supported by this compiler",
-                        s.name.name
-                    ),
-                    s.name.span,
-                )
-                .with_label("header_union declared here")
-                .with_hint("use separate headers in a struct and set at most one of them valid");
-                self.emit(d);
+            Decl::Header(s) => {
+                self.struct_decl(s, true);
             }
+            Decl::Struct(s) => {
+                self.struct_decl(s, false);
+            }
+            Decl::HeaderUnion(s) => self.union_decl(s),
             Decl::Typedef(t) => self.typedef_decl(t),
             Decl::Enum(e) => self.enum_decl(e),
             Decl::Error(list) => {

@@ -177,6 +177,23 @@ impl Checker<'_> {
             K::Stack { elem, size } => {
                 let et = self.resolve_type(elem, tparams)?;
                 let n = self.const_int(size, "a header stack size")?;
+                if let Type::Struct(s) = et {
+                    if self.m.structs[s].is_union {
+                        let d = Diagnostic::error(
+                            codes::HEADER_UNION,
+                            format!(
+                                "a stack of header_union `{}` is not supported by this compiler",
+                                self.m.structs[s].name
+                            ),
+                            elem.span,
+                        )
+                        .with_hint(
+                            "use one header_union per position, or a stack of each member header",
+                        );
+                        self.emit(d);
+                        return None;
+                    }
+                }
                 let Type::Header(h) = et else {
                     let d = Diagnostic::error(
                         codes::TYPE_NOT_ALLOWED,
@@ -278,7 +295,34 @@ impl Checker<'_> {
         )
     }
 
-    pub(super) fn struct_decl(&mut self, s: &ast::StructDecl, is_header: bool) {
+    /// A `header_union`: a struct of headers at most one of which is valid.
+    pub(super) fn union_decl(&mut self, s: &ast::StructDecl) {
+        let Some(ty) = self.struct_decl(s, false) else {
+            return;
+        };
+        let Type::Struct(h) = ty else {
+            return;
+        };
+        let fields = self.m.structs[h].fields.clone();
+        for (f, af) in fields.iter().zip(&s.fields) {
+            if !matches!(f.ty, Type::Header(_)) {
+                let d = Diagnostic::error(
+                    codes::TYPE_NOT_ALLOWED,
+                    format!(
+                        "a header_union member must be a header, not `{}`",
+                        self.m.type_name(&f.ty)
+                    ),
+                    af.ty.span,
+                )
+                .with_hint("declare the member's type with `header`");
+                self.emit(d);
+            }
+        }
+        self.m.structs[h].is_union = true;
+    }
+
+    /// Declare a header or struct; its type (`None`: not declared).
+    pub(super) fn struct_decl(&mut self, s: &ast::StructDecl, is_header: bool) -> Option<Type> {
         if !s.type_params.is_empty() {
             self.err(
                 codes::GENERIC_DECL,
@@ -289,7 +333,7 @@ impl Checker<'_> {
                 ),
                 s.name.span,
             );
-            return;
+            return None;
         }
         let mut fields: Vec<ir::FieldDef> = Vec::new();
         let mut ok = true;
@@ -362,6 +406,7 @@ impl Checker<'_> {
         let h = self.m.structs.append(ir::StructDef {
             name: s.name.name.clone(),
             is_header,
+            is_union: false,
             fields,
             bundled,
             span: s.span,
@@ -371,7 +416,8 @@ impl Checker<'_> {
         } else {
             Type::Struct(h)
         };
-        self.declare(&s.name, Sym::Type(ty));
+        self.declare(&s.name, Sym::Type(ty.clone()));
+        Some(ty)
     }
 
     pub(super) fn typedef_decl(&mut self, t: &ast::TypedefDecl) {

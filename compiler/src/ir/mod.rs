@@ -113,6 +113,8 @@ pub struct StructDef {
     pub name: String,
     /// `header` rather than `struct`.
     pub is_header: bool,
+    /// A `header_union` (a struct of headers, at most one valid).
+    pub is_union: bool,
     /// Fields in declaration order.
     pub fields: Vec<FieldDef>,
     /// Declared in a bundled include.

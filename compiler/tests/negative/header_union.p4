@@ -1,5 +1,5 @@
 // expect: E0111
-// header unions are not supported
+// stacks of header unions are not supported (header unions are)
 #include <core.p4>
 #include <v1model.p4>
 
@@ -9,6 +9,7 @@ struct metadata { bit<8> x; bit<16> y; bit<32> z; }
 header a_t { bit<8> v; }
 header b_t { bit<16> v; }
 header_union u_t { a_t a; b_t b; }
+struct unions { u_t[2] s; }
 parser P(packet_in pkt, out headers hdr, inout metadata meta, inout standard_metadata_t sm) {
     state start { pkt.extract(hdr.h); transition accept; }
 }

@@ -53,6 +53,8 @@ impl Lower<'_> {
                 let lp = self.place(idx, &e, out)?;
                 let header = self.href(lp, span)?;
                 out.push(a::Stmt::Extract { header });
+                let others = self.union_siblings(idx, &e, out);
+                out.extend(super::stmt::invalidate_all(&others));
             }
             Builtin::Lookahead => {
                 let t = type_args.first().cloned().unwrap_or_else(|| ret.clone());
@@ -116,6 +118,12 @@ impl Lower<'_> {
                 } else {
                     a::Stmt::SetInvalid { header }
                 });
+                if op == Builtin::SetValid {
+                    if let Some(Receiver::Expr(e)) = receiver {
+                        let others = self.union_siblings(idx, e, out);
+                        out.extend(super::stmt::invalidate_all(&others));
+                    }
+                }
             }
             Builtin::PushFront | Builtin::PopFront => {
                 let LPlace::Static(Place::Stack(stack)) = recv_place(self, out)? else {

@@ -67,6 +67,27 @@ impl Lower<'_> {
             }
             ExprKind::IsValid(h) => {
                 let lp = self.place(idx, h, pre)?;
+                if let LPlace::Static(Place::Struct(ps)) = &lp {
+                    // A header_union is valid when one of its members is.
+                    let mut any: Option<a::Expr> = None;
+                    for p in ps {
+                        let Place::Header(m) = p else { continue };
+                        let v = a::Expr::IsValid {
+                            header: HeaderRef::Static { header: *m },
+                        };
+                        any = Some(match any {
+                            None => v,
+                            Some(x) => a::Expr::Binary {
+                                op: a::BinaryOp::LOr,
+                                width: 1,
+                                signed: false,
+                                lhs: Box::new(x),
+                                rhs: Box::new(v),
+                            },
+                        });
+                    }
+                    return any;
+                }
                 let header = self.href(lp, span)?;
                 Some(a::Expr::IsValid { header })
             }
