@@ -15,7 +15,7 @@ pub const WRONG_KIND: &str = "E0103";
 pub const NO_MEMBER: &str = "E0104";
 /// A type written where a value is expected.
 pub const TYPE_AS_VALUE: &str = "E0105";
-/// `varbit` is not supported.
+/// A `varbit` where this compiler does not support it (not the last header field, over 128 bits, read in an expression).
 pub const VARBIT: &str = "E0110";
 /// A stack of `header_union`s (header unions themselves are supported).
 pub const HEADER_UNION: &str = "E0111";

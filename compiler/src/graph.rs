@@ -556,7 +556,10 @@ impl<'a> Effects<'a> {
                 self.stmts(body, r, w);
                 self.stmts(updates, r, w);
             }
-            a::Stmt::Extract { header } => {
+            a::Stmt::Extract { header } | a::Stmt::ExtractVarbit { header, .. } => {
+                if let a::Stmt::ExtractVarbit { bits, .. } = s {
+                    self.expr(bits, r);
+                }
                 self.href_reads(header, r);
                 self.header_fields(header, w, true);
                 if let HeaderRef::Next { stack } = header {
@@ -1050,7 +1053,7 @@ impl CfgBuilder<'_> {
                 );
                 vec![(n, String::new())]
             }
-            a::Stmt::Extract { header } => {
+            a::Stmt::Extract { header } | a::Stmt::ExtractVarbit { header, .. } => {
                 let n = self.node(
                     CfgNode::Extern(format!("extract {}", href_text(art, header))),
                     preds,

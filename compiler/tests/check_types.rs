@@ -220,7 +220,14 @@ fn unsupported_constructs_get_a_diagnostic() {
         &v1model("header_union u { h_t a; bit<8> b; }", "", ""),
         "E0113",
     );
-    fails(&v1model("header v { varbit<8> x; }", "", ""), "E0110");
+    fails(
+        &v1model("header v { varbit<8> x; bit<8> y; }", "", ""),
+        "E0110",
+    );
+    fails(
+        &v1model("header v { bit<8> y; varbit<8> x; }", "", "varbit<8> z;"),
+        "E0110",
+    );
     fails(
         &v1model(
             "",

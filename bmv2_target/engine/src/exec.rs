@@ -19,8 +19,12 @@ pub const ERR_PACKET_TOO_SHORT: u32 = 1;
 pub const ERR_NO_MATCH: u32 = 2;
 /// `error.StackOutOfBounds`.
 pub const ERR_STACK_OUT_OF_BOUNDS: u32 = 3;
+/// `error.HeaderTooShort`.
+pub const ERR_HEADER_TOO_SHORT: u32 = 4;
 /// `error.ParserTimeout`.
 pub const ERR_PARSER_TIMEOUT: u32 = 5;
+/// `error.ParserInvalidArgument`.
+pub const ERR_PARSER_INVALID_ARGUMENT: u32 = 6;
 
 /// State transitions a parser may take for one packet before it is stopped
 /// with `ParserTimeout` (guards against programs that loop without
@@ -302,7 +306,11 @@ impl Exec<'_> {
             S::Break => return Flow::Break,
             S::Continue => return Flow::Continue,
             S::Loop(l) => return self.run_loop(st, l),
-            S::Extract(h) => return self.extract(st, h),
+            S::Extract(h) => return self.extract(st, h, None),
+            S::ExtractVarbit(h, bits) => {
+                let bits = eval(bits, code, st);
+                return self.extract(st, h, Some(bits));
+            }
             S::Advance(e) => {
                 let bits = eval(e, code, st);
                 let end = (st.cursor as u64).saturating_add(bits);
@@ -386,9 +394,10 @@ impl Exec<'_> {
         Some(Flow::Next)
     }
 
-    /// `packet.extract(h)`.
+    /// `packet.extract(h)`, or `packet.extract(h, var_bits)` of a header
+    /// with a varbit field.
     #[inline(never)]
-    fn extract(&mut self, st: &mut PacketState, h: &HRef) -> Flow {
+    fn extract(&mut self, st: &mut PacketState, h: &HRef, var_bits: Option<u64>) -> Flow {
         let code = self.code;
         let (hid, next_of) = match h {
             HRef::Static(h) => (*h as usize, None),
@@ -401,7 +410,18 @@ impl Exec<'_> {
             },
         };
         let hi = &code.headers[hid];
-        let bits = hi.bit_width as usize;
+        let mut bits = hi.bit_width as usize;
+        let mut var_len = 0usize;
+        if let (Some(vb), Some(n)) = (hi.varbit, var_bits) {
+            if n > u64::from(vb.max) {
+                return Flow::Reject(Some(ERR_HEADER_TOO_SHORT));
+            }
+            if n % 8 != 0 {
+                return Flow::Reject(Some(ERR_PARSER_INVALID_ARGUMENT));
+            }
+            var_len = n as usize;
+            bits += var_len;
+        }
         if st.cursor + bits > st.frame.len() * 8 {
             if self.rt.trace {
                 tracing::info!(
@@ -423,6 +443,15 @@ impl Exec<'_> {
                 let v = read_bits(&st.frame, base + f.bit_off as usize, f.width);
                 st.store_raw(f.loc, v);
             }
+        }
+        if let Some(vb) = hi.varbit {
+            let v = if var_len == 0 {
+                0
+            } else {
+                read_bits(&st.frame, base + hi.bit_width as usize, var_len as u16)
+            };
+            st.store_raw(vb.loc, v);
+            st.n[vb.len as usize] = var_len as u64;
         }
         st.valid.set(hid, true);
         st.cursor += bits;
@@ -814,7 +843,14 @@ fn write_args(code: &Code, st: &mut PacketState, action: u32, args: &[u128]) {
 /// Append header `h`'s bytes to `out`.
 #[inline]
 pub fn emit_header(code: &Code, st: &PacketState, h: usize, out: &mut Vec<u8>) {
-    code.headers[h].plan.emit(st, out);
+    let hi = &code.headers[h];
+    hi.plan.emit(st, out);
+    if let Some(vb) = hi.varbit {
+        // Extraction only stores whole bytes; a length set otherwise is capped.
+        let bytes = (st.n[vb.len as usize].min(u64::from(vb.max)) / 8) as usize;
+        let v = st.load(vb.loc);
+        out.extend((0..bytes).rev().map(|k| (v >> (8 * k)) as u8));
+    }
 }
 
 /// Copy every field and the validity of header `s` to header `d` (same layout).
@@ -827,6 +863,11 @@ fn copy_header(code: &Code, st: &mut PacketState, d: usize, s: usize) {
     for (a, b) in df.iter().zip(sf.iter()) {
         let v = st.load(b.loc);
         st.store_raw(a.loc, v);
+    }
+    if let (Some(a), Some(b)) = (code.headers[d].varbit, code.headers[s].varbit) {
+        let v = st.load(b.loc);
+        st.store_raw(a.loc, v);
+        st.n[a.len as usize] = st.n[b.len as usize];
     }
     let v = st.valid.get(s);
     st.valid.set(d, v);

@@ -56,6 +56,7 @@ pub(crate) fn builtin_method(ext: &str, method: &str, arity: usize) -> Option<Bu
     use Builtin::*;
     Some(match (ext, method, arity) {
         ("packet_in", "extract", 1) => Extract,
+        ("packet_in", "extract", 2) => ExtractVarbit,
         ("packet_in", "lookahead", 0) => Lookahead,
         ("packet_in", "advance", 1) => Advance,
         ("packet_out", "emit", 1) => Emit,
@@ -73,7 +74,7 @@ pub(crate) fn builtin_method(ext: &str, method: &str, arity: usize) -> Option<Bu
 fn builtin_name(op: Builtin) -> &'static str {
     use Builtin::*;
     match op {
-        Extract => "extract",
+        Extract | ExtractVarbit => "extract",
         Lookahead => "lookahead",
         Advance => "advance",
         Emit => "emit",
@@ -720,8 +721,29 @@ impl Checker<'_> {
         }
         // Builtin-specific argument rules.
         match op {
-            Builtin::Extract => {
+            Builtin::Extract | Builtin::ExtractVarbit => {
                 if let Some(Arg::Out(a, _)) = bound.first() {
+                    if let Type::Header(h) = a.ty {
+                        let has_varbit = self.m.structs[h].fields.iter().any(|f| f.varbit);
+                        let with_len = op == Builtin::ExtractVarbit;
+                        if has_varbit != with_len {
+                            let (msg, hint) = if has_varbit {
+                                (
+                                    "this header has a varbit field: `extract` needs its length",
+                                    "write `pkt.extract(h, (bit<32>) length_in_bits)`",
+                                )
+                            } else {
+                                (
+                                    "`extract` with a length needs a header with a varbit field",
+                                    "extract a fixed-size header with `pkt.extract(h)`",
+                                )
+                            };
+                            let d =
+                                Diagnostic::error(codes::PACKET_OP, msg, a.span).with_hint(hint);
+                            self.emit(d);
+                            return None;
+                        }
+                    }
                     if !matches!(a.ty, Type::Header(_)) {
                         let tn = self.m.type_name(&a.ty);
                         let d = Diagnostic::error(
@@ -794,7 +816,11 @@ impl Checker<'_> {
     /// Where each builtin may be used.
     pub(super) fn builtin_context(&mut self, op: Builtin, span: Span) -> Option<()> {
         match op {
-            Builtin::Extract | Builtin::Lookahead | Builtin::Advance | Builtin::Verify
+            Builtin::Extract
+            | Builtin::ExtractVarbit
+            | Builtin::Lookahead
+            | Builtin::Advance
+            | Builtin::Verify
                 if !self.ctx.in_parser =>
             {
                 let d = Diagnostic::error(

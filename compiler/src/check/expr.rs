@@ -55,6 +55,15 @@ impl Checker<'_> {
         match ty {
             Type::Header(h) | Type::Struct(h) => {
                 let fields = self.m.structs[*h].fields.clone();
+                if fields.iter().any(|f| f.varbit) {
+                    let d = Diagnostic::error(
+                        codes::VARBIT,
+                        "headers with a varbit field cannot be compared",
+                        span,
+                    )
+                    .with_hint("compare their fixed-size fields one by one");
+                    self.emit(d);
+                }
                 let mut all = konst(Value::Bool(true), Type::Bool, span);
                 for (i, f) in fields.iter().enumerate() {
                     let e =
@@ -520,6 +529,21 @@ impl Checker<'_> {
                 match def.fields.iter().position(|f| f.name == member.name) {
                     Some(i) => {
                         let ty = def.fields[i].ty.clone();
+                        if def.fields[i].varbit {
+                            let d = Diagnostic::error(
+                                codes::VARBIT,
+                                format!(
+                                    "the varbit field `{}` cannot be used in an expression",
+                                    member.name
+                                ),
+                                span,
+                            )
+                            .with_hint(
+                                "a varbit field is extracted, emitted and copied with its header",
+                            );
+                            self.emit(d);
+                            return None;
+                        }
                         let folded = match &b.kind {
                             ExprKind::List(items) => items.get(i).cloned(),
                             _ => None,

@@ -80,14 +80,11 @@ impl Checker<'_> {
             K::Varbit(_) => {
                 let d = Diagnostic::error(
                     codes::VARBIT,
-                    "`varbit` is not supported by this compiler",
+                    "`varbit` is only supported as the type of a header field",
                     t.span,
                 )
-                .with_label("variable-size field")
-                .with_hint(
-                    "parse the variable part with a fixed-size header per option, or \
-                     `advance` past it",
-                );
+                .with_label("variable-size value")
+                .with_hint("declare it as the last field of a header and extract it with a length");
                 self.emit(d);
                 None
             }
@@ -295,6 +292,41 @@ impl Checker<'_> {
         )
     }
 
+    /// The type (`bit<N>`, N the maximum) of header field `f` declared
+    /// `varbit<N>`: one per header, the last field, N in 1..=128.
+    fn varbit_width(
+        &mut self,
+        w: &ast::Expr,
+        last: bool,
+        before: usize,
+        f: &ast::StructField,
+    ) -> Option<Type> {
+        let n = self.const_int(w, "a varbit width")?;
+        let layout = "put the variable part in a header of its own, as its only or last field";
+        let why = if before > 0 {
+            Some(("a header may have only one varbit field", layout))
+        } else if !last {
+            Some((
+                "a varbit field must be the last field of this target's headers",
+                layout,
+            ))
+        } else if !(1..=128).contains(&n) {
+            Some((
+                "varbit widths outside 1..=128 bits are not supported by this target",
+                "parse the options with fixed-size headers selected on their length, or skip \
+                 them with `packet.advance(bits)`",
+            ))
+        } else {
+            None
+        };
+        if let Some((why, hint)) = why {
+            let d = Diagnostic::error(codes::VARBIT, why, f.ty.span).with_hint(hint);
+            self.emit(d);
+            return None;
+        }
+        Some(Type::Bit(n as u16))
+    }
+
     /// A `header_union`: a struct of headers at most one of which is valid.
     pub(super) fn union_decl(&mut self, s: &ast::StructDecl) {
         let Some(ty) = self.struct_decl(s, false) else {
@@ -337,11 +369,23 @@ impl Checker<'_> {
         }
         let mut fields: Vec<ir::FieldDef> = Vec::new();
         let mut ok = true;
-        for f in &s.fields {
-            let Some(ty) = self.resolve_type(&f.ty, &[]) else {
+        let mut varbits = 0;
+        for (k, f) in s.fields.iter().enumerate() {
+            let varbit = match &f.ty.kind {
+                ast::TypeRefKind::Varbit(w) if is_header => Some(w),
+                _ => None,
+            };
+            let resolved = match varbit {
+                Some(w) => self.varbit_width(w, k + 1 == s.fields.len(), varbits, f),
+                None => self.resolve_type(&f.ty, &[]),
+            };
+            let Some(ty) = resolved else {
                 ok = false;
                 continue;
             };
+            if varbit.is_some() {
+                varbits += 1;
+            }
             if fields.iter().any(|x| x.name == f.name.name) {
                 self.err(
                     codes::DUPLICATE,
@@ -380,6 +424,7 @@ impl Checker<'_> {
                 name: f.name.name.clone(),
                 ty,
                 field_lists: Self::annotation_ints(&f.annotations, "field_list"),
+                varbit: varbit.is_some(),
             });
         }
         if is_header {

@@ -132,6 +132,9 @@ pub struct FieldDef {
     pub ty: Type,
     /// `@field_list(n)` indices (v1model: preserved by resubmit/recirculate/clone).
     pub field_lists: Vec<u32>,
+    /// A `varbit<N>` header field (`ty` is `bit<N>`, its maximum width): the
+    /// last field of its header, with a per-packet length.
+    pub varbit: bool,
 }
 
 /// An enum declaration.
@@ -336,6 +339,8 @@ pub enum Arg {
 pub enum Builtin {
     /// `packet_in.extract(h)`.
     Extract,
+    /// `packet_in.extract(h, bits)`: a header with a varbit field.
+    ExtractVarbit,
     /// `packet_in.lookahead<T>()`.
     Lookahead,
     /// `packet_in.advance(bits)`.

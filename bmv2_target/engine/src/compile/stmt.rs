@@ -129,6 +129,10 @@ impl Cx<'_> {
                 self.parser_only("extract")?;
                 S::Extract(self.href(header)?)
             }
+            Stmt::ExtractVarbit { header, bits } => {
+                self.parser_only("extract")?;
+                S::ExtractVarbit(self.href(header)?, self.index(bits)?)
+            }
             Stmt::Advance { bits } => {
                 self.parser_only("advance")?;
                 S::Advance(self.index(bits)?)

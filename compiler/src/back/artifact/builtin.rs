@@ -56,6 +56,15 @@ impl Lower<'_> {
                 let others = self.union_siblings(idx, &e, out);
                 out.extend(super::stmt::invalidate_all(&others));
             }
+            Builtin::ExtractVarbit => {
+                let e = self.arg_ir(args.first())?.clone();
+                let lp = self.place(idx, &e, out)?;
+                let header = self.href(lp, span)?;
+                let bits = self.arg_expr(idx, args.get(1), out)?;
+                out.push(a::Stmt::ExtractVarbit { header, bits });
+                let others = self.union_siblings(idx, &e, out);
+                out.extend(super::stmt::invalidate_all(&others));
+            }
             Builtin::Lookahead => {
                 let t = type_args.first().cloned().unwrap_or_else(|| ret.clone());
                 let Some((w, signed)) = self.scalar_of(&t) else {

@@ -50,11 +50,20 @@ impl Lower<'_> {
             });
             offset += u32::from(w);
         }
+        let varbit_len = def.fields.iter().any(|f| f.varbit).then(|| {
+            self.new_field(
+                format!("{name}.$varbit_len"),
+                32,
+                false,
+                FieldKind::Header(hid),
+            )
+        });
         self.headers.push(a::Header {
             name,
             type_name: def.name.clone(),
             fields,
             bit_width: offset,
+            varbit_len,
         });
         hid
     }
