@@ -669,6 +669,10 @@ pub enum StmtKind {
     For(Box<ForStmt>),
     /// `for ([T] x in collection) body` (P4_16 1.2.4).
     ForIn(Box<ForInStmt>),
+    /// `lhs op= rhs;` whose `lhs` calls something (an index computed by a
+    /// function): the checker evaluates those calls once. Other compound
+    /// assignments arrive as `lhs = lhs op rhs`.
+    OpAssign(BinOp, Expr, Expr),
     /// `break;` (inside a loop).
     Break,
     /// `continue;` (inside a loop).

@@ -1,6 +1,6 @@
 //! Building the AST of assignments and loops: plain and compound
-//! assignments (`a += b` is desugared here to `a = a + b`, the left side
-//! being evaluated once because it may not contain a call), C-style `for`
+//! assignments (`a += b` is desugared here to `a = a + b` unless the left
+//! side calls something, which the checker must evaluate once), C-style `for`
 //! loops and `for`-`in` loops, whose headers take declarations,
 //! assignments and calls separated by commas.
 
@@ -24,15 +24,7 @@ impl Builder<'_> {
             return Ok(StmtKind::Assign(lhs, rhs));
         };
         if contains_call(&lhs) {
-            self.push(
-                Diagnostic::error(
-                    "E0040",
-                    "a compound assignment to an l-value that contains a call is not supported",
-                    lhs.span,
-                )
-                .with_label("this l-value calls a function or method")
-                .with_hint("compute the index into a local variable first, then write `x op= e;`"),
-            );
+            return Ok(StmtKind::OpAssign(op, lhs, rhs));
         }
         let rspan = lhs.span.to(rhs.span);
         let value = Expr {

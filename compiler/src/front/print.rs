@@ -446,6 +446,9 @@ impl Printer {
                 let s = const_text(c);
                 self.line(&s);
             }
+            StmtKind::OpAssign(op, l, r) => {
+                self.line(&format!("{} {}= {};", expr(l), op.as_str(), expr(r)))
+            }
             StmtKind::Break => self.line("break;"),
             StmtKind::Continue => self.line("continue;"),
             StmtKind::For(f) => {
