@@ -17,7 +17,7 @@ pub const NO_MEMBER: &str = "E0104";
 pub const TYPE_AS_VALUE: &str = "E0105";
 /// A `varbit` where this compiler does not support it (not the last header field, over 128 bits, read in an expression).
 pub const VARBIT: &str = "E0110";
-/// A stack of `header_union`s (header unions themselves are supported).
+/// An operation on a stack of `header_union`s other than a constant index.
 pub const HEADER_UNION: &str = "E0111";
 /// A width outside 1..=128.
 pub const WIDTH_RANGE: &str = "E0112";

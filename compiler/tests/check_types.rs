@@ -213,7 +213,11 @@ fn functions() {
 #[test]
 fn unsupported_constructs_get_a_diagnostic() {
     fails(
-        &v1model("header_union u { h_t a; } struct s { u[2] x; }", "", ""),
+        &v1model(
+            "header_union u { h_t a; } struct s { u[2] x; }",
+            "",
+            "s v; v.x.next.a.setValid();",
+        ),
         "E0111",
     );
     fails(

@@ -440,6 +440,10 @@ impl Checker<'_> {
                     span,
                 })
             }
+            Type::Stack(..) if self.is_union_stack(&b.ty) => {
+                self.union_stack_unsupported(&format!("`{}()`", method.name), method.span);
+                None
+            }
             Type::Stack(..) => {
                 let op = match method.name.as_str() {
                     "push_front" => Builtin::PushFront,

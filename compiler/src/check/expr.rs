@@ -88,7 +88,7 @@ impl Checker<'_> {
                 )
             }
             Type::Stack(h, n) => {
-                let elem = Type::Header(*h);
+                let elem = self.stack_elem(*h);
                 let mut all = konst(Value::Bool(true), Type::Bool, span);
                 for i in 0..*n {
                     let idx = |e: &Expr| {
@@ -576,6 +576,10 @@ impl Checker<'_> {
             }
             Type::Stack(h, n) => {
                 let (h, n) = (*h, *n);
+                if self.m.structs[h].is_union && member.name != "size" {
+                    self.union_stack_unsupported(&format!("`{}`", member.name), member.span);
+                    return None;
+                }
                 match member.name.as_str() {
                     "next" => Some(mk(ExprKind::Next(Box::new(b)), Type::Header(h), span)),
                     "last" => Some(mk(ExprKind::Last(Box::new(b)), Type::Header(h), span)),
@@ -653,6 +657,10 @@ impl Checker<'_> {
                 return None;
             }
         };
+        if self.m.structs[h].is_union && !matches!(i.kind, ExprKind::Const(_)) {
+            self.union_stack_unsupported("a run-time index", idx.span);
+            return None;
+        }
         if let ExprKind::Const(Value::Bits(v)) = &i.kind {
             if *v >= u128::from(n) {
                 let d = Diagnostic::error(
@@ -666,7 +674,7 @@ impl Checker<'_> {
         }
         Some(mk(
             ExprKind::Index(Box::new(b), Box::new(i)),
-            Type::Header(h),
+            self.stack_elem(h),
             span,
         ))
     }

@@ -309,6 +309,10 @@ impl Checker<'_> {
             ));
         }
         let coll = self.expr(e)?;
+        if self.is_union_stack(&coll.ty) {
+            self.union_stack_unsupported("a `for`-`in` loop over each element", e.span);
+            return None;
+        }
         let Type::Stack(h, n) = coll.ty else {
             let tn = self.m.type_name(&coll.ty);
             let d = Diagnostic::error(

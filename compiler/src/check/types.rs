@@ -174,23 +174,11 @@ impl Checker<'_> {
             K::Stack { elem, size } => {
                 let et = self.resolve_type(elem, tparams)?;
                 let n = self.const_int(size, "a header stack size")?;
-                if let Type::Struct(s) = et {
-                    if self.m.structs[s].is_union {
-                        let d = Diagnostic::error(
-                            codes::HEADER_UNION,
-                            format!(
-                                "a stack of header_union `{}` is not supported by this compiler",
-                                self.m.structs[s].name
-                            ),
-                            elem.span,
-                        )
-                        .with_hint(
-                            "use one header_union per position, or a stack of each member header",
-                        );
-                        self.emit(d);
-                        return None;
-                    }
-                }
+                // A stack of header_unions: indexed by constants only.
+                let et = match et {
+                    Type::Struct(s) if self.m.structs[s].is_union => Type::Header(s),
+                    t => t,
+                };
                 let Type::Header(h) = et else {
                     let d = Diagnostic::error(
                         codes::TYPE_NOT_ALLOWED,
@@ -325,6 +313,32 @@ impl Checker<'_> {
             return None;
         }
         Some(Type::Bit(n as u16))
+    }
+
+    /// Whether `t` is a stack of header_unions.
+    pub(super) fn is_union_stack(&self, t: &Type) -> bool {
+        matches!(t, Type::Stack(h, _) if self.m.structs[*h].is_union)
+    }
+
+    /// The type of an element of a stack of `h`: a header, or a
+    /// header_union (a struct).
+    pub(super) fn stack_elem(&self, h: ir::Handle<ir::StructDef>) -> Type {
+        if self.m.structs[h].is_union {
+            Type::Struct(h)
+        } else {
+            Type::Header(h)
+        }
+    }
+
+    /// Report an operation that stacks of header_unions do not support.
+    pub(super) fn union_stack_unsupported(&mut self, what: &str, span: Span) {
+        let d = Diagnostic::error(
+            codes::HEADER_UNION,
+            format!("{what} of a stack of header_unions is not supported by this compiler"),
+            span,
+        )
+        .with_hint("index the stack with constants: `u[0].member`");
+        self.emit(d);
     }
 
     /// A `header_union`: a struct of headers at most one of which is valid.

@@ -81,6 +81,13 @@ impl Lower<'_> {
                         .collect(),
                 )
             }
+            // A stack of header_unions: a fixed array of unions (constant
+            // indices only, checked before).
+            Type::Stack(s, n) if self.m.structs[*s].is_union => Place::Struct(
+                (0..*n)
+                    .map(|i| self.alloc(&format!("{name}[{i}]"), &Type::Struct(*s), kind))
+                    .collect(),
+            ),
             Type::Stack(s, n) => {
                 let elements = (0..*n)
                     .map(|i| self.new_header(format!("{name}[{i}]"), *s))
