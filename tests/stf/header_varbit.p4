@@ -1,6 +1,7 @@
 /* varbit: extract with a length in bits (HeaderTooShort over the maximum,
    ParserInvalidArgument when not whole bytes, PacketTooShort past the end),
-   emit of the extracted length, and a header copy carrying the length. */
+   emit of the extracted length, a header copy carrying the length, and
+   minSizeInBytes() / maxSizeInBits(). */
 #include <core.p4>
 #include <v1model.p4>
 
@@ -31,6 +32,9 @@ control I(inout headers hdr, inout metadata meta, inout standard_metadata_t sm) 
         } else if (sm.parser_error == error.ParserInvalidArgument) {
             hdr.eth.type = 6;
         }
+        // Sizes are constants: the minimum leaves the varbit empty.
+        hdr.eth.dst[15:8] = (bit<8>) hdr.opt.minSizeInBytes();
+        hdr.eth.dst[7:0] = (bit<8>) hdr.opt.maxSizeInBits();
         opt_t c = hdr.opt;
         hdr.copy = c;
     }

@@ -381,6 +381,30 @@ impl Checker<'_> {
                         ty: Type::Bool,
                         span,
                     }),
+                    "minSizeInBits" | "minSizeInBytes" | "maxSizeInBits" | "maxSizeInBytes" => {
+                        let Type::Header(h) = b.ty else {
+                            return None;
+                        };
+                        // The minimum leaves a varbit field empty; the maximum fills it.
+                        let max = method.name.starts_with("max");
+                        let bits: i128 = self.m.structs[h]
+                            .fields
+                            .iter()
+                            .filter(|f| max || !f.varbit)
+                            .filter_map(|f| self.m.scalar_width(&f.ty))
+                            .map(i128::from)
+                            .sum();
+                        let v = if method.name.ends_with("Bytes") {
+                            (bits + 7) / 8
+                        } else {
+                            bits
+                        };
+                        Some(Expr {
+                            kind: ExprKind::Const(ir::Value::Int(v)),
+                            ty: Type::InfInt,
+                            span,
+                        })
+                    }
                     "setValid" | "setInvalid" => {
                         let op = if method.name == "setValid" {
                             Builtin::SetValid
@@ -407,7 +431,16 @@ impl Checker<'_> {
                         );
                         if let Some(best) = did_you_mean(
                             &method.name,
-                            ["isValid", "setValid", "setInvalid"].into_iter(),
+                            [
+                                "isValid",
+                                "setValid",
+                                "setInvalid",
+                                "minSizeInBits",
+                                "minSizeInBytes",
+                                "maxSizeInBits",
+                                "maxSizeInBytes",
+                            ]
+                            .into_iter(),
                         ) {
                             d = d.with_hint(format!("did you mean `{best}()`?"));
                         }
