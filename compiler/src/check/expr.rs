@@ -647,11 +647,17 @@ impl Checker<'_> {
         let i = match &i.ty {
             Type::InfInt => self.coerce(i, &Type::Bit(32))?,
             Type::Bit(_) => i,
+            // A signed index (P4_16 1.2.x): sign-extended, so a negative one
+            // is out of range.
+            Type::Int(_) => {
+                let s = i.span;
+                mk(ExprKind::Cast(Box::new(i)), Type::Bit(32), s)
+            }
             other => {
                 let tn = self.m.type_name(other);
                 self.err(
                     codes::BAD_SLICE,
-                    format!("a stack index must be an unsigned integer, found `{tn}`"),
+                    format!("a stack index must be an integer, found `{tn}`"),
                     idx.span,
                 );
                 return None;
