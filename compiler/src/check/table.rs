@@ -630,7 +630,12 @@ impl Checker<'_> {
             }
             ast::Keyset::Mask(ve, me) => {
                 let v = self.keyset_value(ve, &ty)?;
-                let m = self.keyset_value(me, &ty)?;
+                // A serializable enum's mask is a value of its underlying type.
+                let mty = match &ty {
+                    Type::Enum(h) => self.m.enums[*h].underlying.clone().unwrap_or(ty.clone()),
+                    t => t.clone(),
+                };
+                let m = self.keyset_value(me, &mty)?;
                 match key.match_kind {
                     MatchKind::Ternary => Some(KeyMatch::Ternary {
                         value: v & m,
