@@ -26,6 +26,38 @@ impl Lower<'_> {
                     None
                 }
             },
+            // `pkt.lookahead<h_t>().f`: a lookahead of that field's bits.
+            ExprKind::Field(b, i)
+                if matches!(
+                    &b.kind,
+                    ExprKind::Call(c) if matches!(
+                        c.callee,
+                        ir::Callee::Builtin { op: ir::Builtin::Lookahead, .. }
+                    )
+                ) && matches!(b.ty, Type::Header(_)) =>
+            {
+                let Type::Header(s) = b.ty else { return None };
+                let fields = &self.m.structs[s].fields;
+                let offset: u32 = fields[..*i as usize]
+                    .iter()
+                    .filter_map(|f| self.m.scalar_width(&f.ty))
+                    .map(u32::from)
+                    .sum();
+                let mut x = a::Expr::Lookahead {
+                    bit_offset: offset,
+                    width: w,
+                };
+                if signed {
+                    x = a::Expr::Cast {
+                        arg: Box::new(x),
+                        arg_width: w,
+                        arg_signed: false,
+                        width: w,
+                        signed: true,
+                    };
+                }
+                Some(x)
+            }
             ExprKind::Var(_)
             | ExprKind::Field(..)
             | ExprKind::Index(..)
