@@ -15,7 +15,7 @@ pub const WRONG_KIND: &str = "E0103";
 pub const NO_MEMBER: &str = "E0104";
 /// A type written where a value is expected.
 pub const TYPE_AS_VALUE: &str = "E0105";
-/// A `varbit` where this compiler does not support it (not the last header field, over 128 bits, read in an expression).
+/// A `varbit` where this compiler does not support it (not the last header field, over 128 bits, read outside `==`/`!=`).
 pub const VARBIT: &str = "E0110";
 /// An operation on a stack of `header_union`s other than a constant index.
 pub const HEADER_UNION: &str = "E0111";

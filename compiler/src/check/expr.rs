@@ -55,15 +55,6 @@ impl Checker<'_> {
         match ty {
             Type::Header(h) | Type::Struct(h) => {
                 let fields = self.m.structs[*h].fields.clone();
-                if fields.iter().any(|f| f.varbit) {
-                    let d = Diagnostic::error(
-                        codes::VARBIT,
-                        "headers with a varbit field cannot be compared",
-                        span,
-                    )
-                    .with_hint("compare their fixed-size fields one by one");
-                    self.emit(d);
-                }
                 let mut all = konst(Value::Bool(true), Type::Bool, span);
                 for (i, f) in fields.iter().enumerate() {
                     let e =
@@ -529,7 +520,7 @@ impl Checker<'_> {
                 match def.fields.iter().position(|f| f.name == member.name) {
                     Some(i) => {
                         let ty = def.fields[i].ty.clone();
-                        if def.fields[i].varbit {
+                        if def.fields[i].varbit && !self.ctx.varbit_operand {
                             let d = Diagnostic::error(
                                 codes::VARBIT,
                                 format!(
@@ -877,10 +868,49 @@ impl Checker<'_> {
         e
     }
 
+    /// Whether `e` reads a varbit header field.
+    pub(super) fn is_varbit_field(&self, e: &Expr) -> bool {
+        match &e.kind {
+            ExprKind::Field(b, i) => match &b.ty {
+                Type::Header(h) => self.m.structs[*h]
+                    .fields
+                    .get(*i as usize)
+                    .is_some_and(|f| f.varbit),
+                _ => false,
+            },
+            _ => false,
+        }
+    }
+
     fn binary(&mut self, op: BinOp, a: &ast::Expr, b: &ast::Expr, span: Span) -> Option<Expr> {
-        let l = self.expr(a);
-        let r = self.expr(b);
+        let eq = matches!(op, BinOp::Eq | BinOp::Ne);
+        // `h1.v == h2.v` on varbit fields compares lengths and values.
+        let operand = |me: &mut Self, x: &ast::Expr| {
+            let direct = eq && matches!(x.kind, ast::ExprKind::Member(..));
+            me.ctx.varbit_operand = direct;
+            let r = me.expr(x);
+            me.ctx.varbit_operand = false;
+            r
+        };
+        let l = operand(self, a);
+        let r = operand(self, b);
         let (l, r) = (l?, r?);
+        if eq && (self.is_varbit_field(&l) || self.is_varbit_field(&r)) {
+            if !(self.is_varbit_field(&l) && self.is_varbit_field(&r) && l.ty == r.ty) {
+                let d = Diagnostic::error(
+                    codes::VARBIT,
+                    "a varbit field can only be compared with a varbit field of the same width",
+                    span,
+                );
+                self.emit(d);
+                return None;
+            }
+            return Some(mk(
+                ExprKind::Binary(op, Box::new(l), Box::new(r)),
+                Type::Bool,
+                span,
+            ));
+        }
         match op {
             BinOp::And | BinOp::Or => {
                 for x in [&l, &r] {

@@ -124,6 +124,8 @@ pub(crate) struct Ctx {
     apply_depth: Option<u32>,
     /// Loops around the statement being checked (0: not in a loop).
     loop_depth: u32,
+    /// Checking a direct operand of `==`/`!=`, where a varbit field may be read.
+    varbit_operand: bool,
 }
 
 /// A use of a builtin, recorded for the architecture checks after `main`.

@@ -234,6 +234,29 @@ impl Lower<'_> {
         }
     }
 
+    /// The length slot of the varbit field `e` reads (`h.v` of a header
+    /// known at compile time); `None` when `e` is not a varbit field.
+    fn varbit_len(&mut self, idx: usize, e: &ir::Expr, pre: &mut Vec<a::Stmt>) -> Option<a::Expr> {
+        let ExprKind::Field(b, i) = &e.kind else {
+            return None;
+        };
+        let Type::Header(s) = b.ty else {
+            return None;
+        };
+        if !self.m.structs[s].fields.get(*i as usize)?.varbit {
+            return None;
+        }
+        match self.place(idx, b, pre)? {
+            LPlace::Static(Place::Header(h)) => Some(a::Expr::Field {
+                field: self.headers[h.index()].varbit_len?,
+            }),
+            _ => {
+                self.inexpressible("a varbit field of a run-time stack element", e.span);
+                None
+            }
+        }
+    }
+
     pub(super) fn binary(
         &mut self,
         idx: usize,
@@ -243,6 +266,38 @@ impl Lower<'_> {
         w: u16,
         pre: &mut Vec<a::Stmt>,
     ) -> Option<a::Expr> {
+        if matches!(op, BinOp::Eq | BinOp::Ne) {
+            if let (Some(ll), Some(rl)) =
+                (self.varbit_len(idx, l, pre), self.varbit_len(idx, r, pre))
+            {
+                // Varbit fields: equal lengths and equal values.
+                let (lv, rv) = (self.expr(idx, l, pre)?, self.expr(idx, r, pre)?);
+                let cmp = |x: a::Expr, y: a::Expr| a::Expr::Binary {
+                    op: a::BinaryOp::Eq,
+                    width: 1,
+                    signed: false,
+                    lhs: Box::new(x),
+                    rhs: Box::new(y),
+                };
+                let both = a::Expr::Binary {
+                    op: a::BinaryOp::LAnd,
+                    width: 1,
+                    signed: false,
+                    lhs: Box::new(cmp(ll, rl)),
+                    rhs: Box::new(cmp(lv, rv)),
+                };
+                return Some(if op == BinOp::Ne {
+                    a::Expr::Unary {
+                        op: a::UnaryOp::Not,
+                        width: 1,
+                        signed: false,
+                        arg: Box::new(both),
+                    }
+                } else {
+                    both
+                });
+            }
+        }
         let lhs = self.expr(idx, l, pre)?;
         let mut rpre = Vec::new();
         let rhs = self.expr(idx, r, &mut rpre)?;
