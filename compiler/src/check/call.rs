@@ -382,28 +382,7 @@ impl Checker<'_> {
                         span,
                     }),
                     "minSizeInBits" | "minSizeInBytes" | "maxSizeInBits" | "maxSizeInBytes" => {
-                        let Type::Header(h) = b.ty else {
-                            return None;
-                        };
-                        // The minimum leaves a varbit field empty; the maximum fills it.
-                        let max = method.name.starts_with("max");
-                        let bits: i128 = self.m.structs[h]
-                            .fields
-                            .iter()
-                            .filter(|f| max || !f.varbit)
-                            .filter_map(|f| self.m.scalar_width(&f.ty))
-                            .map(i128::from)
-                            .sum();
-                        let v = if method.name.ends_with("Bytes") {
-                            (bits + 7) / 8
-                        } else {
-                            bits
-                        };
-                        Some(Expr {
-                            kind: ExprKind::Const(ir::Value::Int(v)),
-                            ty: Type::InfInt,
-                            span,
-                        })
+                        self.header_size(&b, &method.name, span)
                     }
                     "setValid" | "setInvalid" => {
                         let op = if method.name == "setValid" {
@@ -450,28 +429,7 @@ impl Checker<'_> {
                 }
             }
             Type::Struct(h) if self.m.structs[h].is_union => {
-                if method.name != "isValid" {
-                    let d = Diagnostic::error(
-                        codes::NO_MEMBER,
-                        format!(
-                            "a header_union has one method, `isValid`, not `{}`",
-                            method.name
-                        ),
-                        method.span,
-                    )
-                    .with_hint("set a member valid or invalid: `u.member.setValid()`");
-                    self.emit(d);
-                    return None;
-                }
-                if !args.is_empty() {
-                    self.err(codes::ARG_COUNT, "`isValid()` takes no arguments", span);
-                    return None;
-                }
-                Some(Expr {
-                    kind: ExprKind::IsValid(Box::new(b)),
-                    ty: Type::Bool,
-                    span,
-                })
+                self.union_method(b, method, args, span)
             }
             Type::Stack(..) if self.is_union_stack(&b.ty) => {
                 self.union_stack_unsupported(&format!("`{}()`", method.name), method.span);
@@ -760,26 +718,8 @@ impl Checker<'_> {
         match op {
             Builtin::Extract | Builtin::ExtractVarbit => {
                 if let Some(Arg::Out(a, _)) = bound.first() {
-                    if let Type::Header(h) = a.ty {
-                        let has_varbit = self.m.structs[h].fields.iter().any(|f| f.varbit);
-                        let with_len = op == Builtin::ExtractVarbit;
-                        if has_varbit != with_len {
-                            let (msg, hint) = if has_varbit {
-                                (
-                                    "this header has a varbit field: `extract` needs its length",
-                                    "write `pkt.extract(h, (bit<32>) length_in_bits)`",
-                                )
-                            } else {
-                                (
-                                    "`extract` with a length needs a header with a varbit field",
-                                    "extract a fixed-size header with `pkt.extract(h)`",
-                                )
-                            };
-                            let d =
-                                Diagnostic::error(codes::PACKET_OP, msg, a.span).with_hint(hint);
-                            self.emit(d);
-                            return None;
-                        }
+                    if !self.extract_arity_ok(op, a) {
+                        return None;
                     }
                     if !matches!(a.ty, Type::Header(_)) {
                         let tn = self.m.type_name(&a.ty);

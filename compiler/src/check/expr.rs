@@ -868,48 +868,13 @@ impl Checker<'_> {
         e
     }
 
-    /// Whether `e` reads a varbit header field.
-    pub(super) fn is_varbit_field(&self, e: &Expr) -> bool {
-        match &e.kind {
-            ExprKind::Field(b, i) => match &b.ty {
-                Type::Header(h) => self.m.structs[*h]
-                    .fields
-                    .get(*i as usize)
-                    .is_some_and(|f| f.varbit),
-                _ => false,
-            },
-            _ => false,
-        }
-    }
-
     fn binary(&mut self, op: BinOp, a: &ast::Expr, b: &ast::Expr, span: Span) -> Option<Expr> {
         let eq = matches!(op, BinOp::Eq | BinOp::Ne);
-        // `h1.v == h2.v` on varbit fields compares lengths and values.
-        let operand = |me: &mut Self, x: &ast::Expr| {
-            let direct = eq && matches!(x.kind, ast::ExprKind::Member(..));
-            me.ctx.varbit_operand = direct;
-            let r = me.expr(x);
-            me.ctx.varbit_operand = false;
-            r
-        };
-        let l = operand(self, a);
-        let r = operand(self, b);
+        let l = self.eq_operand(eq, a);
+        let r = self.eq_operand(eq, b);
         let (l, r) = (l?, r?);
         if eq && (self.is_varbit_field(&l) || self.is_varbit_field(&r)) {
-            if !(self.is_varbit_field(&l) && self.is_varbit_field(&r) && l.ty == r.ty) {
-                let d = Diagnostic::error(
-                    codes::VARBIT,
-                    "a varbit field can only be compared with a varbit field of the same width",
-                    span,
-                );
-                self.emit(d);
-                return None;
-            }
-            return Some(mk(
-                ExprKind::Binary(op, Box::new(l), Box::new(r)),
-                Type::Bool,
-                span,
-            ));
+            return self.varbit_eq(op, l, r, span);
         }
         match op {
             BinOp::And | BinOp::Or => {

@@ -21,6 +21,7 @@ mod parser;
 mod stmt;
 mod table;
 mod types;
+mod unions_varbits;
 
 use std::collections::HashMap;
 
