@@ -49,6 +49,23 @@ impl Lower<'_> {
         let prim = |p: a::Prim| a::Stmt::Prim(p);
         match op {
             Builtin::Extract => {
+                if let Some(ir::Arg::Skip(t)) = args.first() {
+                    // `extract<H>(_)`: the header's bits are skipped.
+                    let Type::Header(s) = t else {
+                        self.inexpressible("`extract(_)` without a header type", span);
+                        return None;
+                    };
+                    let bits: u128 = self.m.structs[*s]
+                        .fields
+                        .iter()
+                        .filter_map(|f| self.m.scalar_width(&f.ty))
+                        .map(u128::from)
+                        .sum();
+                    out.push(a::Stmt::Advance {
+                        bits: konst(bits, 32, false),
+                    });
+                    return Some(CallResult::Nothing);
+                }
                 let e = self.arg_ir(args.first())?.clone();
                 let lp = self.place(idx, &e, out)?;
                 let header = self.href(lp, span)?;
