@@ -346,6 +346,19 @@ impl Lower<'_> {
             });
             return Some(a::Expr::Field { field: t });
         }
+        // P4 evaluates left to right: when the right side's calls may write
+        // what the left side reads, read the left side first.
+        let lhs = if rpre.is_empty() || matches!(lhs, a::Expr::Const { .. }) {
+            lhs
+        } else if let Place::Scalar(t) = self.temp(&l.ty) {
+            pre.push(a::Stmt::Assign {
+                dst: LValue::Field { field: t },
+                src: lhs,
+            });
+            a::Expr::Field { field: t }
+        } else {
+            lhs
+        };
         pre.extend(rpre);
         let (ow, signed) = self.scalar_of(&l.ty).unwrap_or((1, false));
         let (aop, width) = match op {
