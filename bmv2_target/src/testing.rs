@@ -292,6 +292,7 @@ impl ArtifactBuilder {
             type_name: type_name.to_owned(),
             fields: hf,
             bit_width: off,
+            varbit_len: None,
         });
         (hid, ids)
     }

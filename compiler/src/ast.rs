@@ -665,6 +665,55 @@ pub enum StmtKind {
     Var(VarDecl),
     /// A local constant inside a block.
     Const(ConstDecl),
+    /// `for (init; cond; updates) body` (P4_16 1.2.4).
+    For(Box<ForStmt>),
+    /// `for ([T] x in collection) body` (P4_16 1.2.4).
+    ForIn(Box<ForInStmt>),
+    /// `lhs op= rhs;` whose `lhs` calls something (an index computed by a
+    /// function): the checker evaluates those calls once. Other compound
+    /// assignments arrive as `lhs = lhs op rhs`.
+    OpAssign(BinOp, Expr, Expr),
+    /// `break;` (inside a loop).
+    Break,
+    /// `continue;` (inside a loop).
+    Continue,
+}
+
+/// A C-style `for` loop. Compound assignments in it (`i += 1`) arrive
+/// desugared like everywhere else (`i = i + 1`).
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct ForStmt {
+    /// Initialisers: variable declarations, assignments or calls, in order.
+    pub init: Vec<Stmt>,
+    /// The condition; `None` loops until `break` (or a `return`/`exit`).
+    pub cond: Option<Expr>,
+    /// Updates, run after the body and after `continue`.
+    pub updates: Vec<Stmt>,
+    /// The body.
+    pub body: Stmt,
+}
+
+/// A `for`-`in` loop.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct ForInStmt {
+    /// The loop variable's type when the loop declares it (`for (bit<8> i in ...)`);
+    /// `None` when it names a variable declared before the loop.
+    pub ty: Option<TypeRef>,
+    /// The loop variable.
+    pub var: Ident,
+    /// What is iterated.
+    pub collection: ForInCollection,
+    /// The body.
+    pub body: Stmt,
+}
+
+/// The collection of a `for`-`in` loop.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub enum ForInCollection {
+    /// `lo .. hi`: both ends included, nothing when `lo > hi`.
+    Range(Expr, Expr),
+    /// A header stack (every element, index order) or a list expression.
+    Expr(Expr),
 }
 
 /// `label: label: { body }` — labels without a body fall through to the next case.

@@ -15,9 +15,9 @@ pub const WRONG_KIND: &str = "E0103";
 pub const NO_MEMBER: &str = "E0104";
 /// A type written where a value is expected.
 pub const TYPE_AS_VALUE: &str = "E0105";
-/// `varbit` is not supported.
+/// A `varbit` where this compiler does not support it (not the last header field, over 128 bits, read outside `==`/`!=`).
 pub const VARBIT: &str = "E0110";
-/// `header_union` is not supported.
+/// An operation on a stack of `header_union`s other than a constant index.
 pub const HEADER_UNION: &str = "E0111";
 /// A width outside 1..=128.
 pub const WIDTH_RANGE: &str = "E0112";

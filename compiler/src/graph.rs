@@ -546,8 +546,20 @@ impl<'a> Effects<'a> {
                 }
             }
             a::Stmt::Inlined { body, .. } => self.stmts(body, r, w),
-            a::Stmt::Return | a::Stmt::Exit => {}
-            a::Stmt::Extract { header } => {
+            a::Stmt::Return | a::Stmt::Exit | a::Stmt::Break | a::Stmt::Continue => {}
+            a::Stmt::Loop {
+                cond,
+                body,
+                updates,
+            } => {
+                self.expr(cond, r);
+                self.stmts(body, r, w);
+                self.stmts(updates, r, w);
+            }
+            a::Stmt::Extract { header } | a::Stmt::ExtractVarbit { header, .. } => {
+                if let a::Stmt::ExtractVarbit { bits, .. } = s {
+                    self.expr(bits, r);
+                }
                 self.href_reads(header, r);
                 self.header_fields(header, w, true);
                 if let HeaderRef::Next { stack } = header {
@@ -1008,6 +1020,22 @@ impl CfgBuilder<'_> {
                 vec![(n, String::new())]
             }
             a::Stmt::Inlined { body, .. } => self.stmts(body, preds),
+            a::Stmt::Loop {
+                cond,
+                body,
+                updates,
+            } => {
+                // `break`/`continue` are drawn as falling through.
+                let n = self.node(
+                    CfgNode::Condition(format!("loop while {}", expr_text(art, cond))),
+                    preds,
+                );
+                let b = self.stmts(body, vec![(n, "true".into())]);
+                for (p, l) in self.stmts(updates, b) {
+                    self.g.add_edge(p, n, l);
+                }
+                vec![(n, "false".into())]
+            }
             a::Stmt::Return | a::Stmt::Exit => {
                 for (p, l) in preds {
                     self.g.add_edge(p, self.exit, l);
@@ -1025,7 +1053,7 @@ impl CfgBuilder<'_> {
                 );
                 vec![(n, String::new())]
             }
-            a::Stmt::Extract { header } => {
+            a::Stmt::Extract { header } | a::Stmt::ExtractVarbit { header, .. } => {
                 let n = self.node(
                     CfgNode::Extern(format!("extract {}", href_text(art, header))),
                     preds,

@@ -102,6 +102,8 @@ fn mutated_programs_never_cause_an_internal_error() {
         root.join("../programs/ipv4_forward.p4"),
         root.join("tests/programs/v1model_features.p4"),
         root.join("tests/programs/netsparse_middle.p4"),
+        root.join("tests/programs/loops_compound.p4"),
+        root.join("tests/programs/union_varbit_macros.p4"),
     ];
     // `MUTANTS=N` explores more locally; CI runs the default.
     let rounds: usize = std::env::var("MUTANTS")

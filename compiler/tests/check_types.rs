@@ -212,8 +212,26 @@ fn functions() {
 
 #[test]
 fn unsupported_constructs_get_a_diagnostic() {
-    fails(&v1model("header_union u { h_t a; }", "", ""), "E0111");
-    fails(&v1model("header v { varbit<8> x; }", "", ""), "E0110");
+    fails(
+        &v1model(
+            "header_union u { h_t a; } struct s { u[2] x; }",
+            "",
+            "s v; v.x.next.a.setValid();",
+        ),
+        "E0111",
+    );
+    fails(
+        &v1model("header_union u { h_t a; bit<8> b; }", "", ""),
+        "E0113",
+    );
+    fails(
+        &v1model("header v { varbit<8> x; bit<8> y; }", "", ""),
+        "E0110",
+    );
+    fails(
+        &v1model("header v { bit<8> y; varbit<8> x; }", "", "varbit<8> z;"),
+        "E0110",
+    );
     fails(
         &v1model(
             "",

@@ -623,6 +623,43 @@ const bit<8> h = 1 + 2;
 }
 
 #[test]
+fn function_like_macros() {
+    let src = "#define MAX(a, b) ((a) > (b) ? (a) : (b))
+#define _STR(x) #x
+#define STR(x) _STR(x)
+#define CAT(a, b) a ## b
+#define TWICE(x) MAX(x, x)
+#define SEVEN() 7
+#define W 8
+#define REC(x) REC(x + 1)
+const bit<8> a = MAX(1, MAX(2, /* a comment, with a comma */
+    3));
+const bit<8> b = TWICE(W) + SEVEN();
+const bit<8> CAT(c, W) = 1;
+@name(STR(W)) @other(_STR(W)) const bit<8> d = MAX (0, (4 + 5)) ;
+const bit<8> e = REC(1);
+const bit<8> MAX = 3;
+";
+    let (p, _) = parse_with(src, &FrontOptions::default());
+    let printed = print_program(&p);
+    let expect = "const bit<8> a = (1 > ((2 > 3) ? 2 : 3)) ? 1 : ((2 > 3) ? 2 : 3);
+
+const bit<8> b = ((8 > 8) ? 8 : 8) + 7;
+
+const bit<8> cW = 1;
+
+@name(\"8\")
+@other(\"W\")
+const bit<8> d = (0 > (4 + 5)) ? 0 : (4 + 5);
+
+const bit<8> e = REC(1 + 1);
+
+const bit<8> MAX = 3;
+";
+    assert_eq!(printed, expect);
+}
+
+#[test]
 fn command_line_defines() {
     let opts = FrontOptions {
         include_dirs: Vec::new(),
@@ -724,7 +761,10 @@ fn includes_relative_bundled_dirs_guards_and_once() {
 #[test]
 fn preprocessor_errors() {
     let cases = [
-        ("#define F(x) x\n", "E0020"),
+        ("#define F(x, x) x\n", "E0020"),
+        ("#define F(x, ...) x\n", "E0020"),
+        ("#define F(x) x\nconst bit<8> c = F(1, 2);\n", "E0020"),
+        ("#define F(x) x\nconst bit<8> c = F(1;\n", "E0020"),
         ("#endif\n", "E0030"),
         ("#if 1\n#else\n#elif 1\n#endif\n", "E0030"),
         ("#ifdef X\n", "E0031"),

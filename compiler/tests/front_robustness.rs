@@ -84,7 +84,7 @@ fn corpus() -> Vec<(String, String)> {
             out.push((name.to_owned(), t.to_owned()));
         }
     }
-    let mut files: Vec<PathBuf> = ["../programs", "tests/syntax/ok"]
+    let mut files: Vec<PathBuf> = ["../programs", "tests/syntax/ok", "tests/programs"]
         .iter()
         .flat_map(|d| std::fs::read_dir(d).into_iter().flatten().flatten())
         .map(|e| e.path())
@@ -125,6 +125,18 @@ const SNIPPETS: &[&str] = &[
     "#else\n",
     "#endif\n",
     "#define X X X\n",
+    "#define F(a, b) a ## b #a\n",
+    "F(",
+    "F(1, (2, 3))",
+    "for (",
+    "for (bit<8> i in 0 .. ",
+    "break;",
+    "continue;",
+    "+=",
+    "|+|=",
+    ">>=",
+    "header_union",
+    "varbit<8>",
     "#include \"full.p4\"\n",
     "8w",
     "0x",

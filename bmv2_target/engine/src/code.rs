@@ -47,6 +47,21 @@ pub struct HeaderInfo {
     pub fields: Box<[HField]>,
     /// The chunked layout (extract/emit fast path).
     pub plan: super::layout::Plan,
+    /// The varbit field after the fixed ones, if the header has one
+    /// (`bit_width`, `fields` and `plan` cover the fixed part only).
+    pub varbit: Option<VarbitInfo>,
+}
+
+/// The varbit field of a header: its slot, maximum width and the `u64`
+/// slot of its current length in bits.
+#[derive(Clone, Copy, Debug)]
+pub struct VarbitInfo {
+    /// The value, right-aligned.
+    pub loc: Loc,
+    /// Maximum width in bits.
+    pub max: u16,
+    /// `u64` slot of the length in bits.
+    pub len: u32,
 }
 
 /// A header stack.
@@ -247,12 +262,20 @@ pub enum S {
     Call(u32),
     /// An inlined block (`Return` ends it).
     Inlined(Block),
+    /// A loop: (condition, body, updates).
+    Loop(Box<(X<u64>, Block, Block)>),
+    /// `break`.
+    Break,
+    /// `continue`.
+    Continue,
     /// `return`.
     Return,
     /// `exit`.
     Exit,
     /// Parser `extract`.
     Extract(HRef),
+    /// Parser `extract(h, bits)` of a header with a varbit field.
+    ExtractVarbit(HRef, X<u64>),
     /// Parser `advance(bits)`.
     Advance(X<u64>),
     /// Parser `verify(cond, error)`.

@@ -8,7 +8,7 @@
 use netsparse_externs::artifact::HashAlgo;
 use netsparse_externs::hash;
 
-use super::code::{CTrans, Code, HRef, NextS, LV, P, S};
+use super::code::{Block, CTrans, Code, HRef, NextS, LV, P, S, X};
 use super::eval::{eval, eval_vx, resolve_dyn, store_lv};
 use super::runtime::{DigestMsg, ExternRt, Runtime, MAX_DIGESTS};
 use super::state::{read_bits, BitWriter, CloneReq, PacketState};
@@ -19,13 +19,22 @@ pub const ERR_PACKET_TOO_SHORT: u32 = 1;
 pub const ERR_NO_MATCH: u32 = 2;
 /// `error.StackOutOfBounds`.
 pub const ERR_STACK_OUT_OF_BOUNDS: u32 = 3;
+/// `error.HeaderTooShort`.
+pub const ERR_HEADER_TOO_SHORT: u32 = 4;
 /// `error.ParserTimeout`.
 pub const ERR_PARSER_TIMEOUT: u32 = 5;
+/// `error.ParserInvalidArgument`.
+pub const ERR_PARSER_INVALID_ARGUMENT: u32 = 6;
 
 /// State transitions a parser may take for one packet before it is stopped
 /// with `ParserTimeout` (guards against programs that loop without
 /// consuming input).
 pub const MAX_PARSER_STEPS: u32 = 4096;
+
+/// Iterations one execution of a loop may run before the engine stops it
+/// (counted in `EngineStats::loop_limits`; the packet goes on after the
+/// loop). BMv2 has no such bound: a loop that never ends hangs it.
+pub const MAX_LOOP_ITERATIONS: u32 = 1 << 20;
 
 /// How a statement finished.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -38,6 +47,10 @@ pub enum Flow {
     Exit,
     /// Parser reject with this error (`None`: explicit `reject`, error unchanged).
     Reject(Option<u32>),
+    /// `break`: leave the innermost loop.
+    Break,
+    /// `continue`: go on with the innermost loop's updates.
+    Continue,
 }
 
 /// How a parser finished.
@@ -290,7 +303,14 @@ impl Exec<'_> {
             }
             S::Return => return Flow::Return,
             S::Exit => return Flow::Exit,
-            S::Extract(h) => return self.extract(st, h),
+            S::Break => return Flow::Break,
+            S::Continue => return Flow::Continue,
+            S::Loop(l) => return self.run_loop(st, l),
+            S::Extract(h) => return self.extract(st, h, None),
+            S::ExtractVarbit(h, bits) => {
+                let bits = eval(bits, code, st);
+                return self.extract(st, h, Some(bits));
+            }
             S::Advance(e) => {
                 let bits = eval(e, code, st);
                 let end = (st.cursor as u64).saturating_add(bits);
@@ -314,6 +334,34 @@ impl Exec<'_> {
                 }
             }
             S::Prim(p) => return self.prim(st, p),
+        }
+        Flow::Next
+    }
+
+    /// Run a loop: `(cond, body, updates)`.
+    fn run_loop(&mut self, st: &mut PacketState, l: &(X<u64>, Block, Block)) -> Flow {
+        let (cond, body, updates) = l;
+        let mut n = 0u32;
+        while eval(cond, self.code, st) != 0 {
+            if n == MAX_LOOP_ITERATIONS {
+                self.rt.stats.loop_limits += 1;
+                if self.rt.trace {
+                    tracing::warn!(
+                        "loop stopped after {MAX_LOOP_ITERATIONS} iterations (loop_limits)"
+                    );
+                }
+                break;
+            }
+            n += 1;
+            match self.block(st, body) {
+                Flow::Next | Flow::Continue => {}
+                Flow::Break => break,
+                f => return f,
+            }
+            match self.block(st, updates) {
+                Flow::Next | Flow::Continue | Flow::Break => {}
+                f => return f,
+            }
         }
         Flow::Next
     }
@@ -346,9 +394,10 @@ impl Exec<'_> {
         Some(Flow::Next)
     }
 
-    /// `packet.extract(h)`.
+    /// `packet.extract(h)`, or `packet.extract(h, var_bits)` of a header
+    /// with a varbit field.
     #[inline(never)]
-    fn extract(&mut self, st: &mut PacketState, h: &HRef) -> Flow {
+    fn extract(&mut self, st: &mut PacketState, h: &HRef, var_bits: Option<u64>) -> Flow {
         let code = self.code;
         let (hid, next_of) = match h {
             HRef::Static(h) => (*h as usize, None),
@@ -361,7 +410,18 @@ impl Exec<'_> {
             },
         };
         let hi = &code.headers[hid];
-        let bits = hi.bit_width as usize;
+        let mut bits = hi.bit_width as usize;
+        let mut var_len = 0usize;
+        if let (Some(vb), Some(n)) = (hi.varbit, var_bits) {
+            if n > u64::from(vb.max) {
+                return Flow::Reject(Some(ERR_HEADER_TOO_SHORT));
+            }
+            if n % 8 != 0 {
+                return Flow::Reject(Some(ERR_PARSER_INVALID_ARGUMENT));
+            }
+            var_len = n as usize;
+            bits += var_len;
+        }
         if st.cursor + bits > st.frame.len() * 8 {
             if self.rt.trace {
                 tracing::info!(
@@ -383,6 +443,15 @@ impl Exec<'_> {
                 let v = read_bits(&st.frame, base + f.bit_off as usize, f.width);
                 st.store_raw(f.loc, v);
             }
+        }
+        if let Some(vb) = hi.varbit {
+            let v = if var_len == 0 {
+                0
+            } else {
+                read_bits(&st.frame, base + hi.bit_width as usize, var_len as u16)
+            };
+            st.store_raw(vb.loc, v);
+            st.n[vb.len as usize] = var_len as u64;
         }
         st.valid.set(hid, true);
         st.cursor += bits;
@@ -774,7 +843,14 @@ fn write_args(code: &Code, st: &mut PacketState, action: u32, args: &[u128]) {
 /// Append header `h`'s bytes to `out`.
 #[inline]
 pub fn emit_header(code: &Code, st: &PacketState, h: usize, out: &mut Vec<u8>) {
-    code.headers[h].plan.emit(st, out);
+    let hi = &code.headers[h];
+    hi.plan.emit(st, out);
+    if let Some(vb) = hi.varbit {
+        // Extraction only stores whole bytes; a length set otherwise is capped.
+        let bytes = (st.n[vb.len as usize].min(u64::from(vb.max)) / 8) as usize;
+        let v = st.load(vb.loc);
+        out.extend((0..bytes).rev().map(|k| (v >> (8 * k)) as u8));
+    }
 }
 
 /// Copy every field and the validity of header `s` to header `d` (same layout).
@@ -787,6 +863,11 @@ fn copy_header(code: &Code, st: &mut PacketState, d: usize, s: usize) {
     for (a, b) in df.iter().zip(sf.iter()) {
         let v = st.load(b.loc);
         st.store_raw(a.loc, v);
+    }
+    if let (Some(a), Some(b)) = (code.headers[d].varbit, code.headers[s].varbit) {
+        let v = st.load(b.loc);
+        st.store_raw(a.loc, v);
+        st.n[a.len as usize] = st.n[b.len as usize];
     }
     let v = st.valid.get(s);
     st.valid.set(d, v);

@@ -76,6 +76,8 @@ pub struct EngineStats {
     pub log_msgs: u64,
     /// Parsers stopped by the state-transition limit (`ParserTimeout`).
     pub parser_timeouts: u64,
+    /// Loops stopped after `exec::MAX_LOOP_ITERATIONS` iterations.
+    pub loop_limits: u64,
 }
 
 /// The mutable run-time state of a program.

@@ -380,6 +380,7 @@ impl NsStats {
                 self.engine.extern_index_out_of_range,
             ),
             ("parser timeouts", self.engine.parser_timeouts),
+            ("loop limits", self.engine.loop_limits),
         ];
         for (what, n) in lines {
             if n > 0 {

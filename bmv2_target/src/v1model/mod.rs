@@ -280,6 +280,7 @@ impl SwitchStats {
             ("digests", self.engine.digests),
             ("log_msg calls", self.engine.log_msgs),
             ("parser timeouts", self.engine.parser_timeouts),
+            ("loop limits", self.engine.loop_limits),
         ] {
             if n > 0 {
                 let _ = writeln!(s, "{what}: {n}");

@@ -769,7 +769,7 @@ fn dir_str(d: Option<ast::Direction>) -> &'static str {
 pub fn builtin_label(op: Builtin) -> &'static str {
     use Builtin::*;
     match op {
-        Extract => "extract",
+        Extract | ExtractVarbit => "extract",
         Lookahead => "lookahead",
         Advance => "advance",
         Emit => "emit",

@@ -56,6 +56,7 @@ pub(crate) fn builtin_method(ext: &str, method: &str, arity: usize) -> Option<Bu
     use Builtin::*;
     Some(match (ext, method, arity) {
         ("packet_in", "extract", 1) => Extract,
+        ("packet_in", "extract", 2) => ExtractVarbit,
         ("packet_in", "lookahead", 0) => Lookahead,
         ("packet_in", "advance", 1) => Advance,
         ("packet_out", "emit", 1) => Emit,
@@ -73,7 +74,7 @@ pub(crate) fn builtin_method(ext: &str, method: &str, arity: usize) -> Option<Bu
 fn builtin_name(op: Builtin) -> &'static str {
     use Builtin::*;
     match op {
-        Extract => "extract",
+        Extract | ExtractVarbit => "extract",
         Lookahead => "lookahead",
         Advance => "advance",
         Emit => "emit",
@@ -250,6 +251,14 @@ impl Checker<'_> {
             );
             return None;
         }
+        if self.ctx.loop_depth > 0 {
+            self.not_here(
+                "applying a table inside a loop",
+                span,
+                "a table is applied at most once per packet; apply it before or after the loop",
+            );
+            return None;
+        }
         Some(call_expr(
             Callee::ApplyTable(t),
             Vec::new(),
@@ -285,6 +294,14 @@ impl Checker<'_> {
                         "applying a control",
                         span,
                         "controls are applied in another control's `apply` block",
+                    );
+                    return None;
+                }
+                if self.ctx.loop_depth > 0 {
+                    self.not_here(
+                        "applying a control inside a loop",
+                        span,
+                        "its tables would be applied more than once per packet; apply it outside the loop",
                     );
                     return None;
                 }
@@ -364,6 +381,9 @@ impl Checker<'_> {
                         ty: Type::Bool,
                         span,
                     }),
+                    "minSizeInBits" | "minSizeInBytes" | "maxSizeInBits" | "maxSizeInBytes" => {
+                        self.header_size(&b, &method.name, span)
+                    }
                     "setValid" | "setInvalid" => {
                         let op = if method.name == "setValid" {
                             Builtin::SetValid
@@ -390,7 +410,16 @@ impl Checker<'_> {
                         );
                         if let Some(best) = did_you_mean(
                             &method.name,
-                            ["isValid", "setValid", "setInvalid"].into_iter(),
+                            [
+                                "isValid",
+                                "setValid",
+                                "setInvalid",
+                                "minSizeInBits",
+                                "minSizeInBytes",
+                                "maxSizeInBits",
+                                "maxSizeInBytes",
+                            ]
+                            .into_iter(),
                         ) {
                             d = d.with_hint(format!("did you mean `{best}()`?"));
                         }
@@ -398,6 +427,13 @@ impl Checker<'_> {
                         None
                     }
                 }
+            }
+            Type::Struct(h) if self.m.structs[h].is_union => {
+                self.union_method(b, method, args, span)
+            }
+            Type::Stack(..) if self.is_union_stack(&b.ty) => {
+                self.union_stack_unsupported(&format!("`{}()`", method.name), method.span);
+                None
             }
             Type::Stack(..) => {
                 let op = match method.name.as_str() {
@@ -680,8 +716,11 @@ impl Checker<'_> {
         }
         // Builtin-specific argument rules.
         match op {
-            Builtin::Extract => {
+            Builtin::Extract | Builtin::ExtractVarbit => {
                 if let Some(Arg::Out(a, _)) = bound.first() {
+                    if !self.extract_arity_ok(op, a) {
+                        return None;
+                    }
                     if !matches!(a.ty, Type::Header(_)) {
                         let tn = self.m.type_name(&a.ty);
                         let d = Diagnostic::error(
@@ -754,7 +793,11 @@ impl Checker<'_> {
     /// Where each builtin may be used.
     pub(super) fn builtin_context(&mut self, op: Builtin, span: Span) -> Option<()> {
         match op {
-            Builtin::Extract | Builtin::Lookahead | Builtin::Advance | Builtin::Verify
+            Builtin::Extract
+            | Builtin::ExtractVarbit
+            | Builtin::Lookahead
+            | Builtin::Advance
+            | Builtin::Verify
                 if !self.ctx.in_parser =>
             {
                 let d = Diagnostic::error(

@@ -79,7 +79,7 @@ impl Checker<'_> {
                 )
             }
             Type::Stack(h, n) => {
-                let elem = Type::Header(*h);
+                let elem = self.stack_elem(*h);
                 let mut all = konst(Value::Bool(true), Type::Bool, span);
                 for i in 0..*n {
                     let idx = |e: &Expr| {
@@ -520,6 +520,21 @@ impl Checker<'_> {
                 match def.fields.iter().position(|f| f.name == member.name) {
                     Some(i) => {
                         let ty = def.fields[i].ty.clone();
+                        if def.fields[i].varbit && !self.ctx.varbit_operand {
+                            let d = Diagnostic::error(
+                                codes::VARBIT,
+                                format!(
+                                    "the varbit field `{}` cannot be used in an expression",
+                                    member.name
+                                ),
+                                span,
+                            )
+                            .with_hint(
+                                "a varbit field is extracted, emitted and copied with its header",
+                            );
+                            self.emit(d);
+                            return None;
+                        }
                         let folded = match &b.kind {
                             ExprKind::List(items) => items.get(i).cloned(),
                             _ => None,
@@ -552,6 +567,10 @@ impl Checker<'_> {
             }
             Type::Stack(h, n) => {
                 let (h, n) = (*h, *n);
+                if self.m.structs[h].is_union && member.name != "size" {
+                    self.union_stack_unsupported(&format!("`{}`", member.name), member.span);
+                    return None;
+                }
                 match member.name.as_str() {
                     "next" => Some(mk(ExprKind::Next(Box::new(b)), Type::Header(h), span)),
                     "last" => Some(mk(ExprKind::Last(Box::new(b)), Type::Header(h), span)),
@@ -619,16 +638,26 @@ impl Checker<'_> {
         let i = match &i.ty {
             Type::InfInt => self.coerce(i, &Type::Bit(32))?,
             Type::Bit(_) => i,
+            // A signed index (P4_16 1.2.x): sign-extended, so a negative one
+            // is out of range.
+            Type::Int(_) => {
+                let s = i.span;
+                mk(ExprKind::Cast(Box::new(i)), Type::Bit(32), s)
+            }
             other => {
                 let tn = self.m.type_name(other);
                 self.err(
                     codes::BAD_SLICE,
-                    format!("a stack index must be an unsigned integer, found `{tn}`"),
+                    format!("a stack index must be an integer, found `{tn}`"),
                     idx.span,
                 );
                 return None;
             }
         };
+        if self.m.structs[h].is_union && !matches!(i.kind, ExprKind::Const(_)) {
+            self.union_stack_unsupported("a run-time index", idx.span);
+            return None;
+        }
         if let ExprKind::Const(Value::Bits(v)) = &i.kind {
             if *v >= u128::from(n) {
                 let d = Diagnostic::error(
@@ -642,7 +671,7 @@ impl Checker<'_> {
         }
         Some(mk(
             ExprKind::Index(Box::new(b), Box::new(i)),
-            Type::Header(h),
+            self.stack_elem(h),
             span,
         ))
     }
@@ -840,9 +869,13 @@ impl Checker<'_> {
     }
 
     fn binary(&mut self, op: BinOp, a: &ast::Expr, b: &ast::Expr, span: Span) -> Option<Expr> {
-        let l = self.expr(a);
-        let r = self.expr(b);
+        let eq = matches!(op, BinOp::Eq | BinOp::Ne);
+        let l = self.eq_operand(eq, a);
+        let r = self.eq_operand(eq, b);
         let (l, r) = (l?, r?);
+        if eq && (self.is_varbit_field(&l) || self.is_varbit_field(&r)) {
+            return self.varbit_eq(op, l, r, span);
+        }
         match op {
             BinOp::And | BinOp::Or => {
                 for x in [&l, &r] {

@@ -16,10 +16,12 @@ mod call;
 pub(crate) mod consts;
 mod decl;
 mod expr;
+mod loops;
 mod parser;
 mod stmt;
 mod table;
 mod types;
+mod unions_varbits;
 
 use std::collections::HashMap;
 
@@ -121,6 +123,10 @@ pub(crate) struct Ctx {
     function_ret: Option<Type>,
     /// In a control's apply block: the block nesting depth (0 = top level).
     apply_depth: Option<u32>,
+    /// Loops around the statement being checked (0: not in a loop).
+    loop_depth: u32,
+    /// Checking a direct operand of `==`/`!=`, where a varbit field may be read.
+    varbit_operand: bool,
 }
 
 /// A use of a builtin, recorded for the architecture checks after `main`.
@@ -283,21 +289,13 @@ impl<'a> Checker<'a> {
                     self.declare(&c.name, Sym::Const(ty, value));
                 }
             }
-            Decl::Header(s) => self.struct_decl(s, true),
-            Decl::Struct(s) => self.struct_decl(s, false),
-            Decl::HeaderUnion(s) => {
-                let d = Diagnostic::error(
-                    codes::HEADER_UNION,
-                    format!(
-                        "header_union `{}` is not supported by this compiler",
-                        s.name.name
-                    ),
-                    s.name.span,
-                )
-                .with_label("header_union declared here")
-                .with_hint("use separate headers in a struct and set at most one of them valid");
-                self.emit(d);
+            Decl::Header(s) => {
+                self.struct_decl(s, true);
             }
+            Decl::Struct(s) => {
+                self.struct_decl(s, false);
+            }
+            Decl::HeaderUnion(s) => self.union_decl(s),
             Decl::Typedef(t) => self.typedef_decl(t),
             Decl::Enum(e) => self.enum_decl(e),
             Decl::Error(list) => {

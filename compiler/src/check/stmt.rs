@@ -118,6 +118,11 @@ impl Checker<'_> {
                 StmtKind::Exit
             }
             K::Empty => return None,
+            K::For(f) => self.for_stmt(f, span)?,
+            K::ForIn(f) => self.for_in(f, span)?,
+            K::OpAssign(op, lhs, rhs) => self.op_assign(*op, lhs, rhs, span)?,
+            K::Break => self.loop_jump(true, span)?,
+            K::Continue => self.loop_jump(false, span)?,
             K::Var(v) => {
                 let h = self.local_var(v)?;
                 let init = match &v.init {
@@ -141,6 +146,83 @@ impl Checker<'_> {
     }
 
     /// A local variable (not yet declared in scope).
+    /// `lhs op= rhs` whose `lhs` calls something: each stack index that
+    /// calls is evaluated once into a hidden variable, then the assignment
+    /// is `lhs' = lhs' op rhs` on the rewritten `lhs'`.
+    fn op_assign(
+        &mut self,
+        op: ast::BinOp,
+        lhs: &ast::Expr,
+        rhs: &ast::Expr,
+        span: Span,
+    ) -> Option<StmtKind> {
+        self.push_scope();
+        let mut pre = Vec::new();
+        let lhs2 = self.hoist_indexes(lhs, &mut pre);
+        let out = lhs2.and_then(|l| {
+            let value = ast::Expr {
+                kind: ast::ExprKind::Binary(op, Box::new(l.clone()), Box::new(rhs.clone())),
+                span: l.span.to(rhs.span),
+            };
+            let assign = ast::Stmt {
+                kind: ast::StmtKind::Assign(l, value),
+                span,
+            };
+            self.stmt(&assign)
+        });
+        self.pop_scope();
+        pre.push(out?);
+        Some(StmtKind::Block(ir::Block { stmts: pre }))
+    }
+
+    /// `e` with every stack index that contains a call replaced by a hidden
+    /// variable declared (and initialised) in `pre`.
+    fn hoist_indexes(&mut self, e: &ast::Expr, pre: &mut Vec<Stmt>) -> Option<ast::Expr> {
+        use ast::ExprKind as K;
+        let kind = match &e.kind {
+            K::Member(b, m) => K::Member(Box::new(self.hoist_indexes(b, pre)?), m.clone()),
+            K::Slice(b, hi, lo) => K::Slice(
+                Box::new(self.hoist_indexes(b, pre)?),
+                hi.clone(),
+                lo.clone(),
+            ),
+            K::Index(b, i) => {
+                let b = self.hoist_indexes(b, pre)?;
+                let mut x = self.expr(i)?;
+                if x.ty == Type::InfInt {
+                    x = self.coerce(x, &Type::Bit(32))?;
+                }
+                let name = ast::Ident {
+                    name: format!("$index{}", pre.len()),
+                    span: i.span,
+                };
+                let h = self.m.vars.append(ir::Var {
+                    name: name.name.clone(),
+                    ty: x.ty.clone(),
+                    kind: VarKind::Local,
+                    span: i.span,
+                });
+                self.declare(&name, Sym::Var(h));
+                pre.push(Stmt {
+                    kind: StmtKind::VarDecl(h, Some(x)),
+                    span: i.span,
+                });
+                K::Index(
+                    Box::new(b),
+                    Box::new(ast::Expr {
+                        kind: K::Name {
+                            dot_prefix: false,
+                            name,
+                        },
+                        span: i.span,
+                    }),
+                )
+            }
+            k => k.clone(),
+        };
+        Some(ast::Expr { kind, span: e.span })
+    }
+
     pub(super) fn local_var(&mut self, v: &ast::VarDecl) -> Option<Handle<ir::Var>> {
         let ty = self.resolve_type(&v.ty, &[])?;
         if !self.data_type_ok(&ty) {

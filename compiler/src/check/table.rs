@@ -157,9 +157,23 @@ impl Checker<'_> {
                     ..
                 } => {
                     entries_const = *is_const;
+                    let mut bmv2_prio = Vec::new();
                     for e in es {
                         if let Some(x) = self.table_entry(e, &keys, &actions, &t.name.name) {
+                            bmv2_prio.push(e.priority.is_none() && x.priority.is_some());
                             entries.push(x)
+                        }
+                    }
+                    // BMv2's `@priority(n)`: the smallest n wins, and an entry
+                    // without one has its position (from 1) as n. Entries
+                    // here use P4Runtime's order (the largest wins).
+                    if bmv2_prio.iter().any(|b| *b) {
+                        for (k, x) in entries.iter_mut().enumerate() {
+                            let n = match (bmv2_prio.get(k), x.priority) {
+                                (Some(true), Some(n)) => n,
+                                _ => k as u32 + 1,
+                            };
+                            x.priority = Some(u32::MAX - n.min(u32::MAX - 1));
                         }
                     }
                 }
@@ -630,7 +644,12 @@ impl Checker<'_> {
             }
             ast::Keyset::Mask(ve, me) => {
                 let v = self.keyset_value(ve, &ty)?;
-                let m = self.keyset_value(me, &ty)?;
+                // A serializable enum's mask is a value of its underlying type.
+                let mty = match &ty {
+                    Type::Enum(h) => self.m.enums[*h].underlying.clone().unwrap_or(ty.clone()),
+                    t => t.clone(),
+                };
+                let m = self.keyset_value(me, &mty)?;
                 match key.match_kind {
                     MatchKind::Ternary => Some(KeyMatch::Ternary {
                         value: v & m,

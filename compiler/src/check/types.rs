@@ -80,14 +80,11 @@ impl Checker<'_> {
             K::Varbit(_) => {
                 let d = Diagnostic::error(
                     codes::VARBIT,
-                    "`varbit` is not supported by this compiler",
+                    "`varbit` is only supported as the type of a header field",
                     t.span,
                 )
-                .with_label("variable-size field")
-                .with_hint(
-                    "parse the variable part with a fixed-size header per option, or \
-                     `advance` past it",
-                );
+                .with_label("variable-size value")
+                .with_hint("declare it as the last field of a header and extract it with a length");
                 self.emit(d);
                 None
             }
@@ -177,6 +174,11 @@ impl Checker<'_> {
             K::Stack { elem, size } => {
                 let et = self.resolve_type(elem, tparams)?;
                 let n = self.const_int(size, "a header stack size")?;
+                // A stack of header_unions: indexed by constants only.
+                let et = match et {
+                    Type::Struct(s) if self.m.structs[s].is_union => Type::Header(s),
+                    t => t,
+                };
                 let Type::Header(h) = et else {
                     let d = Diagnostic::error(
                         codes::TYPE_NOT_ALLOWED,
@@ -278,7 +280,95 @@ impl Checker<'_> {
         )
     }
 
-    pub(super) fn struct_decl(&mut self, s: &ast::StructDecl, is_header: bool) {
+    /// The type (`bit<N>`, N the maximum) of header field `f` declared
+    /// `varbit<N>`: one per header, the last field, N in 1..=128.
+    fn varbit_width(
+        &mut self,
+        w: &ast::Expr,
+        last: bool,
+        before: usize,
+        f: &ast::StructField,
+    ) -> Option<Type> {
+        let n = self.const_int(w, "a varbit width")?;
+        let layout = "put the variable part in a header of its own, as its only or last field";
+        let why = if before > 0 {
+            Some(("a header may have only one varbit field", layout))
+        } else if !last {
+            Some((
+                "a varbit field must be the last field of this target's headers",
+                layout,
+            ))
+        } else if !(1..=128).contains(&n) {
+            Some((
+                "varbit widths outside 1..=128 bits are not supported by this target",
+                "parse the options with fixed-size headers selected on their length, or skip \
+                 them with `packet.advance(bits)`",
+            ))
+        } else {
+            None
+        };
+        if let Some((why, hint)) = why {
+            let d = Diagnostic::error(codes::VARBIT, why, f.ty.span).with_hint(hint);
+            self.emit(d);
+            return None;
+        }
+        Some(Type::Bit(n as u16))
+    }
+
+    /// Whether `t` is a stack of header_unions.
+    pub(super) fn is_union_stack(&self, t: &Type) -> bool {
+        matches!(t, Type::Stack(h, _) if self.m.structs[*h].is_union)
+    }
+
+    /// The type of an element of a stack of `h`: a header, or a
+    /// header_union (a struct).
+    pub(super) fn stack_elem(&self, h: ir::Handle<ir::StructDef>) -> Type {
+        if self.m.structs[h].is_union {
+            Type::Struct(h)
+        } else {
+            Type::Header(h)
+        }
+    }
+
+    /// Report an operation that stacks of header_unions do not support.
+    pub(super) fn union_stack_unsupported(&mut self, what: &str, span: Span) {
+        let d = Diagnostic::error(
+            codes::HEADER_UNION,
+            format!("{what} of a stack of header_unions is not supported by this compiler"),
+            span,
+        )
+        .with_hint("index the stack with constants: `u[0].member`");
+        self.emit(d);
+    }
+
+    /// A `header_union`: a struct of headers at most one of which is valid.
+    pub(super) fn union_decl(&mut self, s: &ast::StructDecl) {
+        let Some(ty) = self.struct_decl(s, false) else {
+            return;
+        };
+        let Type::Struct(h) = ty else {
+            return;
+        };
+        let fields = self.m.structs[h].fields.clone();
+        for (f, af) in fields.iter().zip(&s.fields) {
+            if !matches!(f.ty, Type::Header(_)) {
+                let d = Diagnostic::error(
+                    codes::TYPE_NOT_ALLOWED,
+                    format!(
+                        "a header_union member must be a header, not `{}`",
+                        self.m.type_name(&f.ty)
+                    ),
+                    af.ty.span,
+                )
+                .with_hint("declare the member's type with `header`");
+                self.emit(d);
+            }
+        }
+        self.m.structs[h].is_union = true;
+    }
+
+    /// Declare a header or struct; its type (`None`: not declared).
+    pub(super) fn struct_decl(&mut self, s: &ast::StructDecl, is_header: bool) -> Option<Type> {
         if !s.type_params.is_empty() {
             self.err(
                 codes::GENERIC_DECL,
@@ -289,15 +379,27 @@ impl Checker<'_> {
                 ),
                 s.name.span,
             );
-            return;
+            return None;
         }
         let mut fields: Vec<ir::FieldDef> = Vec::new();
         let mut ok = true;
-        for f in &s.fields {
-            let Some(ty) = self.resolve_type(&f.ty, &[]) else {
+        let mut varbits = 0;
+        for (k, f) in s.fields.iter().enumerate() {
+            let varbit = match &f.ty.kind {
+                ast::TypeRefKind::Varbit(w) if is_header => Some(w),
+                _ => None,
+            };
+            let resolved = match varbit {
+                Some(w) => self.varbit_width(w, k + 1 == s.fields.len(), varbits, f),
+                None => self.resolve_type(&f.ty, &[]),
+            };
+            let Some(ty) = resolved else {
                 ok = false;
                 continue;
             };
+            if varbit.is_some() {
+                varbits += 1;
+            }
             if fields.iter().any(|x| x.name == f.name.name) {
                 self.err(
                     codes::DUPLICATE,
@@ -336,6 +438,7 @@ impl Checker<'_> {
                 name: f.name.name.clone(),
                 ty,
                 field_lists: Self::annotation_ints(&f.annotations, "field_list"),
+                varbit: varbit.is_some(),
             });
         }
         if is_header {
@@ -362,6 +465,7 @@ impl Checker<'_> {
         let h = self.m.structs.append(ir::StructDef {
             name: s.name.name.clone(),
             is_header,
+            is_union: false,
             fields,
             bundled,
             span: s.span,
@@ -371,7 +475,8 @@ impl Checker<'_> {
         } else {
             Type::Struct(h)
         };
-        self.declare(&s.name, Sym::Type(ty));
+        self.declare(&s.name, Sym::Type(ty.clone()));
+        Some(ty)
     }
 
     pub(super) fn typedef_decl(&mut self, t: &ast::TypedefDecl) {

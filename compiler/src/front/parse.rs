@@ -19,6 +19,9 @@ use crate::diag::Diagnostic;
 
 use super::spanmap::SpanMap;
 
+#[path = "parse_loops.rs"]
+mod loops;
+
 #[derive(pest_derive::Parser)]
 #[grammar = "front/grammar.pest"]
 struct P4Parser;
@@ -130,7 +133,9 @@ fn is_token(r: Rule) -> bool {
             | Rule::kw_apply
             | Rule::kw_bit
             | Rule::kw_bool
+            | Rule::kw_break
             | Rule::kw_const
+            | Rule::kw_continue
             | Rule::kw_control
             | Rule::kw_default_action
             | Rule::kw_else
@@ -138,6 +143,7 @@ fn is_token(r: Rule) -> bool {
             | Rule::kw_enum
             | Rule::kw_exit
             | Rule::kw_extern
+            | Rule::kw_for
             | Rule::kw_header
             | Rule::kw_header_union
             | Rule::kw_if
@@ -1261,12 +1267,10 @@ impl<'a> Builder<'a> {
                 let mut it = self.kids(b);
                 StmtKind::Var(self.var_decl(self.need(&mut it, span)?, Vec::new())?)
             }
-            Rule::assign_stmt => {
-                let mut it = self.kids(b);
-                let lhs = self.postfix(self.need(&mut it, span)?)?.0;
-                let rhs = self.expr(self.need(&mut it, span)?)?;
-                StmtKind::Assign(lhs, rhs)
-            }
+            Rule::assign_stmt => self.assignment(b, span)?,
+            Rule::break_stmt => StmtKind::Break,
+            Rule::continue_stmt => StmtKind::Continue,
+            Rule::for_stmt => self.for_stmt(b, span)?,
             _ => {
                 let mut it = self.kids(b);
                 let e = self.postfix(self.need(&mut it, span)?)?.0;
@@ -1786,7 +1790,9 @@ fn is_reserved(w: &str) -> bool {
             | "action"
             | "bit"
             | "bool"
+            | "break"
             | "const"
+            | "continue"
             | "control"
             | "default"
             | "else"
@@ -1795,6 +1801,7 @@ fn is_reserved(w: &str) -> bool {
             | "exit"
             | "extern"
             | "false"
+            | "for"
             | "header_union"
             | "header"
             | "if"

@@ -446,6 +446,46 @@ impl Printer {
                 let s = const_text(c);
                 self.line(&s);
             }
+            StmtKind::OpAssign(op, l, r) => {
+                self.line(&format!("{} {}= {};", expr(l), op.as_str(), expr(r)))
+            }
+            StmtKind::Break => self.line("break;"),
+            StmtKind::Continue => self.line("continue;"),
+            StmtKind::For(f) => {
+                let simple = |ss: &[Stmt]| {
+                    ss.iter()
+                        .map(|s| simple_text(s).trim_end_matches(';').to_owned())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                };
+                let cond = f.cond.as_ref().map(expr).unwrap_or_default();
+                let head = format!("for ({}; {cond}; {})", simple(&f.init), simple(&f.updates));
+                self.loop_body(&head, &f.body);
+            }
+            StmtKind::ForIn(f) => {
+                let var = match &f.ty {
+                    Some(t) => format!("{} {}", ty(t), f.var.name),
+                    None => f.var.name.clone(),
+                };
+                let coll = match &f.collection {
+                    ForInCollection::Range(a, b) => format!("{} .. {}", expr(a), expr(b)),
+                    ForInCollection::Expr(e) => expr(e),
+                };
+                self.loop_body(&format!("for ({var} in {coll})"), &f.body);
+            }
+        }
+    }
+
+    /// A loop head and its body (a block, or one statement indented).
+    fn loop_body(&mut self, head: &str, body: &Stmt) {
+        match &body.kind {
+            StmtKind::Block(b) => self.block_stmt(head, b),
+            _ => {
+                self.line(head);
+                self.indent += 1;
+                self.stmt(body);
+                self.indent -= 1;
+            }
         }
     }
 
@@ -515,6 +555,16 @@ fn type_params(tps: &[Ident]) -> String {
 
 fn const_text(c: &ConstDecl) -> String {
     format!("const {} {} = {};", ty(&c.ty), c.name.name, expr(&c.value))
+}
+
+/// A declaration, assignment or call of a `for` header, as one statement.
+fn simple_text(s: &Stmt) -> String {
+    match &s.kind {
+        StmtKind::Var(v) => var_text(v),
+        StmtKind::Assign(l, r) => format!("{} = {};", expr(l), expr(r)),
+        StmtKind::Call(e) => format!("{};", expr(e)),
+        _ => String::new(),
+    }
 }
 
 fn var_text(v: &VarDecl) -> String {

@@ -113,6 +113,8 @@ pub struct StructDef {
     pub name: String,
     /// `header` rather than `struct`.
     pub is_header: bool,
+    /// A `header_union` (a struct of headers, at most one valid).
+    pub is_union: bool,
     /// Fields in declaration order.
     pub fields: Vec<FieldDef>,
     /// Declared in a bundled include.
@@ -130,6 +132,9 @@ pub struct FieldDef {
     pub ty: Type,
     /// `@field_list(n)` indices (v1model: preserved by resubmit/recirculate/clone).
     pub field_lists: Vec<u32>,
+    /// A `varbit<N>` header field (`ty` is `bit<N>`, its maximum width): the
+    /// last field of its header, with a per-packet length.
+    pub varbit: bool,
 }
 
 /// An enum declaration.
@@ -334,6 +339,8 @@ pub enum Arg {
 pub enum Builtin {
     /// `packet_in.extract(h)`.
     Extract,
+    /// `packet_in.extract(h, bits)`: a header with a varbit field.
+    ExtractVarbit,
     /// `packet_in.lookahead<T>()`.
     Lookahead,
     /// `packet_in.advance(bits)`.
@@ -543,6 +550,24 @@ pub enum StmtKind {
     /// A local variable declaration: headers start invalid; the initializer
     /// (if any) is assigned.
     VarDecl(Handle<Var>, Option<Expr>),
+    /// A loop (its initialisers are the statements before it).
+    Loop(Box<Loop>),
+    /// `break`: leave the innermost loop.
+    Break,
+    /// `continue`: run the innermost loop's updates, then test its condition.
+    Continue,
+}
+
+/// A loop: while `cond` holds, run `body` then `updates` (`continue` jumps
+/// to the updates, `break` out of the loop).
+#[derive(Clone, Debug)]
+pub struct Loop {
+    /// Tested before every iteration.
+    pub cond: Expr,
+    /// The body.
+    pub body: Block,
+    /// Run after the body, and after `continue`.
+    pub updates: Block,
 }
 
 /// A switch statement.

@@ -455,6 +455,22 @@ impl P<'_> {
                 };
                 self.line(&t);
             }
+            StmtKind::Loop(l) => {
+                let c = self.expr(&l.cond);
+                self.line(&format!("loop while ({c}) {{"));
+                self.indent += 1;
+                self.block_body(&l.body);
+                self.indent -= 1;
+                if !l.updates.stmts.is_empty() {
+                    self.line("} updates {");
+                    self.indent += 1;
+                    self.block_body(&l.updates);
+                    self.indent -= 1;
+                }
+                self.line("}");
+            }
+            StmtKind::Break => self.line("break;"),
+            StmtKind::Continue => self.line("continue;"),
         }
     }
 

@@ -1,14 +1,14 @@
 // expect: E0111
-// header unions are not supported
+// a stack of header unions is indexed with constants only
 #include <core.p4>
 #include <v1model.p4>
 
 header h_t { bit<8> a; bit<16> b; bit<32> c; bit<8> d; }
-struct headers { h_t h; }
-struct metadata { bit<8> x; bit<16> y; bit<32> z; }
 header a_t { bit<8> v; }
 header b_t { bit<16> v; }
 header_union u_t { a_t a; b_t b; }
+struct headers { h_t h; u_t[2] us; }
+struct metadata { bit<8> x; bit<16> y; bit<32> z; }
 parser P(packet_in pkt, out headers hdr, inout metadata meta, inout standard_metadata_t sm) {
     state start { pkt.extract(hdr.h); transition accept; }
 }
@@ -16,7 +16,7 @@ parser P(packet_in pkt, out headers hdr, inout metadata meta, inout standard_met
 control Ing(inout headers hdr, inout metadata meta, inout standard_metadata_t sm) {
 
     apply {
-
+        hdr.us[hdr.h.a].a.setValid();
     }
 }
 

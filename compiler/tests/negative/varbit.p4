@@ -1,5 +1,5 @@
 // expect: E0110
-// varbit fields are not supported
+// varbit fields wider than 128 bits are not supported (this target's widest value)
 #include <core.p4>
 #include <v1model.p4>
 

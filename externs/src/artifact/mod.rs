@@ -187,8 +187,13 @@ pub struct Header {
     pub type_name: String,
     /// Fields in declaration (= wire) order.
     pub fields: Vec<HeaderField>,
-    /// Total width in bits (sum of the field widths).
+    /// Total width in bits (sum of the field widths; a varbit field counts
+    /// its maximum width).
     pub bit_width: u32,
+    /// For a header whose last field is a `varbit<N>` (its `width` is N):
+    /// the hidden 32-bit slot holding the field's current length in bits.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub varbit_len: Option<FieldId>,
 }
 
 /// A field's place in its header.
@@ -522,6 +527,22 @@ pub enum Stmt {
         /// The body.
         body: Vec<Stmt>,
     },
+    /// A loop: while `cond` (width 1) is 1, run `body`, then `updates`.
+    /// `Break` in the body leaves the loop, `Continue` goes on with the
+    /// updates. A target may bound the iterations of one execution (the
+    /// engine stops a loop after `MAX_LOOP_ITERATIONS` and counts it).
+    Loop {
+        /// Tested before every iteration.
+        cond: Expr,
+        /// The body.
+        body: Vec<Stmt>,
+        /// Run after the body and after `Continue` (no `Break`/`Continue` here).
+        updates: Vec<Stmt>,
+    },
+    /// `break`: leave the innermost `Loop`.
+    Break,
+    /// `continue`: go on with the innermost `Loop`'s updates.
+    Continue,
     /// `return`: leave the innermost `Inlined` block, action or control.
     Return,
     /// `exit`: stop the current top-level control (the pipeline continues with
@@ -531,6 +552,16 @@ pub enum Stmt {
     Extract {
         /// The header (a `Next` on a full stack is `StackOutOfBounds`).
         header: HeaderRef,
+    },
+    /// Parsers: `packet.extract(h, bits)` of a header with a varbit field:
+    /// its fixed fields, then `bits` bits into the varbit field. `bits`
+    /// over the field's width is `HeaderTooShort`, not a multiple of 8
+    /// `ParserInvalidArgument`, past the packet's end `PacketTooShort`.
+    ExtractVarbit {
+        /// The header (`Header::varbit_len` set).
+        header: HeaderRef,
+        /// Length of the varbit part in bits (32 bits wide).
+        bits: Expr,
     },
     /// Parsers: `packet.advance(bits)`.
     Advance {

@@ -38,6 +38,7 @@ pub fn validate(art: &Artifact) -> Vec<Problem> {
         base: String::new(),
         what: String::new(),
         segs: Vec::new(),
+        loops: 0,
     };
     v.all();
     v.problems
@@ -49,6 +50,8 @@ struct V<'a> {
     base: String,
     what: String,
     segs: Vec<String>,
+    /// `Loop` bodies around the statement being checked.
+    loops: u32,
 }
 
 impl V<'_> {
@@ -141,7 +144,9 @@ impl V<'_> {
             }
             if let FieldKind::Header(h) = f.kind {
                 match a.headers.get(h.index()) {
-                    Some(hd) if hd.fields.iter().any(|x| x.field.index() == i) => {}
+                    Some(hd)
+                        if hd.fields.iter().any(|x| x.field.index() == i)
+                            || hd.varbit_len.is_some_and(|l| l.index() == i) => {}
                     _ => self.bad("header field not listed in its header".into()),
                 }
             }
@@ -166,6 +171,19 @@ impl V<'_> {
             }
             if off != h.bit_width {
                 self.bad(format!("bit_width {} != {off}", h.bit_width));
+            }
+            if let Some(len) = h.varbit_len {
+                if self.field(len) != 32 {
+                    self.bad("varbit_len must be 32 bits".into());
+                }
+                if h.fields.is_empty() {
+                    self.bad("varbit_len in a header without fields".into());
+                }
+                if let Some(f) = a.fields.get(len.index()) {
+                    if f.kind != FieldKind::Header(HeaderId(i as u32)) {
+                        self.bad("varbit_len slot has the wrong kind".into());
+                    }
+                }
             }
         }
         for (i, s) in a.stacks.iter().enumerate() {
@@ -585,11 +603,21 @@ impl V<'_> {
     fn stmt(&mut self, s: &Stmt) {
         match s {
             Stmt::Assign { dst, src } => self.assign(dst, src),
-            Stmt::SetValid { header }
-            | Stmt::SetInvalid { header }
-            | Stmt::Extract { header }
-            | Stmt::Emit { header } => {
+            Stmt::SetValid { header } | Stmt::SetInvalid { header } | Stmt::Emit { header } => {
                 self.href(header);
+            }
+            Stmt::Extract { header } => {
+                if self.href(header).is_some_and(|h| h.varbit_len.is_some()) {
+                    self.bad("extract of a header with a varbit field needs a length".into());
+                }
+            }
+            Stmt::ExtractVarbit { header, bits } => {
+                if self.href(header).is_some_and(|h| h.varbit_len.is_none()) {
+                    self.bad("extract with a length of a header without a varbit field".into());
+                }
+                if self.expr(bits) != 32 {
+                    self.bad("varbit length is not 32 bits".into());
+                }
             }
             Stmt::CopyHeader { dst, src } => {
                 let d = self.href(dst).map(|h| h.type_name.clone());
@@ -642,6 +670,27 @@ impl V<'_> {
             }
             Stmt::Inlined { body, .. } => self.stmts_at("body", body),
             Stmt::Return | Stmt::Exit => {}
+            Stmt::Loop {
+                cond,
+                body,
+                updates,
+            } => {
+                if self.expr(cond) != 1 {
+                    self.bad("loop condition is not 1 bit".into());
+                }
+                self.loops += 1;
+                self.stmts_at("body", body);
+                self.loops -= 1;
+                // Updates run outside the body: no break/continue there.
+                let saved = std::mem::take(&mut self.loops);
+                self.stmts_at("updates", updates);
+                self.loops = saved;
+            }
+            Stmt::Break | Stmt::Continue => {
+                if self.loops == 0 {
+                    self.bad("break/continue outside a loop body".into());
+                }
+            }
             Stmt::Advance { bits } => {
                 self.expr(bits);
             }

@@ -59,19 +59,39 @@ pub(super) fn headers(cx: &mut Cx<'_>) -> Result<Vec<HeaderInfo>, LoadError> {
                 h.bit_width
             )));
         }
-        if h.bit_width % 8 != 0 {
+        // A varbit field (the last one) is extracted and emitted apart.
+        let mut fixed_bits = h.bit_width;
+        let varbit = match h.varbit_len {
+            None => None,
+            Some(len) => {
+                let v = hf
+                    .pop()
+                    .ok_or_else(|| cx.invalid("varbit length in a header without fields"))?;
+                let Loc::N(len) = cx.field(len)?.loc else {
+                    return Err(cx.invalid("varbit length slot wider than 64 bits"));
+                };
+                fixed_bits -= u32::from(v.width);
+                Some(VarbitInfo {
+                    loc: v.loc,
+                    max: v.width,
+                    len,
+                })
+            }
+        };
+        if fixed_bits % 8 != 0 {
             return Err(cx.unsupported(format!(
                 "header {} is {} bits, not a whole number of bytes",
-                h.name, h.bit_width
+                h.name, fixed_bits
             )));
         }
         let plan =
             crate::layout::Plan::new(&hf.iter().map(|f| (f.loc, f.width)).collect::<Vec<_>>(), 0);
         headers.push(HeaderInfo {
             name: h.name.clone(),
-            bit_width: h.bit_width,
+            bit_width: fixed_bits,
             fields: hf.into_boxed_slice(),
             plan,
+            varbit,
         });
     }
 

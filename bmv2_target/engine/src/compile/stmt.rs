@@ -109,6 +109,16 @@ impl Cx<'_> {
             }
             Stmt::Inlined { body, .. } => S::Inlined(self.block(body)?),
             Stmt::Return => S::Return,
+            Stmt::Loop {
+                cond,
+                body,
+                updates,
+            } => {
+                let c = self.cond(cond, "loop condition")?;
+                S::Loop(Box::new((c, self.block(body)?, self.block(updates)?)))
+            }
+            Stmt::Break => S::Break,
+            Stmt::Continue => S::Continue,
             Stmt::Exit => {
                 if self.ctx == Ctx::Parser {
                     return Err(self.invalid("exit in a parser"));
@@ -118,6 +128,10 @@ impl Cx<'_> {
             Stmt::Extract { header } => {
                 self.parser_only("extract")?;
                 S::Extract(self.href(header)?)
+            }
+            Stmt::ExtractVarbit { header, bits } => {
+                self.parser_only("extract")?;
+                S::ExtractVarbit(self.href(header)?, self.index(bits)?)
             }
             Stmt::Advance { bits } => {
                 self.parser_only("advance")?;

@@ -212,6 +212,9 @@ fn leaves_block(s: &Stmt) -> bool {
                 || default.iter().any(leaves_block)
         }
         Stmt::Inlined { body, .. } => body.iter().any(leaves_block),
+        Stmt::Loop { body, updates, .. } => {
+            body.iter().any(leaves_block) || updates.iter().any(leaves_block)
+        }
         _ => false,
     }
 }

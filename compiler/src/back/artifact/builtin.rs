@@ -49,10 +49,38 @@ impl Lower<'_> {
         let prim = |p: a::Prim| a::Stmt::Prim(p);
         match op {
             Builtin::Extract => {
+                if let Some(ir::Arg::Skip(t)) = args.first() {
+                    // `extract<H>(_)`: the header's bits are skipped.
+                    let Type::Header(s) = t else {
+                        self.inexpressible("`extract(_)` without a header type", span);
+                        return None;
+                    };
+                    let bits: u128 = self.m.structs[*s]
+                        .fields
+                        .iter()
+                        .filter_map(|f| self.m.scalar_width(&f.ty))
+                        .map(u128::from)
+                        .sum();
+                    out.push(a::Stmt::Advance {
+                        bits: konst(bits, 32, false),
+                    });
+                    return Some(CallResult::Nothing);
+                }
                 let e = self.arg_ir(args.first())?.clone();
                 let lp = self.place(idx, &e, out)?;
                 let header = self.href(lp, span)?;
                 out.push(a::Stmt::Extract { header });
+                let others = self.union_siblings(idx, &e, out);
+                out.extend(super::stmt::invalidate_all(&others));
+            }
+            Builtin::ExtractVarbit => {
+                let e = self.arg_ir(args.first())?.clone();
+                let lp = self.place(idx, &e, out)?;
+                let header = self.href(lp, span)?;
+                let bits = self.arg_expr(idx, args.get(1), out)?;
+                out.push(a::Stmt::ExtractVarbit { header, bits });
+                let others = self.union_siblings(idx, &e, out);
+                out.extend(super::stmt::invalidate_all(&others));
             }
             Builtin::Lookahead => {
                 let t = type_args.first().cloned().unwrap_or_else(|| ret.clone());
@@ -116,6 +144,12 @@ impl Lower<'_> {
                 } else {
                     a::Stmt::SetInvalid { header }
                 });
+                if op == Builtin::SetValid {
+                    if let Some(Receiver::Expr(e)) = receiver {
+                        let others = self.union_siblings(idx, e, out);
+                        out.extend(super::stmt::invalidate_all(&others));
+                    }
+                }
             }
             Builtin::PushFront | Builtin::PopFront => {
                 let LPlace::Static(Place::Stack(stack)) = recv_place(self, out)? else {

@@ -47,6 +47,7 @@ impl Lower<'_> {
             StmtKind::Exit => true,
             StmtKind::If(_, t, e) => self.may_exit(t) || self.may_exit(e),
             StmtKind::Block(b) => self.may_exit(b),
+            StmtKind::Loop(l) => self.may_exit(&l.body) || self.may_exit(&l.updates),
             StmtKind::Switch(sw) => {
                 sw.cases.iter().any(|c| self.may_exit(&c.body))
                     || sw.default.as_ref().is_some_and(|d| self.may_exit(d))
@@ -258,6 +259,11 @@ impl Lower<'_> {
             acc.push(self.expr(idx, e, out)?);
             return Some(());
         }
+        if self.has_varbit(&e.ty) {
+            // Its slot holds the maximum width, not the extracted length.
+            self.inexpressible("a header with a varbit field in a field list", e.span);
+            return None;
+        }
         let lp = self.place(idx, e, out)?;
         match lp {
             LPlace::Static(p) => {
@@ -282,6 +288,19 @@ impl Lower<'_> {
         Some(())
     }
 
+    /// Whether a value of type `ty` holds a header with a varbit field.
+    pub(super) fn has_varbit(&self, ty: &Type) -> bool {
+        match ty {
+            Type::Header(s) => self.m.structs[*s].fields.iter().any(|f| f.varbit),
+            Type::Struct(s) | Type::Stack(s, _) => self.m.structs[*s]
+                .fields
+                .iter()
+                .any(|f| f.varbit || self.has_varbit(&f.ty)),
+            Type::List(ts) => ts.iter().any(|t| self.has_varbit(t)),
+            _ => false,
+        }
+    }
+
     pub(super) fn header_field_count(&self, ty: &Type) -> usize {
         match ty {
             Type::Header(s) => self.m.structs[*s].fields.len(),
@@ -298,6 +317,10 @@ impl Lower<'_> {
         out: &mut Vec<a::Stmt>,
         acc: &mut Vec<(String, a::Expr)>,
     ) -> Option<()> {
+        if self.has_varbit(&e.ty) {
+            self.inexpressible("a header with a varbit field in a digest", e.span);
+            return None;
+        }
         match (&e.kind, &e.ty) {
             (ExprKind::List(items), Type::Struct(s)) => {
                 let fields = self.m.structs[*s].fields.clone();

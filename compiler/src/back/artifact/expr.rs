@@ -26,6 +26,38 @@ impl Lower<'_> {
                     None
                 }
             },
+            // `pkt.lookahead<h_t>().f`: a lookahead of that field's bits.
+            ExprKind::Field(b, i)
+                if matches!(
+                    &b.kind,
+                    ExprKind::Call(c) if matches!(
+                        c.callee,
+                        ir::Callee::Builtin { op: ir::Builtin::Lookahead, .. }
+                    )
+                ) && matches!(b.ty, Type::Header(_)) =>
+            {
+                let Type::Header(s) = b.ty else { return None };
+                let fields = &self.m.structs[s].fields;
+                let offset: u32 = fields[..*i as usize]
+                    .iter()
+                    .filter_map(|f| self.m.scalar_width(&f.ty))
+                    .map(u32::from)
+                    .sum();
+                let mut x = a::Expr::Lookahead {
+                    bit_offset: offset,
+                    width: w,
+                };
+                if signed {
+                    x = a::Expr::Cast {
+                        arg: Box::new(x),
+                        arg_width: w,
+                        arg_signed: false,
+                        width: w,
+                        signed: true,
+                    };
+                }
+                Some(x)
+            }
             ExprKind::Var(_)
             | ExprKind::Field(..)
             | ExprKind::Index(..)
@@ -67,6 +99,27 @@ impl Lower<'_> {
             }
             ExprKind::IsValid(h) => {
                 let lp = self.place(idx, h, pre)?;
+                if let LPlace::Static(Place::Struct(ps)) = &lp {
+                    // A header_union is valid when one of its members is.
+                    let mut any: Option<a::Expr> = None;
+                    for p in ps {
+                        let Place::Header(m) = p else { continue };
+                        let v = a::Expr::IsValid {
+                            header: HeaderRef::Static { header: *m },
+                        };
+                        any = Some(match any {
+                            None => v,
+                            Some(x) => a::Expr::Binary {
+                                op: a::BinaryOp::LOr,
+                                width: 1,
+                                signed: false,
+                                lhs: Box::new(x),
+                                rhs: Box::new(v),
+                            },
+                        });
+                    }
+                    return any;
+                }
                 let header = self.href(lp, span)?;
                 Some(a::Expr::IsValid { header })
             }
@@ -181,6 +234,29 @@ impl Lower<'_> {
         }
     }
 
+    /// The length slot of the varbit field `e` reads (`h.v` of a header
+    /// known at compile time); `None` when `e` is not a varbit field.
+    fn varbit_len(&mut self, idx: usize, e: &ir::Expr, pre: &mut Vec<a::Stmt>) -> Option<a::Expr> {
+        let ExprKind::Field(b, i) = &e.kind else {
+            return None;
+        };
+        let Type::Header(s) = b.ty else {
+            return None;
+        };
+        if !self.m.structs[s].fields.get(*i as usize)?.varbit {
+            return None;
+        }
+        match self.place(idx, b, pre)? {
+            LPlace::Static(Place::Header(h)) => Some(a::Expr::Field {
+                field: self.headers[h.index()].varbit_len?,
+            }),
+            _ => {
+                self.inexpressible("a varbit field of a run-time stack element", e.span);
+                None
+            }
+        }
+    }
+
     pub(super) fn binary(
         &mut self,
         idx: usize,
@@ -190,6 +266,38 @@ impl Lower<'_> {
         w: u16,
         pre: &mut Vec<a::Stmt>,
     ) -> Option<a::Expr> {
+        if matches!(op, BinOp::Eq | BinOp::Ne) {
+            if let (Some(ll), Some(rl)) =
+                (self.varbit_len(idx, l, pre), self.varbit_len(idx, r, pre))
+            {
+                // Varbit fields: equal lengths and equal values.
+                let (lv, rv) = (self.expr(idx, l, pre)?, self.expr(idx, r, pre)?);
+                let cmp = |x: a::Expr, y: a::Expr| a::Expr::Binary {
+                    op: a::BinaryOp::Eq,
+                    width: 1,
+                    signed: false,
+                    lhs: Box::new(x),
+                    rhs: Box::new(y),
+                };
+                let both = a::Expr::Binary {
+                    op: a::BinaryOp::LAnd,
+                    width: 1,
+                    signed: false,
+                    lhs: Box::new(cmp(ll, rl)),
+                    rhs: Box::new(cmp(lv, rv)),
+                };
+                return Some(if op == BinOp::Ne {
+                    a::Expr::Unary {
+                        op: a::UnaryOp::Not,
+                        width: 1,
+                        signed: false,
+                        arg: Box::new(both),
+                    }
+                } else {
+                    both
+                });
+            }
+        }
         let lhs = self.expr(idx, l, pre)?;
         let mut rpre = Vec::new();
         let rhs = self.expr(idx, r, &mut rpre)?;
@@ -238,6 +346,19 @@ impl Lower<'_> {
             });
             return Some(a::Expr::Field { field: t });
         }
+        // P4 evaluates left to right: when the right side's calls may write
+        // what the left side reads, read the left side first.
+        let lhs = if rpre.is_empty() || matches!(lhs, a::Expr::Const { .. }) {
+            lhs
+        } else if let Place::Scalar(t) = self.temp(&l.ty) {
+            pre.push(a::Stmt::Assign {
+                dst: LValue::Field { field: t },
+                src: lhs,
+            });
+            a::Expr::Field { field: t }
+        } else {
+            lhs
+        };
         pre.extend(rpre);
         let (ow, signed) = self.scalar_of(&l.ty).unwrap_or((1, false));
         let (aop, width) = match op {

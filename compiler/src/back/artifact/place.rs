@@ -96,7 +96,14 @@ impl Lower<'_> {
                 }
             }
             ExprKind::Index(b, i) => {
-                let LPlace::Static(Place::Stack(s)) = self.place(idx, b, pre)? else {
+                let base = self.place(idx, b, pre)?;
+                if let (LPlace::Static(Place::Struct(elems)), ExprKind::Const(Value::Bits(v))) =
+                    (&base, &i.kind)
+                {
+                    // An element of a stack of header_unions.
+                    return Some(LPlace::Static(elems.get(*v as usize)?.clone()));
+                }
+                let LPlace::Static(Place::Stack(s)) = base else {
                     self.inexpressible("this stack index", e.span);
                     return None;
                 };
@@ -302,6 +309,18 @@ impl Lower<'_> {
                 let fields = self.m.structs[*s].fields.clone();
                 for ((f, d), s) in fields.iter().zip(dp).zip(sp) {
                     self.copy(LPlace::Static(d), LPlace::Static(s), &f.ty, span, out);
+                }
+            }
+            Type::Stack(h, _) if self.m.structs[*h].is_union => {
+                let (LPlace::Static(Place::Struct(dp)), LPlace::Static(Place::Struct(sp))) =
+                    (dst, src)
+                else {
+                    self.inexpressible("this copy of a stack of header_unions", span);
+                    return;
+                };
+                let t = Type::Struct(*h);
+                for (d, s) in dp.into_iter().zip(sp) {
+                    self.copy(LPlace::Static(d), LPlace::Static(s), &t, span, out);
                 }
             }
             Type::Stack(..) => {

@@ -1,7 +1,7 @@
-//! Statements: blocks, assignments, conditionals, switch, header
-//! invalidation.
+//! Statements: blocks, assignments, conditionals, switch, loops, header
+//! invalidation (and the header_union rule: one valid member).
 
-use netsparse_externs::artifact::{self as a, HeaderRef, LValue};
+use netsparse_externs::artifact::{self as a, HeaderId, HeaderRef, LValue};
 
 use crate::ir::{self, ExprKind, StmtKind, SwitchLabel, TableResultField, Type};
 
@@ -24,7 +24,18 @@ impl Lower<'_> {
                 let Some(lp) = self.place(idx, dst, out) else {
                     return;
                 };
-                self.assign(idx, lp, &dst.ty, src, out);
+                self.assign(idx, lp.clone(), &dst.ty, src, out);
+                // A header_union member that became valid invalidates the others.
+                let others = self.union_siblings(idx, dst, out);
+                if !others.is_empty() {
+                    if let Some(header) = self.href(lp, s.span) {
+                        out.push(a::Stmt::If {
+                            cond: a::Expr::IsValid { header },
+                            then: invalidate_all(&others),
+                            otherwise: Vec::new(),
+                        });
+                    }
+                }
             }
             StmtKind::Call(c) => {
                 self.call(idx, c, &Type::Void, out);
@@ -58,6 +69,26 @@ impl Lower<'_> {
                 out.extend(self.exit_copies.iter().cloned());
                 out.push(a::Stmt::Exit);
             }
+            StmtKind::Loop(l) => {
+                // The condition's own statements (calls, temporaries) run
+                // before every test: they go at the end of the updates and
+                // once before the loop.
+                let mut pre = Vec::new();
+                let Some(cond) = self.expr(idx, &l.cond, &mut pre) else {
+                    return;
+                };
+                let body = self.block(idx, &l.body.stmts);
+                let mut updates = self.block(idx, &l.updates.stmts);
+                updates.extend(pre.iter().cloned());
+                out.extend(pre);
+                out.push(a::Stmt::Loop {
+                    cond,
+                    body,
+                    updates,
+                });
+            }
+            StmtKind::Break => out.push(a::Stmt::Break),
+            StmtKind::Continue => out.push(a::Stmt::Continue),
             StmtKind::VarDecl(v, init) => {
                 let p = self.var_place(idx, *v);
                 let ty = self.m.vars[*v].ty.clone();
@@ -67,6 +98,36 @@ impl Lower<'_> {
                 }
             }
         }
+    }
+
+    /// The other members of the header_union of which `e` is a member
+    /// (`u.a` → the headers of `u` but `a`); empty when `e` is not one.
+    pub(super) fn union_siblings(
+        &mut self,
+        idx: usize,
+        e: &ir::Expr,
+        out: &mut Vec<a::Stmt>,
+    ) -> Vec<HeaderId> {
+        let ExprKind::Field(base, i) = &e.kind else {
+            return Vec::new();
+        };
+        let Type::Struct(s) = &base.ty else {
+            return Vec::new();
+        };
+        if !self.m.structs[*s].is_union {
+            return Vec::new();
+        }
+        let Some(LPlace::Static(Place::Struct(ps))) = self.place(idx, base, out) else {
+            return Vec::new();
+        };
+        ps.iter()
+            .enumerate()
+            .filter(|(j, _)| *j != *i as usize)
+            .filter_map(|(_, p)| match p {
+                Place::Header(h) => Some(*h),
+                _ => None,
+            })
+            .collect()
     }
 
     /// Headers in `p` become invalid (uninitialised header variables, `out` parameters).
@@ -147,4 +208,14 @@ impl Lower<'_> {
             default,
         });
     }
+}
+
+/// `SetInvalid` of each of `headers`.
+pub(super) fn invalidate_all(headers: &[HeaderId]) -> Vec<a::Stmt> {
+    headers
+        .iter()
+        .map(|h| a::Stmt::SetInvalid {
+            header: HeaderRef::Static { header: *h },
+        })
+        .collect()
 }

@@ -50,11 +50,20 @@ impl Lower<'_> {
             });
             offset += u32::from(w);
         }
+        let varbit_len = def.fields.iter().any(|f| f.varbit).then(|| {
+            self.new_field(
+                format!("{name}.$varbit_len"),
+                32,
+                false,
+                FieldKind::Header(hid),
+            )
+        });
         self.headers.push(a::Header {
             name,
             type_name: def.name.clone(),
             fields,
             bit_width: offset,
+            varbit_len,
         });
         hid
     }
@@ -72,6 +81,13 @@ impl Lower<'_> {
                         .collect(),
                 )
             }
+            // A stack of header_unions: a fixed array of unions (constant
+            // indices only, checked before).
+            Type::Stack(s, n) if self.m.structs[*s].is_union => Place::Struct(
+                (0..*n)
+                    .map(|i| self.alloc(&format!("{name}[{i}]"), &Type::Struct(*s), kind))
+                    .collect(),
+            ),
             Type::Stack(s, n) => {
                 let elements = (0..*n)
                     .map(|i| self.new_header(format!("{name}[{i}]"), *s))

@@ -1,4 +1,5 @@
-//! The preprocessor: `#include`, object-like `#define`/`#undef`, conditionals.
+//! The preprocessor: `#include`, `#define` (object-like and function-like)
+//! and `#undef`, conditionals.
 //!
 //! It works line by line on the original text, tracking block comments and
 //! string literals, and produces one expanded text plus a [`SpanMap`] from
@@ -58,6 +59,8 @@ enum FileKey {
 
 #[derive(Clone, Debug)]
 struct Macro {
+    /// `Some` for a function-like macro: its parameter names.
+    params: Option<Vec<String>>,
     body: String,
 }
 
@@ -150,6 +153,7 @@ pub(crate) fn preprocess(
             pp.macros.insert(
                 name.clone(),
                 Macro {
+                    params: None,
                     body: value.trim().to_owned(),
                 },
             );
@@ -346,7 +350,7 @@ impl Pp<'_> {
         let mut run_start: Option<usize> = None;
         let mut i = 0;
         while i < len {
-            let line_end = memchr_nl(b, i);
+            let mut line_end = memchr_nl(b, i);
             // Is this line a directive?
             let mut k = i;
             while k < line_end && (b[k] == b' ' || b[k] == b'\t' || b[k] == b'\r' || b[k] == 0x0C) {
@@ -423,8 +427,20 @@ impl Pp<'_> {
                         if let Some(rs) = run_start.take() {
                             self.emit_text(file, &text, rs, j);
                         }
-                        self.expand_use(&text[j..e], sp(file, j, e));
-                        run_start = Some(e);
+                        match self.expand_use(&text, file, j, e) {
+                            Some(end) => {
+                                run_start = Some(end);
+                                // A function-like use may end on a later line.
+                                if end > line_end {
+                                    line_end = memchr_nl(b, end - 1);
+                                }
+                                j = end;
+                                continue;
+                            }
+                            // Not a use (a function-like name without `(`): the
+                            // verbatim run goes on from the name.
+                            None => run_start = Some(j),
+                        }
                     }
                     j = e;
                 } else {
