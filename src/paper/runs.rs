@@ -227,6 +227,7 @@ pub fn execute(
         spmm: false,
         corrupt_idx: None,
         stop,
+        threads: 0,
     };
     let start = std::time::Instant::now();
     let report = simulate_with(
