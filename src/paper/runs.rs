@@ -122,6 +122,7 @@ impl RunRecord {
         self.verification.as_ref().is_none_or(|v| v.passed)
     }
 
+    /// Keep what matters of a mode's results; every rate rounded by [`r12`].
     fn from_mode(m: &ModeResult, summary: &MatrixSummary, wall_secs: f64) -> RunRecord {
         let nodes = m
             .nodes
@@ -139,16 +140,16 @@ impl RunRecord {
                 time_ps: t.time.as_ps(),
                 rx_header: t.rx.header,
                 rx_payload: t.rx.payload,
-                goodput: t.goodput,
-                line_util: t.line_util,
-                fc_rate: t.fc_rate,
-                prs_per_packet: t.prs_per_packet,
-                cache_hit_rate: t.cache_hit_rate,
+                goodput: r12(t.goodput),
+                line_util: r12(t.line_util),
+                fc_rate: t.fc_rate.map(r12),
+                prs_per_packet: t.prs_per_packet.map(r12),
+                cache_hit_rate: t.cache_hit_rate.map(r12),
             });
         RunRecord {
             nodes,
             tail,
-            cache_hit_rate_all: m.cache_hit_rate,
+            cache_hit_rate_all: m.cache_hit_rate.map(r12),
             verification: m.verification.as_ref().map(|v| VerifyRecord {
                 passed: v.passed(),
                 needed: v.needed,
@@ -157,10 +158,22 @@ impl RunRecord {
             }),
             matrix_rows: summary.rows,
             matrix_nnz: summary.nnz,
-            wall_secs,
+            wall_secs: r12(wall_secs),
             events: m.run.as_ref().map(|r| r.events),
         }
     }
+}
+
+/// `x` rounded to 12 significant digits. serde_json's parser (without its
+/// `float_roundtrip` feature) may miss the last bit of a 17-digit number,
+/// so a rate read back from the cache could differ from the one computed;
+/// at 12 digits it parses exactly, and a report from cached runs is
+/// identical to one from fresh runs.
+pub fn r12(x: f64) -> f64 {
+    if !x.is_finite() || x == 0.0 {
+        return x;
+    }
+    format!("{x:.11e}").parse().unwrap_or(x)
 }
 
 /// A generated stand-in with its partition, shared by the runs on it.
@@ -354,6 +367,23 @@ pub fn estimate(m: PaperMatrix, scale: u32, cfg: &SimConfig, mode: Mode) -> Memo
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn rates_survive_the_cache_exactly() {
+        for x in [
+            0.8800306346814241,
+            0.1 + 0.2,
+            1.0 / 3.0,
+            0.013475626300081367,
+            413.1794101138853,
+            2.2e-7,
+        ] {
+            let r = r12(x);
+            assert!((r - x).abs() <= 1e-11 * x.abs(), "{x} -> {r}");
+            let back: f64 = serde_json::from_str(&serde_json::to_string(&r).unwrap()).unwrap();
+            assert_eq!(back.to_bits(), r.to_bits(), "{x}");
+        }
+    }
 
     #[test]
     fn estimates_grow_with_size() {
