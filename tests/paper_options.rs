@@ -80,7 +80,7 @@ fn runs_that_do_not_fit_are_refused_before_anything_is_generated() {
         ..PaperOptions::default()
     };
     let e = paper::run(&o, &mut Silent).unwrap_err();
-    assert!(matches!(e, PaperError::Memory { .. }), "{e:?}");
+    assert!(matches!(e, PaperError::Memory(_)), "{e:?}");
     let e = e.to_string();
     assert!(
         e.starts_with("not enough memory: the largest run (paper:"),

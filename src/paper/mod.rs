@@ -201,24 +201,8 @@ pub enum PaperError {
     #[error(transparent)]
     Config(#[from] ConfigError),
     /// The runs would not fit in memory.
-    #[error(
-        "not enough memory: the largest run ({largest}) needs about {need} (matrix {matrix}, run {run}) \
-         but {available} is available{hint}"
-    )]
-    Memory {
-        /// The estimate, human-readable.
-        need: String,
-        /// The matrix's part.
-        matrix: String,
-        /// The run's part.
-        run: String,
-        /// The limit.
-        available: String,
-        /// Which run.
-        largest: String,
-        /// A scale that fits, if one does.
-        hint: String,
-    },
+    #[error(transparent)]
+    Memory(Box<MemoryShortfall>),
     /// The cache could not be written.
     #[error(transparent)]
     Cache(#[from] CacheError),
@@ -229,7 +213,7 @@ pub enum PaperError {
         /// The run.
         run: String,
         /// The simulator's error.
-        source: SimError,
+        source: Box<SimError>,
     },
     /// A report file could not be written.
     #[error("cannot write {path}: {source}")]
@@ -242,6 +226,28 @@ pub enum PaperError {
     /// A plot could not be drawn.
     #[error(transparent)]
     Plot(#[from] PlotError),
+}
+
+/// Why a plan does not fit in memory: the estimate of its largest run
+/// against the limit, with a scale that would fit.
+#[derive(Debug, Error)]
+#[error(
+    "not enough memory: the largest run ({largest}) needs about {need} (matrix {matrix}, run {run}) \
+     but {available} is available{hint}"
+)]
+pub struct MemoryShortfall {
+    /// The estimate, human-readable.
+    pub need: String,
+    /// The matrix's part.
+    pub matrix: String,
+    /// The run's part.
+    pub run: String,
+    /// The limit.
+    pub available: String,
+    /// Which run.
+    pub largest: String,
+    /// A scale that fits, if one does (`; --scale S would need about ...`).
+    pub hint: String,
 }
 
 /// What an invocation did.
@@ -415,14 +421,14 @@ fn check_memory(setup: &Setup, plan: &[Planned]) -> Result<(u64, u64), PaperErro
             }
         }
     }
-    Err(PaperError::Memory {
+    Err(PaperError::Memory(Box::new(MemoryShortfall {
         need: gib(need.total()),
         matrix: gib(need.matrix_bytes),
         run: gib(need.run_bytes),
         available: gib(limit),
         largest,
         hint,
-    })
+    })))
 }
 
 /// Run the evaluation: check the options and memory, take finished runs
@@ -495,7 +501,7 @@ pub fn run(opts: &PaperOptions, obs: &mut dyn Observer) -> Result<Summary, Paper
         let prepared = runs::prepare(m, opts.scale, opts.seed, opts.nodes).map_err(|source| {
             PaperError::Sim {
                 run: runs::spec(m, opts.scale),
-                source,
+                source: Box::new(source),
             }
         })?;
         for p in group {
@@ -518,10 +524,11 @@ pub fn run(opts: &PaperOptions, obs: &mut dyn Observer) -> Result<Summary, Paper
             )
             .map_err(|source| PaperError::Sim {
                 run: p.label.clone(),
-                source,
+                source: Box::new(source),
             })?;
             match outcome {
                 Outcome::Done(rec) => {
+                    let rec = *rec;
                     cache.put(&p.key, &rec)?;
                     if !rec.verified() {
                         summary.failed.push(p.label.clone());

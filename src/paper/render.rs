@@ -174,7 +174,7 @@ pub fn markdown(r: &PaperReport, plots: &[(String, String)]) -> String {
                     vec![
                         x.matrix.clone(),
                         pair(
-                            x.netsparse.map_or("–".into(), |v| x_s(v)),
+                            x.netsparse.map_or("–".into(), x_s),
                             x_opt(x.paper_netsparse),
                         ),
                         x_opt(x.paper_implied),

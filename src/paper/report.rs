@@ -345,7 +345,7 @@ fn fig12(l: &Lookup) -> Fig12 {
                         .zip(ns)
                         .and_then(|(a, b)| ratio(a.time_ps(), b.time_ps())),
                     paper_netsparse: data::fig12_netsparse(m, k).map(|x| x.0),
-                    paper_implied: (k == 16).then(|| p7.traffic_reduction_vs_su * p7.line_util),
+                    paper_implied: (k == 16).then_some(p7.traffic_reduction_vs_su * p7.line_util),
                     paper_sa_slower: data::fig12_sa_slower_than_su(m, k),
                 }
             })
@@ -429,6 +429,7 @@ fn table8(l: &Lookup) -> Vec<Table8Row> {
 
 /// A sweep over `points` with configurations from `cfg`, relative to the
 /// point at index `base`.
+#[allow(clippy::too_many_arguments)]
 fn sweep<P: Copy>(
     l: &Lookup,
     parameter: &str,

@@ -219,7 +219,7 @@ pub fn spec(m: PaperMatrix, scale: u32) -> String {
 /// How a run ended.
 pub enum Outcome {
     /// It finished (verified or not: see [`RunRecord::verified`]).
-    Done(RunRecord),
+    Done(Box<RunRecord>),
     /// Ctrl-C stopped it: nothing to keep.
     Stopped,
 }
@@ -258,7 +258,9 @@ pub fn execute(
         return Ok(Outcome::Stopped);
     }
     match report.modes.first() {
-        Some(m) if !m.partial => Ok(Outcome::Done(RunRecord::from_mode(m, &p.summary, wall))),
+        Some(m) if !m.partial => Ok(Outcome::Done(Box::new(RunRecord::from_mode(
+            m, &p.summary, wall,
+        )))),
         _ => Ok(Outcome::Stopped),
     }
 }
