@@ -54,6 +54,10 @@ pub struct Args {
     /// Racks (Table 5: 8).
     #[arg(long, default_value_t = 8)]
     pub racks: u32,
+    /// Threads for each run's event loop (default: the machine's cores);
+    /// the results, and so the cache, are the same for every value.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..=256))]
+    pub threads: Option<u16>,
     /// Seed of the generators.
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
@@ -91,6 +95,7 @@ fn options(a: &Args) -> anyhow::Result<PaperOptions> {
         out: a.out.clone(),
         nodes: a.nodes,
         racks: a.racks,
+        threads: super::sim::sim_threads(a.threads),
         seed: a.seed,
         memory_limit,
         version: paper::binary_version(),

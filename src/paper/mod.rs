@@ -156,6 +156,9 @@ pub struct PaperOptions {
     pub nodes: u32,
     /// Racks (Table 5: 8).
     pub racks: u32,
+    /// Threads for each run's event loop (0: the serial loop); results
+    /// are identical for every value, so it is not part of a run's key.
+    pub threads: usize,
     /// Seed of the generators.
     pub seed: u64,
     /// Memory the runs may use, bytes (`None`: what the system has available).
@@ -176,6 +179,7 @@ impl Default for PaperOptions {
             out: PathBuf::from("netsparse-paper"),
             nodes: 128,
             racks: 8,
+            threads: 1,
             seed: 1,
             memory_limit: None,
             version: String::new(),
@@ -516,6 +520,7 @@ pub fn run(opts: &PaperOptions, obs: &mut dyn Observer) -> Result<Summary, Paper
                 &p.key.config,
                 p.mode,
                 &mut programs,
+                opts.threads,
                 stop,
                 &mut |done, total| {
                     obs.run_progress(done, total);

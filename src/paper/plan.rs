@@ -54,6 +54,13 @@ impl Setup {
                 ),
             });
         }
+        if opts.threads > 256 {
+            return Err(PaperError::Option {
+                name: "--threads",
+                value: opts.threads.to_string(),
+                range: "1..=256".into(),
+            });
+        }
         if opts.memory_limit == Some(0) {
             return Err(PaperError::Option {
                 name: "--memory-limit",

@@ -225,7 +225,8 @@ pub enum Outcome {
 }
 
 /// Run mode `mode` on `p` under `cfg` through the simulator's library API
-/// (the same path as `netsparse sim`: every gathered property verified).
+/// (the same path as `netsparse sim`: every gathered property verified),
+/// its event loop on `threads` threads (the results do not depend on it).
 /// `progress(done, total)` reports the run's own progress; it returns
 /// `false` to stop.
 pub fn execute(
@@ -233,6 +234,7 @@ pub fn execute(
     cfg: &SimConfig,
     mode: Mode,
     programs: &mut ProgramCache,
+    threads: usize,
     stop: Option<Arc<AtomicBool>>,
     progress: &mut dyn FnMut(u64, u64) -> bool,
 ) -> Result<Outcome, SimError> {
@@ -240,7 +242,7 @@ pub fn execute(
         spmm: false,
         corrupt_idx: None,
         stop,
-        threads: 0,
+        threads,
     };
     let start = std::time::Instant::now();
     let report = simulate_with(
