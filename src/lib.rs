@@ -2,6 +2,7 @@
 //! sub-commands and the integration tests.
 #![warn(missing_docs)]
 
+pub mod paper;
 pub mod programs;
 pub mod sim;
 pub mod stf;

@@ -28,6 +28,8 @@ enum Command {
     Matrix(cli::matrix::Args),
     /// Simulate the gather of one SpMM iteration on a leaf-spine cluster.
     Sim(Box<cli::sim::Args>),
+    /// The paper's evaluation on the stand-ins (Figure 12, Tables 7-8, Figures 15, 17, 18), resumable, with a report beside the paper's numbers.
+    Paper(cli::paper::Args),
     /// The main job in one command: simulate a 32-node cluster on a generated matrix under SUOpt, SAOpt and NetSparse, verify, report.
     Demo(cli::demo::Args),
     /// Run a v1model program on pcap files or live interfaces (BMv2 simple_switch style).
@@ -50,6 +52,7 @@ fn main() -> ExitCode {
         Command::Matrix(a) => cli::matrix::run(a),
         Command::Sim(a) => cli::sim::run(*a),
         Command::Demo(a) => cli::demo::run(a),
+        Command::Paper(a) => cli::paper::run(a),
         Command::Switch(a) => cli::switch::run(a),
         Command::Nic(a) => cli::nic::run(a),
         Command::Bench(a) => cli::bench::run(a),

@@ -7,6 +7,7 @@ pub mod demo;
 pub mod explain;
 pub mod matrix;
 pub mod nic;
+pub mod paper;
 pub mod sim;
 pub mod stf;
 pub mod switch;

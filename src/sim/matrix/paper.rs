@@ -110,6 +110,40 @@ impl PaperMatrix {
     }
 }
 
+/// The size of a stand-in, known before it is generated (so a caller can
+/// estimate the memory a run will need before anything large exists).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Shape {
+    /// Rows (= columns).
+    pub rows: u64,
+    /// Nonzeros requested (the generated matrix may have a few fewer after
+    /// merging repeated coordinates).
+    pub nnz: u64,
+    /// Distinct remote idxs each of the [`NODES`] nodes needs (Table 1's SU ratio).
+    pub distinct_remote_per_node: u64,
+    /// Remote nonzeros of each node (Table 1's SA ratio), at most.
+    pub remote_nnz_per_node: u64,
+}
+
+/// The shape of the stand-in of `m` at 1/`scale` of its size.
+pub fn shape(m: PaperMatrix, scale: u32) -> Shape {
+    let p = m.stats();
+    let scale = u64::from(scale.max(1));
+    let n = (p.rows / scale).max(NODES * 4);
+    let nnz = (p.nnz / scale).max(n);
+    let owned = n / NODES;
+    let per_node_nnz = nnz / NODES;
+    // Table 1: distinct remote idxs and remote nonzeros per node.
+    let u = (((n - owned) as f64 / (p.su + 1.0)).round() as u64).max(1);
+    let r = ((u as f64 * (1.0 + p.sa)).round() as u64).clamp(u, per_node_nnz.max(u));
+    Shape {
+        rows: n,
+        nnz,
+        distinct_remote_per_node: u,
+        remote_nnz_per_node: r,
+    }
+}
+
 /// Generate the stand-in of `m` at 1/`scale` of its size.
 pub fn standin(
     m: PaperMatrix,
@@ -117,15 +151,14 @@ pub fn standin(
     rng: &mut Xoshiro256,
 ) -> Result<(CsrMatrix, BuildInfo), MatrixError> {
     let p = m.stats();
-    let scale = u64::from(scale.max(1));
-    let n = (p.rows / scale).max(NODES * 4);
-    let nnz = (p.nnz / scale).max(n);
-    let per_node_rows = n / NODES;
-    let owned = per_node_rows;
+    let Shape {
+        rows: n,
+        nnz,
+        distinct_remote_per_node: u,
+        remote_nnz_per_node: r,
+    } = shape(m, scale);
+    let owned = n / NODES;
     let per_node_nnz = nnz / NODES;
-    // Table 1: distinct remote idxs and remote nonzeros per node.
-    let u = (((n - owned) as f64 / (p.su + 1.0)).round() as u64).max(1);
-    let r = ((u as f64 * (1.0 + p.sa)).round() as u64).clamp(u, per_node_nnz.max(u));
     // Table 4: runs of L PRs to one destination.
     let run = if p.destinations > 1.0 + 1e-9 {
         ((63.0 / (p.destinations - 1.0)).round() as u64).max(1)

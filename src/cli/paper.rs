@@ -1,0 +1,148 @@
+//! `netsparse paper`: the paper's evaluation on the stand-ins in one
+//! command. The work is in `netsparse::paper`; this file parses the
+//! options, installs the Ctrl-C handler and prints the outcome.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+
+use netsparse::paper::{self, progress::Bars, PaperOptions, Section};
+use netsparse::sim::matrix::paper::PaperMatrix;
+
+/// Arguments of `netsparse paper`.
+#[derive(clap::Args, Debug)]
+#[command(after_help = "\
+Runs the paper's evaluation on the calibrated stand-ins (paper:NAME/S):\n\
+Figure 12 (K = 1, 16, 128: NetSparse and SAOpt vs SUOpt per matrix and gmean),\n\
+Table 7 (tail node, K = 16), Table 8 (arabic and europe, every ablation step,\n\
+K = 1, 16, 128), and the sweeps of Figure 15 (RIG batch), 17 (concatenation\n\
+delay) and 18 (Property Cache size). Every NetSparse run verifies each\n\
+gathered property. Writes report.md (with SVG plots), report.json and\n\
+report.csv into --out, each of our numbers beside the paper's.\n\
+\n\
+Finished runs are cached in OUT/cache/ (keyed by the full configuration and\n\
+the binary's version): Ctrl-C keeps them, and the same command resumes.\n\
+\n\
+Exit status: 0 done, 1 a verification failed, 2 usage or input error,\n\
+130 stopped by Ctrl-C (the report holds what finished).\n\
+\n\
+Example: netsparse paper --quick\n\
+         netsparse paper --scale 4 --only fig12,table7 --out paper-s4")]
+pub struct Args {
+    /// Stand-in scale divisor S: the matrices have Table 6's size ÷ S
+    /// (default 1, the paper's size; 8 with --quick).
+    #[arg(long, value_name = "S")]
+    pub scale: Option<u32>,
+    /// The 1/8-scale version with fewer sweep points.
+    #[arg(long)]
+    pub quick: bool,
+    /// Sections to run, comma-separated: fig12, table7, table8, fig15,
+    /// fig17, fig18 (default: all).
+    #[arg(long, value_delimiter = ',', value_name = "LIST")]
+    pub only: Vec<String>,
+    /// Stand-ins to run, comma-separated: arabic, europe, queen, stokes,
+    /// uk (default: all five).
+    #[arg(long, value_delimiter = ',', value_name = "LIST")]
+    pub matrices: Vec<String>,
+    /// Output directory (report, plots and the run cache).
+    #[arg(long, value_name = "DIR", default_value = "netsparse-paper")]
+    pub out: PathBuf,
+    /// Compute nodes (Table 5: 128).
+    #[arg(long, default_value_t = 128)]
+    pub nodes: u32,
+    /// Racks (Table 5: 8).
+    #[arg(long, default_value_t = 8)]
+    pub racks: u32,
+    /// Threads for each run's event loop (default: the machine's cores);
+    /// the results, and so the cache, are the same for every value.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..=256))]
+    pub threads: Option<u16>,
+    /// Seed of the generators.
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// Memory the runs may use, GiB (default: what the system has available).
+    #[arg(long, value_name = "GIB")]
+    pub memory_limit: Option<f64>,
+    /// No progress bars.
+    #[arg(long, short = 'q')]
+    pub quiet: bool,
+}
+
+fn options(a: &Args) -> anyhow::Result<PaperOptions> {
+    let only = a
+        .only
+        .iter()
+        .map(|s| s.parse::<Section>())
+        .collect::<Result<Vec<_>, _>>()?;
+    let matrices = a
+        .matrices
+        .iter()
+        .map(|s| paper::parse_matrix(s))
+        .collect::<Result<Vec<PaperMatrix>, _>>()?;
+    let memory_limit = match a.memory_limit {
+        None => None,
+        Some(g) if g.is_finite() && g > 0.0 && g <= 1e6 => Some((g * f64::from(1u32 << 30)) as u64),
+        Some(g) => anyhow::bail!("--memory-limit = {g} is out of range: 0 < GiB <= 1000000"),
+    };
+    Ok(PaperOptions {
+        scale: a
+            .scale
+            .unwrap_or(if a.quick { paper::QUICK_SCALE } else { 1 }),
+        quick: a.quick,
+        only,
+        matrices,
+        out: a.out.clone(),
+        nodes: a.nodes,
+        racks: a.racks,
+        threads: super::sim::sim_threads(a.threads),
+        seed: a.seed,
+        memory_limit,
+        version: paper::binary_version(),
+        stop: None,
+    })
+}
+
+/// Run `netsparse paper`.
+pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+    let mut opts = options(&args)?;
+    let stop = Arc::new(AtomicBool::new(false));
+    {
+        let s = stop.clone();
+        // The first Ctrl-C stops after abandoning the current run (finished
+        // runs are already on disk); a second one exits at once.
+        let _ = ctrlc::set_handler(move || {
+            if s.swap(true, Ordering::Relaxed) {
+                std::process::exit(130);
+            }
+        });
+    }
+    opts.stop = Some(stop.clone());
+    let mut bars = Bars::new(args.quiet);
+    let s = paper::run(&opts, &mut bars)?;
+    println!(
+        "{} runs: {} executed, {} from the cache, {} missing; {:.1} s; peak memory {} (estimated {})",
+        s.runs_planned,
+        s.runs_executed,
+        s.runs_cached,
+        s.runs_missing,
+        s.wall_secs,
+        s.peak_rss.map_or("?".into(), paper::gib),
+        paper::gib(s.memory_estimate)
+    );
+    if let Some(md) = s.files.first() {
+        println!("report: {}", md.display());
+    }
+    if !s.failed.is_empty() {
+        eprintln!("error: verification failed in {}", s.failed.join(", "));
+        return Ok(ExitCode::from(1));
+    }
+    if s.interrupted || stop.load(Ordering::Relaxed) {
+        eprintln!(
+            "stopped by Ctrl-C: {} finished runs are cached; run the same command again to resume",
+            s.runs_executed + s.runs_cached
+        );
+        return Ok(ExitCode::from(130));
+    }
+    Ok(ExitCode::SUCCESS)
+}

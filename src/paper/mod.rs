@@ -1,0 +1,569 @@
+//! `netsparse paper`: the paper's evaluation on the calibrated stand-ins in
+//! one call — Figure 12 (K = 1, 16, 128: NetSparse and SAOpt vs SUOpt),
+//! Table 7 (K = 16), Table 8 (arabic and europe, every ablation step) and
+//! the sweeps of Figures 15 (RIG batch), 17 (concatenation delay) and 18
+//! (Property Cache size) — with a report that puts each of our numbers
+//! beside the paper's.
+//!
+//! This module owns the options ([`PaperOptions`], checked with errors
+//! naming the parameter and its range), the plan (which runs each section
+//! needs, deduplicated: Table 7's runs are Figure 12's at K = 16), the
+//! memory check made before anything is generated, and the loop that
+//! executes the runs missing from the cache, matrix by matrix.
+//!
+//! * [`data`]: the paper's published numbers, by table and figure;
+//! * [`plan`]: the configuration of every run and the list of runs;
+//! * [`runs`]: one run's key, record, execution and memory estimate;
+//! * [`cache`]: finished runs on disk (resume after Ctrl-C);
+//! * [`report`]: the results beside the paper's, written as Markdown
+//!   ([`render`]), JSON and CSV; [`plots`]: its SVG figures;
+//! * [`progress`]: progress callbacks and the terminal's progress bars.
+//!
+//! # Scale
+//!
+//! `scale` S divides the stand-ins' rows and nonzeros (`paper:NAME/S`).
+//! The per-node sizes that grow with the matrix are divided alike, so a
+//! smaller run keeps the full run's proportions: the RIG batch (nonzeros
+//! per command, so each node posts as many commands as at full scale) and
+//! the Property Cache (so it holds the same share of the properties a rack
+//! reads), rounded to the nearest size the cache can take. Everything else
+//! is Table 5's.
+
+pub mod cache;
+pub mod data;
+pub mod plan;
+pub mod plots;
+pub mod progress;
+pub mod render;
+pub mod report;
+pub mod runs;
+
+use std::collections::HashMap;
+use std::fmt;
+use std::path::{Path, PathBuf};
+use std::str::FromStr;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::Instant;
+
+use serde::Serialize;
+use thiserror::Error;
+
+use crate::programs::{Bundled, ProgramCache};
+use crate::sim::config::ConfigError;
+use crate::sim::matrix::paper::PaperMatrix;
+use crate::sim::plot::PlotError;
+use crate::sim::SimError;
+
+use cache::{Cache, CacheError, Lookup};
+pub use plan::{key_id, Planned, Setup};
+use progress::Observer;
+use runs::{MemoryEstimate, Outcome, RunKey, RunRecord};
+
+/// One part of the evaluation (`--only`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Section {
+    /// Figure 12: NetSparse and SAOpt vs SUOpt, K = 1, 16, 128.
+    Fig12,
+    /// Table 7: the tail node under NetSparse, K = 16.
+    Table7,
+    /// Table 8: the ablation steps on arabic and europe.
+    Table8,
+    /// Figure 15: RIG batch size.
+    Fig15,
+    /// Figure 17: concatenation delay cycles.
+    Fig17,
+    /// Figure 18: Property Cache size.
+    Fig18,
+}
+
+impl Section {
+    /// Every section, in report order.
+    pub const ALL: [Section; 6] = [
+        Section::Fig12,
+        Section::Table7,
+        Section::Table8,
+        Section::Fig15,
+        Section::Fig17,
+        Section::Fig18,
+    ];
+
+    /// The name `--only` takes.
+    pub fn name(self) -> &'static str {
+        match self {
+            Section::Fig12 => "fig12",
+            Section::Table7 => "table7",
+            Section::Table8 => "table8",
+            Section::Fig15 => "fig15",
+            Section::Fig17 => "fig17",
+            Section::Fig18 => "fig18",
+        }
+    }
+}
+
+impl fmt::Display for Section {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// The names `--only` accepts, for errors.
+pub const SECTION_NAMES: &str = "fig12, table7, table8, fig15, fig17, fig18";
+
+impl FromStr for Section {
+    type Err = PaperError;
+    fn from_str(s: &str) -> Result<Section, PaperError> {
+        let t = s.trim().to_ascii_lowercase();
+        Section::ALL
+            .into_iter()
+            .find(|x| x.name() == t || x.name().replace("fig", "figure") == t)
+            .ok_or_else(|| PaperError::Option {
+                name: "--only",
+                value: s.to_string(),
+                range: format!("a comma-separated list of {SECTION_NAMES}"),
+            })
+    }
+}
+
+/// Parse a stand-in name for `--matrices`.
+pub fn parse_matrix(s: &str) -> Result<PaperMatrix, PaperError> {
+    PaperMatrix::from_name(&s.trim().to_ascii_lowercase()).ok_or_else(|| PaperError::Option {
+        name: "--matrices",
+        value: s.to_string(),
+        range: "a comma-separated list of arabic, europe, queen, stokes, uk".into(),
+    })
+}
+
+/// The scale `--quick` uses unless `--scale` is given.
+pub const QUICK_SCALE: u32 = 8;
+
+/// What to run and where to write it.
+#[derive(Clone, Debug)]
+pub struct PaperOptions {
+    /// Stand-in scale divisor S (1 = the paper's size).
+    pub scale: u32,
+    /// Fewer sweep points (the caller also picks [`QUICK_SCALE`]).
+    pub quick: bool,
+    /// Sections to run (empty: all).
+    pub only: Vec<Section>,
+    /// Stand-ins to run (empty: all five; Table 8 uses arabic and europe
+    /// of these).
+    pub matrices: Vec<PaperMatrix>,
+    /// Output directory (report, plots, and the run cache in `cache/`).
+    pub out: PathBuf,
+    /// Compute nodes (Table 5: 128).
+    pub nodes: u32,
+    /// Racks (Table 5: 8).
+    pub racks: u32,
+    /// Threads for each run's event loop (0: the serial loop); results
+    /// are identical for every value, so it is not part of a run's key.
+    pub threads: usize,
+    /// Seed of the generators.
+    pub seed: u64,
+    /// Memory the runs may use, bytes (`None`: what the system has available).
+    pub memory_limit: Option<u64>,
+    /// The program version that keys the cache ([`binary_version`]).
+    pub version: String,
+    /// Set by Ctrl-C: finish nothing more, keep what is finished.
+    pub stop: Option<Arc<AtomicBool>>,
+}
+
+impl Default for PaperOptions {
+    fn default() -> PaperOptions {
+        PaperOptions {
+            scale: 1,
+            quick: false,
+            only: Vec::new(),
+            matrices: Vec::new(),
+            out: PathBuf::from("netsparse-paper"),
+            nodes: 128,
+            racks: 8,
+            threads: 1,
+            seed: 1,
+            memory_limit: None,
+            version: String::new(),
+            stop: None,
+        }
+    }
+}
+
+/// Why `netsparse paper` cannot run or finish.
+#[derive(Debug, Error)]
+pub enum PaperError {
+    /// A bad option: names it and its valid range.
+    #[error("{name} = {value} is out of range: {range}")]
+    Option {
+        /// The option.
+        name: &'static str,
+        /// Its value.
+        value: String,
+        /// What it may be.
+        range: String,
+    },
+    /// The cluster parameters do not validate.
+    #[error(transparent)]
+    Config(#[from] ConfigError),
+    /// The runs would not fit in memory.
+    #[error(transparent)]
+    Memory(Box<MemoryShortfall>),
+    /// The cache could not be written.
+    #[error(transparent)]
+    Cache(#[from] CacheError),
+    /// A run failed (not a verification failure: that is reported in the
+    /// summary and the report).
+    #[error("{run}: {source}")]
+    Sim {
+        /// The run.
+        run: String,
+        /// The simulator's error.
+        source: Box<SimError>,
+    },
+    /// A report file could not be written.
+    #[error("cannot write {path}: {source}")]
+    Io {
+        /// The file.
+        path: String,
+        /// The OS error.
+        source: std::io::Error,
+    },
+    /// A plot could not be drawn.
+    #[error(transparent)]
+    Plot(#[from] PlotError),
+}
+
+/// Why a plan does not fit in memory: the estimate of its largest run
+/// against the limit, with a scale that would fit.
+#[derive(Debug, Error)]
+#[error(
+    "not enough memory: the largest run ({largest}) needs about {need} (matrix {matrix}, run {run}) \
+     but {available} is available{hint}"
+)]
+pub struct MemoryShortfall {
+    /// The estimate, human-readable.
+    pub need: String,
+    /// The matrix's part.
+    pub matrix: String,
+    /// The run's part.
+    pub run: String,
+    /// The limit.
+    pub available: String,
+    /// Which run.
+    pub largest: String,
+    /// A scale that fits, if one does (`; --scale S would need about ...`).
+    pub hint: String,
+}
+
+/// What an invocation did.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct Summary {
+    /// Distinct runs the selected sections need.
+    pub runs_planned: usize,
+    /// Runs executed by this invocation.
+    pub runs_executed: usize,
+    /// Runs taken from the cache.
+    pub runs_cached: usize,
+    /// Runs still missing (stopped by Ctrl-C).
+    pub runs_missing: usize,
+    /// Cache files that could not be trusted (their runs were executed again).
+    pub corrupt: Vec<String>,
+    /// Runs whose verification failed.
+    pub failed: Vec<String>,
+    /// Stopped by Ctrl-C before every run finished.
+    pub interrupted: bool,
+    /// Estimated peak memory of the largest run, bytes.
+    pub memory_estimate: u64,
+    /// The memory limit it was checked against, bytes.
+    pub memory_limit: u64,
+    /// Wall time of this invocation, seconds.
+    pub wall_secs: f64,
+    /// Peak resident memory of the process when the report was written, bytes.
+    pub peak_rss: Option<u64>,
+    /// Files written.
+    pub files: Vec<PathBuf>,
+}
+
+/// The version that keys the cache: the crate version, a hash of the
+/// running executable (any change to the simulator or the programs makes a
+/// new binary) and of the bundled P4 programs.
+pub fn binary_version() -> String {
+    let mut bytes = Vec::new();
+    if let Ok(exe) = std::env::current_exe() {
+        if let Ok(b) = std::fs::read(exe) {
+            bytes = b;
+        }
+    }
+    for b in [Bundled::Nic, Bundled::Tor, Bundled::Spine] {
+        bytes.extend_from_slice(b.source().as_bytes());
+    }
+    format!("{}+{}", env!("CARGO_PKG_VERSION"), cache::hash_hex(&bytes))
+}
+
+/// The largest scale any stand-in accepts (queen's rows / 512).
+pub fn max_scale() -> u32 {
+    PaperMatrix::ALL
+        .iter()
+        .map(|m| (m.stats().rows / (crate::sim::matrix::paper::NODES * 4)) as u32)
+        .min()
+        .unwrap_or(1)
+}
+
+/// Finished runs by key.
+#[derive(Debug, Default)]
+pub struct Results {
+    records: HashMap<String, (RunRecord, bool)>,
+    /// Every planned run, in plan order: what it was, whether it came
+    /// from the cache, its wall time, whether it verified.
+    pub log: Vec<RunLog>,
+}
+
+/// One line of the runs table.
+#[derive(Clone, Debug, Serialize)]
+pub struct RunLog {
+    /// What ran.
+    pub label: String,
+    /// Finished (`false`: missing after an interruption).
+    pub finished: bool,
+    /// Taken from the cache.
+    pub cached: bool,
+    /// Wall time of the run when it was executed, seconds.
+    pub wall_secs: f64,
+    /// It verified (SU and SA: true).
+    pub verified: bool,
+}
+
+impl Results {
+    /// The record of `key`, if finished.
+    pub fn get(&self, key: &RunKey) -> Option<&RunRecord> {
+        self.records.get(&key_id(key)).map(|(r, _)| r)
+    }
+
+    fn insert(&mut self, p: &Planned, rec: RunRecord, cached: bool) {
+        self.records.insert(key_id(&p.key), (rec, cached));
+    }
+
+    /// Fill [`Results::log`] in plan order.
+    fn make_log(&mut self, plan: &[Planned]) {
+        self.log = plan
+            .iter()
+            .map(|p| match self.records.get(&key_id(&p.key)) {
+                Some((r, cached)) => RunLog {
+                    label: p.label.clone(),
+                    finished: true,
+                    cached: *cached,
+                    wall_secs: r.wall_secs,
+                    verified: r.verified(),
+                },
+                None => RunLog {
+                    label: p.label.clone(),
+                    finished: false,
+                    cached: false,
+                    wall_secs: 0.0,
+                    verified: false,
+                },
+            })
+            .collect();
+    }
+}
+
+/// Memory available to this process: `MemAvailable` of /proc/meminfo.
+pub fn available_memory() -> Option<u64> {
+    let s = std::fs::read_to_string("/proc/meminfo").ok()?;
+    let line = s.lines().find(|l| l.starts_with("MemAvailable:"))?;
+    let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kb * 1024)
+}
+
+/// The process's peak resident memory (VmHWM), bytes.
+pub fn peak_rss() -> Option<u64> {
+    let s = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = s.lines().find(|l| l.starts_with("VmHWM:"))?;
+    let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kb * 1024)
+}
+
+/// Bytes as GiB with two decimals.
+pub fn gib(b: u64) -> String {
+    format!("{:.2} GiB", b as f64 / f64::from(1u32 << 30))
+}
+
+/// The largest memory need of `plan` under `setup`: (estimate, run label).
+fn peak_estimate(setup: &Setup, plan: &[Planned]) -> (MemoryEstimate, String) {
+    let mut best = (MemoryEstimate::default(), String::new());
+    for p in plan {
+        let e = runs::estimate(p.matrix, setup.opts.scale, &p.key.config, p.mode);
+        if e.total() > best.0.total() {
+            best = (e, p.label.clone());
+        }
+    }
+    best
+}
+
+/// Refuse before anything is generated if the largest run will not fit.
+fn check_memory(setup: &Setup, plan: &[Planned]) -> Result<(u64, u64), PaperError> {
+    let (need, largest) = peak_estimate(setup, plan);
+    let limit = setup
+        .opts
+        .memory_limit
+        .or_else(available_memory)
+        .unwrap_or(u64::MAX);
+    if need.total() <= limit {
+        return Ok((need.total(), limit));
+    }
+    // The smallest larger scale that fits, if any.
+    let mut hint = String::new();
+    let mut s = setup.opts.scale;
+    while s < max_scale() {
+        s = (s * 2).min(max_scale());
+        let mut o = setup.opts.clone();
+        o.scale = s;
+        if let Ok(st) = Setup::new(&o) {
+            let (e, _) = peak_estimate(&st, &st.plan());
+            if e.total() <= limit {
+                hint = format!("; --scale {s} would need about {}", gib(e.total()));
+                break;
+            }
+        }
+    }
+    Err(PaperError::Memory(Box::new(MemoryShortfall {
+        need: gib(need.total()),
+        matrix: gib(need.matrix_bytes),
+        run: gib(need.run_bytes),
+        available: gib(limit),
+        largest,
+        hint,
+    })))
+}
+
+/// Run the evaluation: check the options and memory, take finished runs
+/// from the cache, execute the missing ones (matrix by matrix, each
+/// stand-in generated once), and write the report into `opts.out`. Returns
+/// what was done; a Ctrl-C (`opts.stop`) ends the loop after the current
+/// run is abandoned, keeps the finished ones and still writes a (partial)
+/// report.
+pub fn run(opts: &PaperOptions, obs: &mut dyn Observer) -> Result<Summary, PaperError> {
+    let started = Instant::now();
+    let setup = Setup::new(opts)?;
+    let plan = setup.plan();
+    let (estimate, limit) = check_memory(&setup, &plan)?;
+    let io = |path: &Path| {
+        let path = path.display().to_string();
+        move |source| PaperError::Io { path, source }
+    };
+    std::fs::create_dir_all(&opts.out).map_err(io(&opts.out))?;
+    let cache = Cache::open(&opts.out.join("cache"))?;
+    let mut summary = Summary {
+        runs_planned: plan.len(),
+        memory_estimate: estimate,
+        memory_limit: limit,
+        ..Summary::default()
+    };
+
+    // 1. What the cache already holds.
+    let mut results = Results::default();
+    let mut todo: Vec<&Planned> = Vec::new();
+    for p in &plan {
+        match cache.get(&p.key) {
+            Lookup::Hit(rec) => {
+                results.insert(p, *rec, true);
+                summary.runs_cached += 1;
+            }
+            Lookup::Miss => todo.push(p),
+            Lookup::Corrupt(why) => {
+                obs.note(&format!(
+                    "ignoring a corrupt cache file, the run is repeated: {why}"
+                ));
+                summary.corrupt.push(why);
+                todo.push(p);
+            }
+        }
+    }
+    let work: u64 = todo.iter().map(|p| p.work).sum();
+    obs.plan(plan.len(), summary.runs_cached, todo.len(), work);
+
+    // 2. The missing runs, one matrix at a time.
+    let stopped = || {
+        opts.stop
+            .as_ref()
+            .is_some_and(|s| s.load(Ordering::Relaxed))
+    };
+    let mut programs = ProgramCache::new();
+    let mut i = 0;
+    'matrices: while i < todo.len() {
+        let m = todo[i].matrix;
+        let group: Vec<&Planned> = todo[i..]
+            .iter()
+            .take_while(|p| p.matrix == m)
+            .copied()
+            .collect();
+        i += group.len();
+        if stopped() {
+            summary.interrupted = true;
+            break;
+        }
+        obs.matrix(&runs::spec(m, opts.scale));
+        let prepared = runs::prepare(m, opts.scale, opts.seed, opts.nodes).map_err(|source| {
+            PaperError::Sim {
+                run: runs::spec(m, opts.scale),
+                source: Box::new(source),
+            }
+        })?;
+        for p in group {
+            if stopped() {
+                summary.interrupted = true;
+                break 'matrices;
+            }
+            obs.run_start(&p.label, p.work);
+            let stop = opts.stop.clone();
+            let outcome = runs::execute(
+                &prepared,
+                &p.key.config,
+                p.mode,
+                &mut programs,
+                opts.threads,
+                stop,
+                &mut |done, total| {
+                    obs.run_progress(done, total);
+                    !stopped()
+                },
+            )
+            .map_err(|source| PaperError::Sim {
+                run: p.label.clone(),
+                source: Box::new(source),
+            })?;
+            match outcome {
+                Outcome::Done(rec) => {
+                    let rec = *rec;
+                    cache.put(&p.key, &rec)?;
+                    if !rec.verified() {
+                        summary.failed.push(p.label.clone());
+                    }
+                    obs.run_done(&p.label, rec.wall_secs, rec.verified());
+                    results.insert(p, rec, false);
+                    summary.runs_executed += 1;
+                }
+                Outcome::Stopped => {
+                    summary.interrupted = true;
+                    break 'matrices;
+                }
+            }
+        }
+    }
+    obs.finish();
+    for p in &plan {
+        if let Some(rec) = results.get(&p.key) {
+            if !rec.verified() && !summary.failed.contains(&p.label) {
+                summary.failed.push(p.label.clone());
+            }
+        }
+    }
+    summary.runs_missing = plan.len() - summary.runs_executed - summary.runs_cached;
+    results.make_log(&plan);
+
+    // 3. The report (partial if interrupted).
+    summary.wall_secs = started.elapsed().as_secs_f64();
+    summary.peak_rss = peak_rss();
+    let rep = report::build(&setup, &results, &summary);
+    summary.files = report::write(&rep, &opts.out)?;
+    Ok(summary)
+}

@@ -1,0 +1,373 @@
+//! The plan of `netsparse paper`: the options resolved into a [`Setup`]
+//! (sections, stand-ins, and the configuration of every run: the paper's
+//! defaults, §8.2's RIG batch per matrix and Table 5's cache, scaled with
+//! the stand-ins, and each sweep point of Figures 15, 17 and 18), and the
+//! deduplicated list of runs the selected sections need ([`Planned`]),
+//! grouped by stand-in so each is generated once.
+
+use std::collections::HashMap;
+
+use super::runs::{self, RunKey};
+use super::{data, max_scale, PaperError, PaperOptions, Section};
+use crate::sim::config::SimConfig;
+use crate::sim::matrix::paper::PaperMatrix;
+use crate::sim::Mode;
+
+/// The resolved setup: which matrices and sections, and the configuration
+/// of every run, derived from the options.
+#[derive(Clone, Debug)]
+pub struct Setup {
+    /// The options.
+    pub opts: PaperOptions,
+    /// Sections to run, in report order.
+    pub sections: Vec<Section>,
+    /// Stand-ins, in the paper's order.
+    pub matrices: Vec<PaperMatrix>,
+    base: SimConfig,
+}
+
+impl Setup {
+    /// Check the options and resolve them.
+    pub fn new(opts: &PaperOptions) -> Result<Setup, PaperError> {
+        let max = max_scale();
+        if opts.scale == 0 || opts.scale > max {
+            return Err(PaperError::Option {
+                name: "--scale",
+                value: opts.scale.to_string(),
+                range: format!("1..={max} (1 = the paper's size; the smallest stand-in, queen, has 4 M rows and needs 512)"),
+            });
+        }
+        if opts.nodes < 2 || opts.nodes > 1024 {
+            return Err(PaperError::Option {
+                name: "--nodes",
+                value: opts.nodes.to_string(),
+                range: "2..=1024 (Table 5: 128)".into(),
+            });
+        }
+        if opts.racks == 0 || opts.racks > opts.nodes || opts.nodes % opts.racks != 0 {
+            return Err(PaperError::Option {
+                name: "--racks",
+                value: opts.racks.to_string(),
+                range: format!(
+                    "a divisor of --nodes {} (Table 5: 8 racks of 16)",
+                    opts.nodes
+                ),
+            });
+        }
+        if opts.threads > 256 {
+            return Err(PaperError::Option {
+                name: "--threads",
+                value: opts.threads.to_string(),
+                range: "1..=256".into(),
+            });
+        }
+        if opts.memory_limit == Some(0) {
+            return Err(PaperError::Option {
+                name: "--memory-limit",
+                value: "0".into(),
+                range: "a positive number of GiB".into(),
+            });
+        }
+        let base = SimConfig {
+            nodes: opts.nodes,
+            racks: opts.racks,
+            seed: opts.seed,
+            ..SimConfig::default()
+        };
+        base.validate()?;
+        let mut sections: Vec<Section> = if opts.only.is_empty() {
+            Section::ALL.to_vec()
+        } else {
+            opts.only.clone()
+        };
+        sections.sort();
+        sections.dedup();
+        let matrices: Vec<PaperMatrix> = PaperMatrix::ALL
+            .into_iter()
+            .filter(|m| opts.matrices.is_empty() || opts.matrices.contains(m))
+            .collect();
+        Ok(Setup {
+            opts: opts.clone(),
+            sections,
+            matrices,
+            base,
+        })
+    }
+
+    /// Whether `s` is selected.
+    pub fn has(&self, s: Section) -> bool {
+        self.sections.contains(&s)
+    }
+
+    /// A batch of `b` nonzeros at full scale, divided by the scale.
+    pub fn scaled_batch(&self, b: u32) -> u32 {
+        ((f64::from(b) / f64::from(self.opts.scale)).round() as u32).max(1)
+    }
+
+    /// A Property Cache of `bytes` per switch at full scale, divided by
+    /// the scale and rounded to the nearest size the cache takes (pipes ×
+    /// 512 B × ways × a power of two); 0 stays 0.
+    pub fn scaled_cache(&self, bytes: u64) -> u64 {
+        if bytes == 0 {
+            return 0;
+        }
+        let pipes = self.base.topology().map_or(8, |t| u64::from(t.tor_pipes()));
+        let unit = pipes * 512 * u64::from(self.base.cache_ways);
+        let target = bytes as f64 / f64::from(self.opts.scale) / unit as f64;
+        let exp = target.max(1.0).log2().round() as u32;
+        unit << exp.min(40)
+    }
+
+    /// The configuration of `m` at property size `k` with the paper's
+    /// defaults (§8.2's batch, Table 5's cache), scaled.
+    pub fn config(&self, m: PaperMatrix, k: u32) -> SimConfig {
+        SimConfig {
+            k,
+            rig_batch: self.scaled_batch(data::rig_batch(m)),
+            cache_bytes: self.scaled_cache(SimConfig::default().cache_bytes),
+            ..self.base.clone()
+        }
+    }
+
+    /// Figure 15's configuration: batch `b` (full-scale nonzeros), K = 16.
+    pub fn fig15_config(&self, m: PaperMatrix, b: u32) -> SimConfig {
+        SimConfig {
+            rig_batch: self.scaled_batch(b),
+            ..self.config(m, 16)
+        }
+    }
+
+    /// Figure 17's configuration: NIC delay `d` cycles, the switch's `d / 4`
+    /// (Table 5's 500 : 125), K = 16.
+    pub fn fig17_config(&self, m: PaperMatrix, d: u64) -> SimConfig {
+        SimConfig {
+            nic_delay_cycles: d,
+            switch_delay_cycles: d / 4,
+            ..self.config(m, 16)
+        }
+    }
+
+    /// Figure 18's configuration: a cache of `mb` MiB at full scale
+    /// (`None`: unbounded), K = 16.
+    pub fn fig18_config(&self, m: PaperMatrix, mb: Option<u64>) -> SimConfig {
+        let mut c = self.config(m, 16);
+        match mb {
+            Some(mb) => c.cache_bytes = self.scaled_cache(mb << 20),
+            None => c.cache_unbounded = true,
+        }
+        c
+    }
+
+    /// Figure 15's batch sizes.
+    pub fn fig15_points(&self) -> Vec<u32> {
+        if self.opts.quick {
+            data::FIG15_BATCHES_QUICK.to_vec()
+        } else {
+            data::FIG15_BATCHES.to_vec()
+        }
+    }
+
+    /// Figure 17's delays.
+    pub fn fig17_points(&self) -> Vec<u64> {
+        if self.opts.quick {
+            data::FIG17_DELAYS_QUICK.to_vec()
+        } else {
+            data::FIG17_DELAYS.to_vec()
+        }
+    }
+
+    /// Figure 18's cache sizes.
+    pub fn fig18_points(&self) -> Vec<Option<u64>> {
+        if self.opts.quick {
+            data::FIG18_CACHE_MB_QUICK.to_vec()
+        } else {
+            data::FIG18_CACHE_MB.to_vec()
+        }
+    }
+
+    /// Table 8's matrices among the selected ones.
+    pub fn table8_matrices(&self) -> Vec<PaperMatrix> {
+        data::TABLE8_MATRICES
+            .into_iter()
+            .filter(|m| self.matrices.contains(m))
+            .collect()
+    }
+
+    /// A run's label: stand-in, K, mode, and what differs from the
+    /// paper's defaults (a sweep point).
+    pub fn label(&self, m: PaperMatrix, mode: Mode, cfg: &SimConfig) -> String {
+        let base = self.config(m, cfg.k);
+        let mut s = format!("{} K={} {}", runs::spec(m, self.opts.scale), cfg.k, mode);
+        if cfg.rig_batch != base.rig_batch {
+            s.push_str(&format!(" rig-batch={}", cfg.rig_batch));
+        }
+        if cfg.nic_delay_cycles != base.nic_delay_cycles {
+            s.push_str(&format!(" delay-cycles={}", cfg.nic_delay_cycles));
+        }
+        if cfg.cache_unbounded {
+            s.push_str(" cache=unbounded");
+        } else if cfg.cache_bytes != base.cache_bytes {
+            s.push_str(&format!(" cache-bytes={}", cfg.cache_bytes));
+        }
+        s
+    }
+
+    /// The key of a run.
+    pub fn key(&self, m: PaperMatrix, mode: Mode, cfg: &SimConfig) -> RunKey {
+        RunKey {
+            matrix: runs::spec(m, self.opts.scale),
+            mode: mode.name().to_string(),
+            config: cfg.clone(),
+            version: self.opts.version.clone(),
+        }
+    }
+
+    /// Every run the selected sections need, deduplicated, grouped by
+    /// matrix in the paper's order (each matrix is generated once).
+    pub fn plan(&self) -> Vec<Planned> {
+        let mut out: Vec<Planned> = Vec::new();
+        let mut seen: HashMap<String, ()> = HashMap::new();
+        for &m in &self.matrices {
+            let mut add = |mode: Mode, cfg: SimConfig| {
+                let key = self.key(m, mode, &cfg);
+                let id = key_id(&key);
+                if seen.insert(id, ()).is_none() {
+                    out.push(Planned {
+                        label: self.label(m, mode, &cfg),
+                        key,
+                        matrix: m,
+                        mode,
+                        work: runs::work_units(m, self.opts.scale, self.opts.nodes, mode),
+                    });
+                }
+            };
+            if self.has(Section::Fig12) {
+                for k in data::KS {
+                    for mode in [Mode::Su, Mode::Sa, Mode::NetSparse] {
+                        add(mode, self.config(m, k));
+                    }
+                }
+            }
+            if self.has(Section::Table7) {
+                for mode in [Mode::Su, Mode::Sa, Mode::NetSparse] {
+                    add(mode, self.config(m, 16));
+                }
+            }
+            if self.has(Section::Table8) && data::TABLE8_MATRICES.contains(&m) {
+                for k in data::KS {
+                    add(Mode::Su, self.config(m, k));
+                    for &mode in Mode::ABLATION {
+                        add(mode, self.config(m, k));
+                    }
+                }
+            }
+            if self.has(Section::Fig15) {
+                for b in self.fig15_points() {
+                    add(Mode::NetSparse, self.fig15_config(m, b));
+                }
+            }
+            if self.has(Section::Fig17) {
+                for d in self.fig17_points() {
+                    add(Mode::NetSparse, self.fig17_config(m, d));
+                }
+            }
+            if self.has(Section::Fig18) {
+                for c in self.fig18_points() {
+                    add(Mode::NetSparse, self.fig18_config(m, c));
+                }
+            }
+        }
+        out
+    }
+}
+
+/// One planned run.
+#[derive(Clone, Debug)]
+pub struct Planned {
+    /// What it is, for people.
+    pub label: String,
+    /// Its key.
+    pub key: RunKey,
+    /// The stand-in.
+    pub matrix: PaperMatrix,
+    /// The mode.
+    pub mode: Mode,
+    /// Estimated work, for the ETA.
+    pub work: u64,
+}
+
+/// A canonical string of a key (its JSON), for maps.
+pub fn key_id(key: &RunKey) -> String {
+    serde_json::to_string(key).unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::paper::{max_scale, PaperOptions, Section};
+
+    fn setup(scale: u32, quick: bool, only: Vec<Section>) -> Setup {
+        Setup::new(&PaperOptions {
+            scale,
+            quick,
+            only,
+            version: "t".into(),
+            ..PaperOptions::default()
+        })
+        .unwrap()
+    }
+
+    #[test]
+    fn plan_shares_runs_between_sections() {
+        let fig12 = setup(8, true, vec![Section::Fig12]).plan().len();
+        assert_eq!(fig12, 5 * 3 * 3);
+        // Table 7's runs are Figure 12's at K = 16.
+        let both = setup(8, true, vec![Section::Fig12, Section::Table7])
+            .plan()
+            .len();
+        assert_eq!(both, fig12);
+        // Table 8 adds SU and the four steps before full NetSparse for
+        // arabic and europe (SU and netsparse shared with Figure 12).
+        let t8 = setup(8, true, vec![Section::Fig12, Section::Table8])
+            .plan()
+            .len();
+        assert_eq!(t8, fig12 + 2 * 3 * 4);
+        // Figure 17's 500 cycles and Figure 18's 32 MB are the default run.
+        let sweeps = setup(
+            8,
+            true,
+            vec![Section::Fig12, Section::Fig17, Section::Fig18],
+        );
+        assert_eq!(sweeps.plan().len(), fig12 + 5 * 2 + 5 * 2);
+        let labels: Vec<String> = sweeps.plan().iter().map(|p| p.label.clone()).collect();
+        assert!(labels.contains(&"paper:queen/8 K=16 netsparse delay-cycles=50000".to_string()));
+        assert!(labels.contains(&"paper:queen/8 K=16 netsparse cache=unbounded".to_string()));
+    }
+
+    #[test]
+    fn scaled_parameters() {
+        let s = setup(8, false, vec![]);
+        // 32k / 8 and 8k / 8; 32 MiB / 8 = 4 MiB (8 pipes x 512 B x 16 ways x 64).
+        assert_eq!(s.config(PaperMatrix::Arabic, 16).rig_batch, 4096);
+        assert_eq!(s.config(PaperMatrix::Uk, 16).rig_batch, 1024);
+        assert_eq!(s.config(PaperMatrix::Uk, 16).cache_bytes, 4 << 20);
+        assert_eq!(s.scaled_cache(0), 0);
+        let full = setup(1, false, vec![]);
+        assert_eq!(
+            full.config(PaperMatrix::Queen, 1),
+            SimConfig {
+                k: 1,
+                ..SimConfig::default()
+            }
+        );
+        // The smallest cache the pipes take.
+        let tiny = setup(max_scale(), false, vec![]);
+        assert_eq!(tiny.scaled_cache(32 << 20), 64 << 10);
+        for c in [
+            s.config(PaperMatrix::Stokes, 128),
+            tiny.fig18_config(PaperMatrix::Uk, Some(2)),
+        ] {
+            c.validate().unwrap();
+        }
+    }
+}

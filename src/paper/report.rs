@@ -1,0 +1,564 @@
+//! The evaluation's report: our numbers from the finished runs beside the
+//! paper's ([`super::data`]), section by section, as one serialisable
+//! [`PaperReport`], written as `report.md` (Markdown tables, "ours
+//! [paper]" in each cell, with the SVG plots of [`super::plots`]; the
+//! text is [`super::render`]'s), `report.json` and `report.csv` (one row
+//! per compared value).
+//!
+//! Definitions follow `sim::report`: speedup = SUOpt's tail time ÷ the
+//! mode's; traffic reduction = SUOpt's bytes received by the mode's tail
+//! node ÷ the mode's; PR reduction = SAOpt's PRs of that node ÷ the
+//! mode's. A run that is missing (interrupted, or its section not
+//! selected) leaves its cells empty ("–"). Output is deterministic: the
+//! sections, matrices and points in fixed order, wall times only in the
+//! runs table.
+
+use std::path::{Path, PathBuf};
+
+use serde::Serialize;
+
+use super::data::{self, Claim};
+use super::render::{self, fmt_size};
+use super::runs::RunRecord;
+use super::{plots, PaperError, Results, RunLog, Section, Setup, Summary};
+use crate::sim::config::SimConfig;
+use crate::sim::matrix::paper::{self, PaperMatrix};
+use crate::sim::Mode;
+
+/// The whole report.
+#[derive(Clone, Debug, Serialize)]
+pub struct PaperReport {
+    /// How it was made.
+    pub setup: SetupInfo,
+    /// What the invocation did.
+    pub summary: Summary,
+    /// Table 6 beside the generated stand-ins.
+    pub standins: Vec<StandinRow>,
+    /// Figure 12, if selected.
+    pub fig12: Option<Fig12>,
+    /// Table 7, if selected.
+    pub table7: Option<Vec<Table7Row>>,
+    /// Table 8, if selected.
+    pub table8: Option<Vec<Table8Row>>,
+    /// Figure 15, if selected.
+    pub fig15: Option<Sweep>,
+    /// Figure 17, if selected.
+    pub fig17: Option<Sweep>,
+    /// Figure 18, if selected.
+    pub fig18: Option<Sweep>,
+    /// Every run, in plan order.
+    pub runs: Vec<RunLog>,
+}
+
+/// The setup in the report.
+#[derive(Clone, Debug, Serialize)]
+pub struct SetupInfo {
+    /// Scale divisor.
+    pub scale: u32,
+    /// `--quick`.
+    pub quick: bool,
+    /// Nodes.
+    pub nodes: u32,
+    /// Racks.
+    pub racks: u32,
+    /// Seed.
+    pub seed: u64,
+    /// The version keying the cache.
+    pub version: String,
+    /// Sections.
+    pub sections: Vec<Section>,
+    /// Property Cache bytes per switch used (scaled).
+    pub cache_bytes: u64,
+    /// RIG batch per matrix used (scaled).
+    pub rig_batch: Vec<(String, u32)>,
+}
+
+/// One stand-in beside Table 6.
+#[derive(Clone, Debug, Serialize)]
+pub struct StandinRow {
+    /// Short name.
+    pub matrix: String,
+    /// Generator spec.
+    pub spec: String,
+    /// Rows generated (`None` if no run of it finished).
+    pub rows: Option<u32>,
+    /// Nonzeros generated.
+    pub nnz: Option<u64>,
+    /// Table 6's rows ÷ scale.
+    pub paper_rows: u64,
+    /// Table 6's nonzeros ÷ scale.
+    pub paper_nnz: u64,
+}
+
+/// Figure 12.
+#[derive(Clone, Debug, Serialize)]
+pub struct Fig12 {
+    /// One block per K.
+    pub per_k: Vec<Fig12K>,
+    /// Our gmean of NetSparse vs SUOpt over every matrix and K.
+    pub gmean_vs_su: Option<f64>,
+    /// Our gmean of NetSparse vs SAOpt.
+    pub gmean_vs_sa: Option<f64>,
+    /// The paper's (33x).
+    pub paper_gmean_vs_su: f64,
+    /// The paper's (15x).
+    pub paper_gmean_vs_sa: f64,
+}
+
+/// Figure 12 at one K.
+#[derive(Clone, Debug, Serialize)]
+pub struct Fig12K {
+    /// K.
+    pub k: u32,
+    /// One row per matrix.
+    pub rows: Vec<Fig12Row>,
+    /// Gmean of NetSparse vs SUOpt over the matrices.
+    pub gmean_netsparse: Option<f64>,
+    /// Gmean of SAOpt vs SUOpt.
+    pub gmean_sa: Option<f64>,
+}
+
+/// Figure 12, one matrix at one K.
+#[derive(Clone, Debug, Serialize)]
+pub struct Fig12Row {
+    /// Matrix.
+    pub matrix: String,
+    /// NetSparse vs SUOpt.
+    pub netsparse: Option<f64>,
+    /// SAOpt vs SUOpt.
+    pub sa: Option<f64>,
+    /// NetSparse vs SAOpt.
+    pub netsparse_vs_sa: Option<f64>,
+    /// The paper's NetSparse bar where printed, and where.
+    pub paper_netsparse: Option<f64>,
+    /// Table 7's traffic reduction × line utilisation (K = 16 only): what
+    /// the paper's NetSparse speedup must be about, since speedup =
+    /// traffic reduction × utilisation.
+    pub paper_implied: Option<f64>,
+    /// The paper says SAOpt is slower than SUOpt here.
+    pub paper_sa_slower: bool,
+}
+
+/// Table 7, one matrix: ours and the paper's.
+#[derive(Clone, Debug, Serialize)]
+pub struct Table7Row {
+    /// Matrix.
+    pub matrix: String,
+    /// Ours (`None` cells where not run).
+    pub ours: Table7Ours,
+    /// The paper's.
+    pub paper: data::Table7Row,
+}
+
+/// Our Table 7 columns.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct Table7Ours {
+    /// F+C rate.
+    pub fc_rate: Option<f64>,
+    /// PRs per packet.
+    pub prs_per_packet: Option<f64>,
+    /// Property Cache hit rate (tail node's ToR).
+    pub cache_hit_rate: Option<f64>,
+    /// Goodput.
+    pub goodput: Option<f64>,
+    /// Line utilisation.
+    pub line_util: Option<f64>,
+    /// Traffic reduction vs SUOpt.
+    pub traffic_reduction_vs_su: Option<f64>,
+    /// SAOpt goodput.
+    pub goodput_sa: Option<f64>,
+    /// PR reduction vs SAOpt.
+    pub pr_reduction_vs_sa: Option<f64>,
+    /// Speedup vs SUOpt (not a Table 7 column; for reading it).
+    pub speedup_vs_su: Option<f64>,
+}
+
+/// Table 8, one cell group.
+#[derive(Clone, Debug, Serialize)]
+pub struct Table8Row {
+    /// Matrix.
+    pub matrix: String,
+    /// K.
+    pub k: u32,
+    /// Step (Table 8's name).
+    pub step: String,
+    /// Our speedup vs SUOpt.
+    pub speedup: Option<f64>,
+    /// Our tail traffic reduction vs SUOpt.
+    pub traffic_reduction: Option<f64>,
+    /// Our tail goodput.
+    pub goodput: Option<f64>,
+    /// The paper's cell.
+    pub paper: Option<data::Table8Cell>,
+}
+
+/// A sensitivity sweep (Figures 15, 17, 18): NetSparse time relative to a
+/// baseline point, per matrix.
+#[derive(Clone, Debug, Serialize)]
+pub struct Sweep {
+    /// What is swept.
+    pub parameter: String,
+    /// The baseline's label.
+    pub baseline: String,
+    /// Point labels (full-scale values).
+    pub points: Vec<String>,
+    /// The values actually used at this scale, per point.
+    pub used: Vec<String>,
+    /// One row per matrix: speedup over the baseline per point.
+    pub rows: Vec<SweepRow>,
+    /// What the paper says.
+    pub claims: Vec<ClaimCheck>,
+}
+
+/// One matrix of a sweep.
+#[derive(Clone, Debug, Serialize)]
+pub struct SweepRow {
+    /// Matrix.
+    pub matrix: String,
+    /// Speedup over the baseline per point.
+    pub speedup: Vec<Option<f64>>,
+}
+
+/// A statement of the paper and what ours shows for it.
+#[derive(Clone, Debug, Serialize)]
+pub struct ClaimCheck {
+    /// The paper's statement.
+    pub claim: Claim,
+    /// Our best speedup over the baseline for the claim's matrix.
+    pub ours_best: Option<f64>,
+}
+
+fn ratio(a: u64, b: u64) -> Option<f64> {
+    (b > 0).then(|| a as f64 / b as f64)
+}
+
+/// Speedup of `r` over SUOpt's `su`.
+fn speedup(su: &RunRecord, r: &RunRecord) -> Option<f64> {
+    ratio(su.time_ps(), r.time_ps())
+}
+
+/// Traffic reduction of `r`'s tail node vs the same node under `su`.
+fn traffic(su: &RunRecord, r: &RunRecord) -> Option<f64> {
+    let n = r.tail.node as usize;
+    ratio(su.nodes.get(n)?.rx_bytes, r.nodes.get(n)?.rx_bytes)
+}
+
+/// PR reduction of `r`'s tail node vs the same node under `sa`.
+fn pr_reduction(sa: &RunRecord, r: &RunRecord) -> Option<f64> {
+    let n = r.tail.node as usize;
+    ratio(sa.nodes.get(n)?.prs?, r.nodes.get(n)?.prs?)
+}
+
+/// The geometric mean of the present values (`None` if none).
+pub fn gmean(v: impl IntoIterator<Item = Option<f64>>) -> Option<f64> {
+    let (mut s, mut n) = (0.0, 0u32);
+    for x in v.into_iter().flatten() {
+        if x > 0.0 && x.is_finite() {
+            s += x.ln();
+            n += 1;
+        }
+    }
+    (n > 0).then(|| (s / f64::from(n)).exp())
+}
+
+struct Lookup<'a> {
+    setup: &'a Setup,
+    results: &'a Results,
+}
+
+impl Lookup<'_> {
+    fn get(&self, m: PaperMatrix, mode: Mode, cfg: &SimConfig) -> Option<&RunRecord> {
+        self.results.get(&self.setup.key(m, mode, cfg))
+    }
+    fn at(&self, m: PaperMatrix, mode: Mode, k: u32) -> Option<&RunRecord> {
+        self.get(m, mode, &self.setup.config(m, k))
+    }
+}
+
+/// Build the report from the finished runs.
+pub fn build(setup: &Setup, results: &Results, summary: &Summary) -> PaperReport {
+    let l = Lookup { setup, results };
+    let scale = u64::from(setup.opts.scale);
+    let standins = setup
+        .matrices
+        .iter()
+        .map(|&m| {
+            let (rows, nnz) = data::table6(m);
+            let any = Mode::ALL
+                .iter()
+                .find_map(|&mode| data::KS.iter().find_map(|&k| l.at(m, mode, k)));
+            StandinRow {
+                matrix: m.name().into(),
+                spec: super::runs::spec(m, setup.opts.scale),
+                rows: any.map(|r| r.matrix_rows),
+                nnz: any.map(|r| r.matrix_nnz),
+                paper_rows: (rows / scale).max(paper::NODES * 4),
+                paper_nnz: nnz / scale,
+            }
+        })
+        .collect();
+    PaperReport {
+        setup: SetupInfo {
+            scale: setup.opts.scale,
+            quick: setup.opts.quick,
+            nodes: setup.opts.nodes,
+            racks: setup.opts.racks,
+            seed: setup.opts.seed,
+            version: setup.opts.version.clone(),
+            sections: setup.sections.clone(),
+            cache_bytes: setup.config(PaperMatrix::Arabic, 16).cache_bytes,
+            rig_batch: setup
+                .matrices
+                .iter()
+                .map(|&m| (m.name().to_string(), setup.config(m, 16).rig_batch))
+                .collect(),
+        },
+        summary: summary.clone(),
+        standins,
+        fig12: setup.has(Section::Fig12).then(|| fig12(&l)),
+        table7: setup.has(Section::Table7).then(|| table7(&l)),
+        table8: setup.has(Section::Table8).then(|| table8(&l)),
+        fig15: setup.has(Section::Fig15).then(|| fig15(&l)),
+        fig17: setup.has(Section::Fig17).then(|| fig17(&l)),
+        fig18: setup.has(Section::Fig18).then(|| fig18(&l)),
+        runs: results.log.clone(),
+    }
+}
+
+fn fig12(l: &Lookup) -> Fig12 {
+    let mut per_k = Vec::new();
+    for k in data::KS {
+        let rows: Vec<Fig12Row> = l
+            .setup
+            .matrices
+            .iter()
+            .map(|&m| {
+                let su = l.at(m, Mode::Su, k);
+                let sa = l.at(m, Mode::Sa, k);
+                let ns = l.at(m, Mode::NetSparse, k);
+                let p7 = data::table7(m);
+                Fig12Row {
+                    matrix: m.name().into(),
+                    netsparse: su.zip(ns).and_then(|(a, b)| speedup(a, b)),
+                    sa: su.zip(sa).and_then(|(a, b)| speedup(a, b)),
+                    netsparse_vs_sa: sa
+                        .zip(ns)
+                        .and_then(|(a, b)| ratio(a.time_ps(), b.time_ps())),
+                    paper_netsparse: data::fig12_netsparse(m, k).map(|x| x.0),
+                    paper_implied: (k == 16).then_some(p7.traffic_reduction_vs_su * p7.line_util),
+                    paper_sa_slower: data::fig12_sa_slower_than_su(m, k),
+                }
+            })
+            .collect();
+        per_k.push(Fig12K {
+            k,
+            gmean_netsparse: gmean(rows.iter().map(|r| r.netsparse)),
+            gmean_sa: gmean(rows.iter().map(|r| r.sa)),
+            rows,
+        });
+    }
+    Fig12 {
+        gmean_vs_su: gmean(
+            per_k
+                .iter()
+                .flat_map(|b| b.rows.iter().map(|r| r.netsparse)),
+        ),
+        gmean_vs_sa: gmean(
+            per_k
+                .iter()
+                .flat_map(|b| b.rows.iter().map(|r| r.netsparse_vs_sa)),
+        ),
+        paper_gmean_vs_su: data::FIG12_GMEAN_NETSPARSE_VS_SU,
+        paper_gmean_vs_sa: data::FIG12_GMEAN_NETSPARSE_VS_SA,
+        per_k,
+    }
+}
+
+fn table7(l: &Lookup) -> Vec<Table7Row> {
+    l.setup
+        .matrices
+        .iter()
+        .map(|&m| {
+            let su = l.at(m, Mode::Su, 16);
+            let sa = l.at(m, Mode::Sa, 16);
+            let ns = l.at(m, Mode::NetSparse, 16);
+            let ours = match ns {
+                None => Table7Ours::default(),
+                Some(n) => Table7Ours {
+                    fc_rate: n.tail.fc_rate,
+                    prs_per_packet: n.tail.prs_per_packet,
+                    cache_hit_rate: n.tail.cache_hit_rate,
+                    goodput: Some(n.tail.goodput),
+                    line_util: Some(n.tail.line_util),
+                    traffic_reduction_vs_su: su.and_then(|s| traffic(s, n)),
+                    goodput_sa: sa.map(|s| s.tail.goodput),
+                    pr_reduction_vs_sa: sa.and_then(|s| pr_reduction(s, n)),
+                    speedup_vs_su: su.and_then(|s| speedup(s, n)),
+                },
+            };
+            Table7Row {
+                matrix: m.name().into(),
+                ours,
+                paper: data::table7(m),
+            }
+        })
+        .collect()
+}
+
+fn table8(l: &Lookup) -> Vec<Table8Row> {
+    let mut out = Vec::new();
+    for m in l.setup.table8_matrices() {
+        for k in data::KS {
+            let su = l.at(m, Mode::Su, k);
+            for &step in Mode::ABLATION {
+                let r = l.at(m, step, k);
+                out.push(Table8Row {
+                    matrix: m.name().into(),
+                    k,
+                    step: step.table8_name().into(),
+                    speedup: su.zip(r).and_then(|(s, r)| speedup(s, r)),
+                    traffic_reduction: su.zip(r).and_then(|(s, r)| traffic(s, r)),
+                    goodput: r.map(|r| r.tail.goodput),
+                    paper: data::table8(m, step, k),
+                });
+            }
+        }
+    }
+    out
+}
+
+/// A sweep over `points` with configurations from `cfg`, relative to the
+/// point at index `base`.
+#[allow(clippy::too_many_arguments)]
+fn sweep<P: Copy>(
+    l: &Lookup,
+    parameter: &str,
+    points: &[P],
+    base: usize,
+    label: impl Fn(P) -> String,
+    used: impl Fn(&SimConfig) -> String,
+    cfg: impl Fn(PaperMatrix, P) -> SimConfig,
+    claims: Vec<Claim>,
+) -> Sweep {
+    let rows: Vec<SweepRow> = l
+        .setup
+        .matrices
+        .iter()
+        .map(|&m| {
+            let b = l.get(m, Mode::NetSparse, &cfg(m, points[base]));
+            SweepRow {
+                matrix: m.name().into(),
+                speedup: points
+                    .iter()
+                    .map(|&p| {
+                        let r = l.get(m, Mode::NetSparse, &cfg(m, p))?;
+                        ratio(b?.time_ps(), r.time_ps())
+                    })
+                    .collect(),
+            }
+        })
+        .collect();
+    let first = l
+        .setup
+        .matrices
+        .first()
+        .copied()
+        .unwrap_or(PaperMatrix::Arabic);
+    let claims = claims
+        .into_iter()
+        .map(|c| {
+            let ours_best = c.matrix.and_then(|name| {
+                let row = rows.iter().find(|r| r.matrix == name)?;
+                row.speedup.iter().flatten().copied().reduce(f64::max)
+            });
+            ClaimCheck {
+                claim: c,
+                ours_best,
+            }
+        })
+        .collect();
+    Sweep {
+        parameter: parameter.into(),
+        baseline: label(points[base]),
+        points: points.iter().map(|&p| label(p)).collect(),
+        used: points.iter().map(|&p| used(&cfg(first, p))).collect(),
+        rows,
+        claims,
+    }
+}
+
+fn fig15(l: &Lookup) -> Sweep {
+    let pts = l.setup.fig15_points();
+    let base = pts
+        .iter()
+        .position(|&b| b == data::FIG15_BASELINE)
+        .unwrap_or(0);
+    sweep(
+        l,
+        "RIG batch (nonzeros per RIG command, at full scale)",
+        &pts,
+        base,
+        |b| format!("{}k", b / 1024),
+        |c| c.rig_batch.to_string(),
+        |m, b| l.setup.fig15_config(m, b),
+        data::fig15_claims(),
+    )
+}
+
+fn fig17(l: &Lookup) -> Sweep {
+    let pts = l.setup.fig17_points();
+    sweep(
+        l,
+        "NIC concatenation delay cycles (switch: a quarter)",
+        &pts,
+        0,
+        |d| d.to_string(),
+        |c| format!("{}/{}", c.nic_delay_cycles, c.switch_delay_cycles),
+        |m, d| l.setup.fig17_config(m, d),
+        data::fig17_claims(),
+    )
+}
+
+fn fig18(l: &Lookup) -> Sweep {
+    let pts = l.setup.fig18_points();
+    sweep(
+        l,
+        "Property Cache per switch (at full scale)",
+        &pts,
+        0,
+        |c| c.map_or("inf".to_string(), |mb| format!("{mb} MB")),
+        |c| {
+            if c.cache_unbounded {
+                "unbounded".to_string()
+            } else {
+                fmt_size(c.cache_bytes)
+            }
+        },
+        |m, c| l.setup.fig18_config(m, c),
+        data::fig18_claims(),
+    )
+}
+
+/// Write `report.md`, `report.json`, `report.csv` and the plots into
+/// `out`; returns the files written.
+pub fn write(r: &PaperReport, out: &Path) -> Result<Vec<PathBuf>, PaperError> {
+    let mut files = Vec::new();
+    let plots = plots::draw(r, out)?;
+    let mut put = |name: &str, text: String| -> Result<(), PaperError> {
+        let p = out.join(name);
+        std::fs::write(&p, text).map_err(|source| PaperError::Io {
+            path: p.display().to_string(),
+            source,
+        })?;
+        files.push(p);
+        Ok(())
+    };
+    put("report.md", render::markdown(r, &plots))?;
+    put(
+        "report.json",
+        serde_json::to_string_pretty(r).unwrap_or_else(|e| format!("{{\"error\": \"{e}\"}}")),
+    )?;
+    put("report.csv", render::csv(r))?;
+    files.extend(plots.iter().map(|(_, f)| out.join(f)));
+    Ok(files)
+}

@@ -1,0 +1,403 @@
+//! One run of the evaluation: what identifies it ([`RunKey`]: stand-in,
+//! mode and full configuration, plus the binary's version), what is kept of
+//! it ([`RunRecord`]: per-node times, traffic and PRs, the tail node's
+//! Table 7 columns, the verification outcome), how it is executed through
+//! the simulator's library API ([`execute`], verifying every gathered
+//! property like `netsparse sim`), and how much memory it needs
+//! ([`estimate`]), computed from the stand-in's shape before anything is
+//! generated.
+
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
+
+use serde::{Deserialize, Serialize};
+
+use crate::programs::ProgramCache;
+use crate::sim::cluster::RunOptions;
+use crate::sim::config::SimConfig;
+use crate::sim::matrix::paper::{self, PaperMatrix};
+use crate::sim::matrix::{CsrMatrix, GenSpec};
+use crate::sim::partition::Partition;
+use crate::sim::report::{MatrixSummary, ModeResult};
+use crate::sim::{simulate_with, Mode, Progress, SimError};
+
+/// Everything that determines a run's result: the cache's key. Two runs
+/// with equal keys give byte-identical records (seeded generator, stable
+/// event order), so a stored record can stand for a new run.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct RunKey {
+    /// The stand-in, as a generator spec (`paper:arabic/8`).
+    pub matrix: String,
+    /// The mode (`su`, `sa`, `rig`, ..., `netsparse`).
+    pub mode: String,
+    /// Every simulation parameter (the generator's seed among them).
+    pub config: SimConfig,
+    /// The program that produced it: see [`super::binary_version`].
+    pub version: String,
+}
+
+impl RunKey {
+    /// A short, stable label for progress and errors.
+    pub fn label(&self) -> String {
+        format!("{} K={} {}", self.matrix, self.config.k, self.mode)
+    }
+}
+
+/// One node's figures in a run (what the comparisons need).
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct NodeRecord {
+    /// Communication time, ps.
+    pub time_ps: u64,
+    /// Bytes received (headers and payload).
+    pub rx_bytes: u64,
+    /// Read PRs issued (SAOpt and the NetSparse modes).
+    pub prs: Option<u64>,
+}
+
+/// The tail node's Table 7 columns.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct TailRecord {
+    /// The tail node.
+    pub node: u32,
+    /// Its communication time, ps (the mode's time).
+    pub time_ps: u64,
+    /// Header bytes received.
+    pub rx_header: u64,
+    /// Payload bytes received.
+    pub rx_payload: u64,
+    /// Goodput (fraction of the line rate).
+    pub goodput: f64,
+    /// Line utilisation.
+    pub line_util: f64,
+    /// Filtered-or-coalesced share.
+    pub fc_rate: Option<f64>,
+    /// Response PRs per packet.
+    pub prs_per_packet: Option<f64>,
+    /// Property Cache hit rate at its ToR.
+    pub cache_hit_rate: Option<f64>,
+}
+
+/// The verification of a NetSparse run, in short.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct VerifyRecord {
+    /// Every needed property arrived intact and every command completed.
+    pub passed: bool,
+    /// Distinct remote properties needed over all nodes.
+    pub needed: u64,
+    /// Of which gathered correctly.
+    pub ok: u64,
+    /// The first problems, if any.
+    pub first: Vec<String>,
+}
+
+/// What is kept of a finished run.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct RunRecord {
+    /// Per node, in node order.
+    pub nodes: Vec<NodeRecord>,
+    /// The tail node.
+    pub tail: TailRecord,
+    /// Property Cache hit rate over every ToR.
+    pub cache_hit_rate_all: Option<f64>,
+    /// The end-of-run check (NetSparse modes).
+    pub verification: Option<VerifyRecord>,
+    /// Rows and nonzeros of the generated matrix.
+    pub matrix_rows: u32,
+    /// Nonzeros of the generated matrix.
+    pub matrix_nnz: u64,
+    /// Wall time of the run, seconds (a measurement: not compared).
+    pub wall_secs: f64,
+    /// Events the simulator processed (NetSparse modes).
+    pub events: Option<u64>,
+}
+
+impl RunRecord {
+    /// The mode's communication time (the tail node's), ps.
+    pub fn time_ps(&self) -> u64 {
+        self.tail.time_ps
+    }
+
+    /// Whether the run verified (SU and SA have nothing to verify).
+    pub fn verified(&self) -> bool {
+        self.verification.as_ref().is_none_or(|v| v.passed)
+    }
+
+    /// Keep what matters of a mode's results; every rate rounded by [`r12`].
+    fn from_mode(m: &ModeResult, summary: &MatrixSummary, wall_secs: f64) -> RunRecord {
+        let nodes = m
+            .nodes
+            .iter()
+            .map(|n| NodeRecord {
+                time_ps: n.time.as_ps(),
+                rx_bytes: n.rx.total(),
+                prs: n.prs,
+            })
+            .collect();
+        let tail = m
+            .tail_node()
+            .map_or_else(TailRecord::default, |t| TailRecord {
+                node: t.node,
+                time_ps: t.time.as_ps(),
+                rx_header: t.rx.header,
+                rx_payload: t.rx.payload,
+                goodput: r12(t.goodput),
+                line_util: r12(t.line_util),
+                fc_rate: t.fc_rate.map(r12),
+                prs_per_packet: t.prs_per_packet.map(r12),
+                cache_hit_rate: t.cache_hit_rate.map(r12),
+            });
+        RunRecord {
+            nodes,
+            tail,
+            cache_hit_rate_all: m.cache_hit_rate.map(r12),
+            verification: m.verification.as_ref().map(|v| VerifyRecord {
+                passed: v.passed(),
+                needed: v.needed,
+                ok: v.ok,
+                first: v.first.iter().take(5).cloned().collect(),
+            }),
+            matrix_rows: summary.rows,
+            matrix_nnz: summary.nnz,
+            wall_secs: r12(wall_secs),
+            events: m.run.as_ref().map(|r| r.events),
+        }
+    }
+}
+
+/// `x` rounded to 12 significant digits. serde_json's parser (without its
+/// `float_roundtrip` feature) may miss the last bit of a 17-digit number,
+/// so a rate read back from the cache could differ from the one computed;
+/// at 12 digits it parses exactly, and a report from cached runs is
+/// identical to one from fresh runs.
+pub fn r12(x: f64) -> f64 {
+    if !x.is_finite() || x == 0.0 {
+        return x;
+    }
+    format!("{x:.11e}").parse().unwrap_or(x)
+}
+
+/// A generated stand-in with its partition, shared by the runs on it.
+pub struct Prepared {
+    /// The matrix.
+    pub matrix: CsrMatrix,
+    /// What it is.
+    pub summary: MatrixSummary,
+    /// The contiguous 1D partition over the configured nodes.
+    pub partition: Partition,
+}
+
+/// Generate stand-in `m` at 1/`scale` with `seed`, partitioned over `nodes`.
+pub fn prepare(m: PaperMatrix, scale: u32, seed: u64, nodes: u32) -> Result<Prepared, SimError> {
+    let (matrix, info) = GenSpec::Paper { matrix: m, scale }
+        .generate(seed)
+        .map_err(|e| SimError::Cluster(format!("generating {}: {e}", spec(m, scale))))?;
+    let summary = MatrixSummary {
+        name: spec(m, scale),
+        rows: matrix.rows(),
+        cols: matrix.cols(),
+        nnz: matrix.nnz(),
+        duplicates: info.duplicates,
+    };
+    let partition = Partition::equal(&matrix, nodes)
+        .map_err(|e| SimError::Cluster(format!("partitioning {}: {e}", summary.name)))?;
+    Ok(Prepared {
+        matrix,
+        summary,
+        partition,
+    })
+}
+
+/// The generator spec of stand-in `m` at 1/`scale`.
+pub fn spec(m: PaperMatrix, scale: u32) -> String {
+    if scale == 1 {
+        format!("paper:{}", m.name())
+    } else {
+        format!("paper:{}/{scale}", m.name())
+    }
+}
+
+/// How a run ended.
+pub enum Outcome {
+    /// It finished (verified or not: see [`RunRecord::verified`]).
+    Done(Box<RunRecord>),
+    /// Ctrl-C stopped it: nothing to keep.
+    Stopped,
+}
+
+/// Run mode `mode` on `p` under `cfg` through the simulator's library API
+/// (the same path as `netsparse sim`: every gathered property verified),
+/// its event loop on `threads` threads (the results do not depend on it).
+/// `progress(done, total)` reports the run's own progress; it returns
+/// `false` to stop.
+pub fn execute(
+    p: &Prepared,
+    cfg: &SimConfig,
+    mode: Mode,
+    programs: &mut ProgramCache,
+    threads: usize,
+    stop: Option<Arc<AtomicBool>>,
+    progress: &mut dyn FnMut(u64, u64) -> bool,
+) -> Result<Outcome, SimError> {
+    let opts = RunOptions {
+        spmm: false,
+        corrupt_idx: None,
+        stop,
+        threads,
+    };
+    let start = std::time::Instant::now();
+    let report = simulate_with(
+        &p.matrix,
+        p.summary.clone(),
+        &p.partition,
+        cfg,
+        &[mode],
+        &opts,
+        programs,
+        &mut |pr: Progress| progress(pr.done, pr.total),
+    )?;
+    let wall = start.elapsed().as_secs_f64();
+    if report.stopped {
+        return Ok(Outcome::Stopped);
+    }
+    match report.modes.first() {
+        Some(m) if !m.partial => Ok(Outcome::Done(Box::new(RunRecord::from_mode(
+            m, &p.summary, wall,
+        )))),
+        _ => Ok(Outcome::Stopped),
+    }
+}
+
+/// Relative cost of one remote idx in each mode, for the progress bar's
+/// estimate of the work left: the steps before NIC concatenation send one
+/// PR per packet and cost several times more per idx.
+fn mode_weight(mode: Mode) -> u64 {
+    match mode {
+        Mode::Su => 0,
+        Mode::Sa => 0,
+        // Measured at 1/8 scale (arabic, K = 16): about 16, 3.4, 2.8, 0.9
+        // and 1.1 us of wall time per idx.
+        Mode::Rig => 15,
+        Mode::Filter => 4,
+        Mode::Coalesce => 3,
+        Mode::NicConcat | Mode::NetSparse => 1,
+    }
+}
+
+/// The estimated work of a run in abstract units (about one remote idx of
+/// the NetSparse mode each), for the ETA. SU and SA count one unit per
+/// 64 nonzeros (one pass over the matrix).
+pub fn work_units(m: PaperMatrix, scale: u32, nodes: u32, mode: Mode) -> u64 {
+    let s = paper::shape(m, scale);
+    let remote = s.remote_nnz_per_node * paper::NODES;
+    let _ = nodes;
+    match mode {
+        Mode::Su => 1,
+        Mode::Sa => (s.nnz / 64).max(1),
+        _ => (remote * mode_weight(mode)).max(1),
+    }
+}
+
+/// Estimated peak memory of a run, split for the error message.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct MemoryEstimate {
+    /// The generated matrix and its partition (held while its runs go on),
+    /// at its peak while being built.
+    pub matrix_bytes: u64,
+    /// The run itself (host memories, Idx Filters, caches, queues).
+    pub run_bytes: u64,
+}
+
+impl MemoryEstimate {
+    /// Both together.
+    pub fn total(&self) -> u64 {
+        self.matrix_bytes + self.run_bytes
+    }
+}
+
+/// Fixed memory of the process (binary, compiled programs, allocator slack).
+const BASE_BYTES: u64 = 96 << 20;
+/// Per simulated device (NIC state, Pending PR Tables, concatenation
+/// queues, switch tables and pipes), a generous figure.
+const PER_DEVICE_BYTES: u64 = 2 << 20;
+
+/// Estimate the peak memory of running `mode` on stand-in `m` at 1/`scale`
+/// under `cfg`, from the stand-in's shape alone (nothing is generated).
+///
+/// The terms: building the matrix holds its coordinates (8 B per nonzero)
+/// beside the CSR arrays (4 B per nonzero, 16 B per row); a NetSparse run
+/// holds every node's remote idx list (4 B per remote nonzero), its
+/// needed-property table (5 B per distinct remote idx, plus buckets), one
+/// Idx Filter bit per column per node, the ToRs' Property Caches (their
+/// size, or every distinct property for an unbounded one) and a few MB per
+/// device; SAOpt's analysis holds 12 B per column and two
+/// nodes × nodes tables. A margin of 25% covers allocator growth.
+pub fn estimate(m: PaperMatrix, scale: u32, cfg: &SimConfig, mode: Mode) -> MemoryEstimate {
+    let s = paper::shape(m, scale);
+    let nodes = u64::from(cfg.nodes);
+    // The stand-in's model is per 128 nodes; totals do not depend on the
+    // cluster's node count.
+    let remote = s.remote_nnz_per_node * paper::NODES;
+    let distinct = s.distinct_remote_per_node * paper::NODES;
+    let building = 12 * s.nnz + 16 * s.rows;
+    let held = 4 * s.nnz + 8 * s.rows + 8 * nodes;
+    let matrix_bytes = building.max(held);
+    let prop = u64::from(cfg.prop_bytes());
+    let run = match mode {
+        Mode::Su => nodes * 256,
+        Mode::Sa => 12 * s.rows + 2 * 8 * nodes * nodes + nodes * u64::from(cfg.sa_cores) * 8,
+        _ => {
+            let racks = u64::from(cfg.racks);
+            let devices =
+                nodes + racks + u64::from(cfg.spines.unwrap_or(cfg.nodes / cfg.racks.max(1)));
+            let filter = nodes * s.rows.div_ceil(8);
+            let host = 4 * remote + 5 * distinct + nodes * 4 * 4096;
+            let caches = if cfg.cache_unbounded {
+                // Every property a rack needs, in the worst case all distinct.
+                distinct.min(s.rows * racks) * (prop.max(16) + 48)
+            } else if mode == Mode::NetSparse {
+                racks * cfg.cache_bytes * 5 / 4
+            } else {
+                0
+            };
+            filter + host + caches + devices * PER_DEVICE_BYTES
+        }
+    };
+    MemoryEstimate {
+        matrix_bytes: matrix_bytes * 5 / 4,
+        run_bytes: (run * 5 / 4) + BASE_BYTES,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rates_survive_the_cache_exactly() {
+        for x in [
+            0.8800306346814241,
+            0.1 + 0.2,
+            1.0 / 3.0,
+            0.013475626300081367,
+            413.1794101138853,
+            2.2e-7,
+        ] {
+            let r = r12(x);
+            assert!((r - x).abs() <= 1e-11 * x.abs(), "{x} -> {r}");
+            let back: f64 = serde_json::from_str(&serde_json::to_string(&r).unwrap()).unwrap();
+            assert_eq!(back.to_bits(), r.to_bits(), "{x}");
+        }
+    }
+
+    #[test]
+    fn estimates_grow_with_size() {
+        let cfg = SimConfig::default();
+        let small = estimate(PaperMatrix::Arabic, 64, &cfg, Mode::NetSparse);
+        let big = estimate(PaperMatrix::Arabic, 1, &cfg, Mode::NetSparse);
+        assert!(big.total() > 8 * small.matrix_bytes);
+        // The full-size arabic stand-in: 640 M nonzeros, several GiB.
+        assert!(big.matrix_bytes > 7 << 30, "{big:?}");
+        assert_eq!(spec(PaperMatrix::Uk, 1), "paper:uk");
+        assert_eq!(spec(PaperMatrix::Uk, 8), "paper:uk/8");
+    }
+}

@@ -1,0 +1,165 @@
+//! `netsparse paper` resumes from its cache: a second invocation executes
+//! nothing, an interrupted one (Ctrl-C, or a cache holding only some runs)
+//! executes only the missing runs, and a corrupt cache file is reported
+//! and its run executed again, never trusted.
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+
+use netsparse::paper::progress::{Observer, Silent};
+use netsparse::paper::{self, PaperOptions, Section};
+use netsparse::sim::matrix::paper::PaperMatrix;
+
+/// Table 7 on the two smallest web-graph stand-ins: 6 runs (SU, SA,
+/// NetSparse each), on 16 nodes in 2 racks.
+fn small(out: &Path) -> PaperOptions {
+    PaperOptions {
+        scale: paper::max_scale(),
+        only: vec![Section::Table7],
+        matrices: vec![PaperMatrix::Europe, PaperMatrix::Uk],
+        out: out.to_path_buf(),
+        nodes: 16,
+        racks: 2,
+        version: "test".into(),
+        ..PaperOptions::default()
+    }
+}
+
+fn cache_files(out: &Path) -> Vec<PathBuf> {
+    let mut v: Vec<PathBuf> = std::fs::read_dir(out.join("cache"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "json"))
+        .collect();
+    v.sort();
+    v
+}
+
+/// The report's sections without the invocation's summary and run log
+/// (which say what was cached and how long it took).
+fn results(out: &Path) -> serde_json::Value {
+    let mut j: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("report.json")).unwrap()).unwrap();
+    let o = j.as_object_mut().unwrap();
+    o.remove("summary");
+    o.remove("runs");
+    o.remove("setup");
+    j
+}
+
+#[test]
+fn second_invocation_reuses_every_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let opts = small(dir.path());
+    let first = paper::run(&opts, &mut Silent).unwrap();
+    assert_eq!(first.runs_planned, 6);
+    assert_eq!((first.runs_executed, first.runs_cached), (6, 0));
+    assert_eq!(cache_files(dir.path()).len(), 6);
+    let before = results(dir.path());
+
+    let second = paper::run(&opts, &mut Silent).unwrap();
+    assert_eq!(second.runs_executed, 0, "{second:?}");
+    assert_eq!(second.runs_cached, 6);
+    assert!(second.corrupt.is_empty());
+    // The same numbers, from the cache.
+    assert_eq!(results(dir.path()), before);
+
+    // Another binary version is another key: everything runs again, here
+    // with the event loop on two threads, which gives the same numbers.
+    let mut other = opts.clone();
+    other.version = "test-2".into();
+    other.threads = 2;
+    let third = paper::run(&other, &mut Silent).unwrap();
+    assert_eq!(third.runs_executed, 6);
+    assert_eq!(results(dir.path()), before);
+}
+
+/// Sets the stop flag (as Ctrl-C does) once `after` runs have finished.
+struct StopAfter {
+    after: usize,
+    done: usize,
+    stop: Arc<AtomicBool>,
+}
+
+impl Observer for StopAfter {
+    fn run_done(&mut self, _label: &str, _wall: f64, _verified: bool) {
+        self.done += 1;
+        if self.done >= self.after {
+            self.stop.store(true, Ordering::Relaxed);
+        }
+    }
+}
+
+#[test]
+fn interrupted_run_resumes_only_the_missing_runs() {
+    let dir = tempfile::tempdir().unwrap();
+    let stop = Arc::new(AtomicBool::new(false));
+    let mut opts = small(dir.path());
+    opts.stop = Some(stop.clone());
+    let mut obs = StopAfter {
+        after: 2,
+        done: 0,
+        stop: stop.clone(),
+    };
+    let s = paper::run(&opts, &mut obs).unwrap();
+    assert!(s.interrupted);
+    assert_eq!((s.runs_executed, s.runs_missing), (2, 4), "{s:?}");
+    assert_eq!(cache_files(dir.path()).len(), 2);
+    // The partial report is written, with the missing cells empty.
+    let md = std::fs::read_to_string(dir.path().join("report.md")).unwrap();
+    assert!(md.contains("interrupted"), "{md}");
+
+    stop.store(false, Ordering::Relaxed);
+    let s = paper::run(&opts, &mut Silent).unwrap();
+    assert!(!s.interrupted);
+    assert_eq!(
+        (s.runs_executed, s.runs_cached, s.runs_missing),
+        (4, 2, 0),
+        "{s:?}"
+    );
+
+    // A cache holding only some runs (files deleted): only those run again.
+    let files = cache_files(dir.path());
+    std::fs::remove_file(&files[0]).unwrap();
+    std::fs::remove_file(&files[3]).unwrap();
+    let s = paper::run(&opts, &mut Silent).unwrap();
+    assert_eq!((s.runs_executed, s.runs_cached), (2, 4), "{s:?}");
+}
+
+#[test]
+fn corrupt_cache_files_are_reported_and_rerun() {
+    let dir = tempfile::tempdir().unwrap();
+    let opts = small(dir.path());
+    paper::run(&opts, &mut Silent).unwrap();
+    let before = results(dir.path());
+    let files = cache_files(dir.path());
+    // Half a file (as a crash mid-write would leave without the rename).
+    let text = std::fs::read(&files[1]).unwrap();
+    std::fs::write(&files[1], &text[..text.len() / 2]).unwrap();
+    // A well-formed file holding another run's key and result.
+    std::fs::copy(&files[4], &files[2]).unwrap();
+
+    let s = paper::run(&opts, &mut Silent).unwrap();
+    assert_eq!(s.corrupt.len(), 2, "{s:?}");
+    assert!(
+        s.corrupt.iter().any(|c| c.contains("not a cached run")),
+        "{:?}",
+        s.corrupt
+    );
+    assert!(
+        s.corrupt
+            .iter()
+            .any(|c| c.contains("holds a different run")),
+        "{:?}",
+        s.corrupt
+    );
+    assert_eq!((s.runs_executed, s.runs_cached), (2, 4));
+    assert_eq!(results(dir.path()), before);
+    let md = std::fs::read_to_string(dir.path().join("report.md")).unwrap();
+    assert!(md.contains("Corrupt cache file"), "{md}");
+
+    // Rewritten: the next invocation trusts them again.
+    let s = paper::run(&opts, &mut Silent).unwrap();
+    assert_eq!((s.runs_executed, s.corrupt.len()), (0, 0));
+}

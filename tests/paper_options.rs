@@ -1,0 +1,139 @@
+//! `netsparse paper` refuses bad options, naming the parameter and its
+//! valid range, and refuses runs that will not fit in memory before
+//! anything is generated or written.
+
+use std::process::Command;
+
+use netsparse::paper::{self, progress::Silent, PaperError, PaperOptions};
+
+fn err(o: PaperOptions) -> String {
+    match paper::run(&o, &mut Silent) {
+        Ok(s) => panic!("accepted: {s:?}"),
+        Err(e) => e.to_string(),
+    }
+}
+
+#[test]
+fn bad_options_name_the_parameter_and_range() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    let base = PaperOptions {
+        out: out.clone(),
+        version: "test".into(),
+        ..PaperOptions::default()
+    };
+    let max = paper::max_scale();
+    let e = err(PaperOptions {
+        scale: 0,
+        ..base.clone()
+    });
+    assert!(e.starts_with("--scale = 0 is out of range: 1..="), "{e}");
+    let e = err(PaperOptions {
+        scale: max + 1,
+        ..base.clone()
+    });
+    assert!(
+        e.contains(&format!("--scale = {} is out of range: 1..={max}", max + 1)),
+        "{e}"
+    );
+    let e = err(PaperOptions {
+        nodes: 1,
+        ..base.clone()
+    });
+    assert!(
+        e.starts_with("--nodes = 1 is out of range: 2..=1024"),
+        "{e}"
+    );
+    let e = err(PaperOptions {
+        racks: 7,
+        ..base.clone()
+    });
+    assert!(
+        e.starts_with("--racks = 7 is out of range: a divisor of --nodes 128"),
+        "{e}"
+    );
+    let e = "fig99".parse::<paper::Section>().unwrap_err().to_string();
+    assert!(
+        e.contains("--only = fig99") && e.contains("fig12, table7"),
+        "{e}"
+    );
+    let e = paper::parse_matrix("queen2").unwrap_err().to_string();
+    assert!(
+        e.contains("--matrices = queen2") && e.contains("arabic, europe"),
+        "{e}"
+    );
+    // Nothing was written for any of them.
+    assert!(!out.exists());
+}
+
+#[test]
+fn runs_that_do_not_fit_are_refused_before_anything_is_generated() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    // The paper's full size in 8 GiB: building arabic's 640 M nonzeros
+    // alone needs more, and stokes with an unbounded Property Cache (Figure
+    // 18) may hold every property its racks read.
+    let o = PaperOptions {
+        out: out.clone(),
+        memory_limit: Some(8 << 30),
+        version: "test".into(),
+        ..PaperOptions::default()
+    };
+    let e = paper::run(&o, &mut Silent).unwrap_err();
+    assert!(matches!(e, PaperError::Memory(_)), "{e:?}");
+    let e = e.to_string();
+    assert!(
+        e.starts_with("not enough memory: the largest run (paper:"),
+        "{e}"
+    );
+    assert!(
+        e.contains("but 8.00 GiB is available; --scale 2 would need about"),
+        "{e}"
+    );
+    assert!(!out.exists(), "wrote before refusing");
+    // Nothing fits in 1 MiB: no scale to suggest.
+    let e = err(PaperOptions {
+        memory_limit: Some(1 << 20),
+        scale: 64,
+        ..o.clone()
+    });
+    assert!(
+        e.contains("but 0.00 GiB is available") && !e.contains("--scale"),
+        "{e}"
+    );
+}
+
+#[test]
+fn cli_refuses_bad_options_with_status_2() {
+    let bin = env!("CARGO_BIN_EXE_netsparse");
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    for (args, want) in [
+        (vec!["--scale", "0"], "--scale = 0 is out of range"),
+        (
+            vec!["--only", "fig12,fig99"],
+            "--only = fig99 is out of range",
+        ),
+        (
+            vec!["--matrices", "queen,nope"],
+            "--matrices = nope is out of range",
+        ),
+        (vec!["--racks", "5"], "--racks = 5 is out of range"),
+        (
+            vec!["--memory-limit=-1"],
+            "--memory-limit = -1 is out of range",
+        ),
+    ] {
+        let o = Command::new(bin)
+            .arg("paper")
+            .args(&args)
+            .arg("--out")
+            .arg(&out)
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {stderr}");
+        assert!(stderr.contains(want), "{args:?}: {stderr}");
+    }
+    assert!(!out.exists());
+}
