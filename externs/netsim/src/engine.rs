@@ -686,23 +686,8 @@ impl<D: Datapath + ?Sized, T: LinkTap> Engine<D, T> {
             self.dispatch(d)?;
             self.reschedule(d, true)?;
         } else if let Some(ev) = self.heap.pop() {
-            let (device, port, buf) = match ev.kind {
-                EventKind::Arrival { device, port, buf } => (device, port, buf),
-                EventKind::LinkHead { link } => {
-                    let l = &mut self.links[link as usize];
-                    let Some((_, _, buf)) = l.in_flight.pop_front() else {
-                        return Ok(false);
-                    };
-                    let (device, port) = (l.to_device, l.to_port);
-                    if let Some(&(time, seq, _)) = l.in_flight.front() {
-                        self.heap.push(Event {
-                            time,
-                            seq,
-                            kind: EventKind::LinkHead { link },
-                        });
-                    }
-                    (device, port, buf)
-                }
+            let Some((device, port, buf)) = self.take_frame(ev) else {
+                return Ok(false);
             };
             let d = device as usize;
             self.stats.events += 1;
@@ -718,6 +703,28 @@ impl<D: Datapath + ?Sized, T: LinkTap> Engine<D, T> {
             return Ok(false);
         }
         Ok(true)
+    }
+
+    /// The frame a popped arrival event delivers: (device, port, pool
+    /// buffer). A link head takes the first frame in flight off its link and
+    /// queues the link's next frame, if any, as the new head.
+    pub(crate) fn take_frame(&mut self, ev: Event) -> Option<(DeviceId, u32, u32)> {
+        match ev.kind {
+            EventKind::Arrival { device, port, buf } => Some((device, port, buf)),
+            EventKind::LinkHead { link } => {
+                let l = &mut self.links[link as usize];
+                let (_, _, buf) = l.in_flight.pop_front()?;
+                let (device, port) = (l.to_device, l.to_port);
+                if let Some(&(time, seq, _)) = l.in_flight.front() {
+                    self.heap.push(Event {
+                        time,
+                        seq,
+                        kind: EventKind::LinkHead { link },
+                    });
+                }
+                Some((device, port, buf))
+            }
+        }
     }
 
     pub(crate) fn sync_stats(&mut self) {

@@ -35,7 +35,7 @@ use std::sync::{Arc, Condvar, Mutex, MutexGuard, RwLock};
 
 use netsparse_externs::{Datapath, Outputs, Time};
 
-use crate::engine::{Engine, EngineError, Event, EventKind, EventOrder, Outcome, PROGRESS_EVERY};
+use crate::engine::{Engine, EngineError, EventOrder, Outcome, PROGRESS_EVERY};
 use crate::tap::LinkTap;
 
 /// Windows with fewer events than this run on the calling thread: handing
@@ -420,23 +420,8 @@ impl<D: Datapath + Send + ?Sized, T: LinkTap> Engine<D, T> {
                 break;
             }
             self.heap.pop();
-            let (device, port, buf) = match ev.kind {
-                EventKind::Arrival { device, port, buf } => (device, port, buf),
-                EventKind::LinkHead { link } => {
-                    let l = &mut self.links[link as usize];
-                    let Some((_, _, buf)) = l.in_flight.pop_front() else {
-                        continue;
-                    };
-                    let (device, port) = (l.to_device, l.to_port);
-                    if let Some(&(time, seq, _)) = l.in_flight.front() {
-                        self.heap.push(Event {
-                            time,
-                            seq,
-                            kind: EventKind::LinkHead { link },
-                        });
-                    }
-                    (device, port, buf)
-                }
+            let Some((device, port, buf)) = self.take_frame(ev) else {
+                continue;
             };
             let w = &mut par.work[device as usize];
             if !w.active {
