@@ -158,6 +158,13 @@ pub struct Args {
     /// Host cost of posting one RIG command (one core posts them in turn), ns.
     #[arg(long)]
     pub host_post_ns: Option<u64>,
+    /// Each switch's shared packet buffer in bytes, guarded by lossless
+    /// credit-based flow control (Table 5: 96 MiB; 0: unbounded queues).
+    #[arg(long, value_name = "BYTES")]
+    pub switch_buffer_bytes: Option<u64>,
+    /// Each SmartNIC's RX buffer in bytes (Table 5: 2 MiB; 0: unbounded).
+    #[arg(long, value_name = "BYTES")]
+    pub nic_buffer_bytes: Option<u64>,
     /// How ToRs pick the spine between racks: rack-pair (default; keeps the
     /// Property Cache's port condition for the whole rack), node-pair
     /// (every uplink; the condition per node pair only), owner (every
@@ -285,6 +292,8 @@ fn config(args: &Args) -> anyhow::Result<SimConfig> {
         sa_pr_overhead_ns,
         host_post_ns,
         switch_pr_cycles,
+        switch_buffer_bytes,
+        nic_buffer_bytes,
         seed
     );
     if args.spines.is_some() {

@@ -62,7 +62,9 @@ use super::engine::{DeviceId, Engine, Outcome};
 use super::hostmem::{SimMemory, DEST_BASE, IDX_BASE, PROP_BASE};
 use super::matrix::CsrMatrix;
 use super::partition::Partition;
-use super::report::{Bytes, MiddlePipeUse, ModeResult, NodeResult, RunStats, Verification};
+use super::report::{
+    Bytes, FabricUse, MiddlePipeUse, ModeResult, NodeResult, RunStats, Verification,
+};
 use super::topology::{Device, LeafSpine, TableTemplates};
 use super::{Mode, Progress, SimError};
 use crate::programs::{Bundled, ProgramCache};
@@ -281,7 +283,12 @@ pub fn run_mode(
             Device::Node(_) => Time::ZERO,
             _ => cfg.switch_latency(),
         };
-        engine.add_device(Box::new(dev), latency, d.to_string());
+        let id = engine.add_device(Box::new(dev), latency, d.to_string());
+        let buffer = match d {
+            Device::Node(_) => cfg.nic_buffer(),
+            _ => cfg.switch_buffer(),
+        };
+        engine.set_buffer(id, buffer).map_err(SimError::Engine)?;
     }
     for l in t.links() {
         let a = t.device_index(l.a.device) as DeviceId;
@@ -458,9 +465,43 @@ pub fn run_mode(
     let mut mr = ModeResult::new(mode.name(), description(mode), results, stopped);
     mr.cache_hit_rate = (lookups > 0).then(|| ratio(hits, lookups));
     mr.middle_pipes = pipes;
+    mr.fabric = Some(fabric_use(&engine, cfg, &t));
     mr.verification = (!stopped).then_some(ver);
     mr.run = Some(stats);
     Ok(mr)
+}
+
+/// Buffers and flow control over the run, from the engine's counters.
+fn fabric_use(engine: &Engine<ClusterDevice>, cfg: &SimConfig, t: &LeafSpine) -> FabricUse {
+    let mut f = FabricUse {
+        switch_buffer: cfg.switch_buffer().map(|b| b.capacity),
+        nic_buffer: cfg.nic_buffer().map(|b| b.capacity),
+        ..FabricUse::default()
+    };
+    for d in t.devices() {
+        let Some(b) = engine.buffer_stats(t.device_index(d) as DeviceId) else {
+            continue;
+        };
+        f.paused_frames += b.paused_frames;
+        match d {
+            Device::Node(_) => {
+                f.peak_nic_rx_bytes = f.peak_nic_rx_bytes.max(b.peak_bytes);
+                f.peak_nic_tx_bytes = f.peak_nic_tx_bytes.max(b.peak_queued_bytes);
+            }
+            _ => {
+                f.peak_switch_bytes = f.peak_switch_bytes.max(b.peak_bytes);
+                f.peak_switch_port_bytes = f.peak_switch_port_bytes.max(b.peak_port_bytes);
+            }
+        }
+    }
+    for (_, _, c) in engine.link_counters() {
+        if c.paused_ps > 0 {
+            f.paused_links += 1;
+            f.paused += Time::from_ps(c.paused_ps);
+            f.max_link_paused = f.max_link_paused.max(Time::from_ps(c.paused_ps));
+        }
+    }
+    f
 }
 
 fn ratio(a: u64, b: u64) -> f64 {

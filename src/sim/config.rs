@@ -16,7 +16,7 @@ use netsparse_externs::wire::{pr_stride, PrType, IP_OVERHEAD};
 use netsparse_externs::Time;
 
 use super::compute::{ComputeModel, Rates, COMPUTE_MODELS};
-use super::engine::{EngineConfig, LinkParams};
+use super::engine::{BufferKind, BufferSpec, EngineConfig, LinkParams};
 use super::topology::{LeafSpine, Routing, TopologyError};
 
 /// Which header sizes the links charge NetSparse packets (Table 5
@@ -134,6 +134,13 @@ pub struct SimConfig {
     pub switch_pr_cycles: u64,
     /// How ToRs pick the spine of traffic between racks (rack-pair).
     pub routing: Routing,
+    /// Each switch's shared packet buffer, bytes (Table 5: 96 MB), guarded
+    /// by lossless credit-based flow control on the links into the switch;
+    /// 0: unbounded queues, no flow control.
+    pub switch_buffer_bytes: u64,
+    /// Each SmartNIC's RX buffer, bytes (Table 5: 2 MB), guarded alike;
+    /// 0: unbounded.
+    pub nic_buffer_bytes: u64,
     /// Header sizes the links charge NetSparse packets (wire).
     pub headers: Headers,
     /// SNIC clock, MHz (2200).
@@ -177,6 +184,12 @@ pub struct SimConfig {
 /// README's notes on Figure 15.
 pub const DEFAULT_HOST_POST_NS: u64 = 250;
 
+/// Default switch packet buffer: Table 5's 96 MB (taken as MiB).
+pub const DEFAULT_SWITCH_BUFFER_BYTES: u64 = 96 << 20;
+
+/// Default SmartNIC RX buffer: Table 5's 2 MB (taken as MiB).
+pub const DEFAULT_NIC_BUFFER_BYTES: u64 = 2 << 20;
+
 /// Default SAOpt overhead per PR per core, ns: see [`crate::sim::analytic`]
 /// for the calibration.
 pub const DEFAULT_SA_PR_OVERHEAD_NS: f64 = 750.0;
@@ -200,6 +213,8 @@ impl Default for SimConfig {
             switch_delay_cycles: 125,
             switch_pr_cycles: 1,
             routing: Routing::RackPair,
+            switch_buffer_bytes: DEFAULT_SWITCH_BUFFER_BYTES,
+            nic_buffer_bytes: DEFAULT_NIC_BUFFER_BYTES,
             headers: Headers::Wire,
             nic_clock_mhz: 2200,
             switch_clock_mhz: 2000,
@@ -346,6 +361,31 @@ impl SimConfig {
         check("max-events", self.max_events, 1, u64::MAX)?;
         check("max-sim-time-ms", self.max_sim_time_ms, 1, 1_000_000_000)?;
         let t = self.topology()?;
+        // Every input buffer (a switch's buffer split over its ports) must
+        // hold the largest frame: the MTU plus the Ethernet header. 0 turns
+        // the model off.
+        let frame = u64::from(self.mtu) + 14;
+        let switch_ports = u64::from(t.tor_ports().max(t.spine_ports()));
+        for (name, v, ports) in [
+            (
+                "switch-buffer-bytes",
+                self.switch_buffer_bytes,
+                switch_ports,
+            ),
+            ("nic-buffer-bytes", self.nic_buffer_bytes, 1),
+        ] {
+            let least = frame * ports;
+            if v != 0 && !(least..=1 << 40).contains(&v) {
+                return Err(ConfigError::OutOfRange {
+                    name,
+                    value: v.to_string(),
+                    range: format!(
+                        "0 (unbounded), or {least}..={} (one {frame}-byte frame per port, {ports} port(s), to 1 TiB)",
+                        1u64 << 40
+                    ),
+                });
+            }
+        }
         if self.cache_bytes > 0 && !self.cache_unbounded {
             // Each middle pipe of a ToR gets an equal share, which must be
             // 512 B x ways x a power of two (the cache's sets).
@@ -410,6 +450,22 @@ impl SimConfig {
         }
     }
 
+    /// The buffer model of a switch (`None`: unbounded).
+    pub fn switch_buffer(&self) -> Option<BufferSpec> {
+        (self.switch_buffer_bytes > 0).then_some(BufferSpec {
+            capacity: self.switch_buffer_bytes,
+            kind: BufferKind::Shared,
+        })
+    }
+
+    /// The buffer model of a SmartNIC (`None`: unbounded).
+    pub fn nic_buffer(&self) -> Option<BufferSpec> {
+        (self.nic_buffer_bytes > 0).then_some(BufferSpec {
+            capacity: self.nic_buffer_bytes,
+            kind: BufferKind::Receive,
+        })
+    }
+
     /// The switch pipeline latency.
     pub fn switch_latency(&self) -> Time {
         Time::from_ns(self.switch_latency_ns)
@@ -464,6 +520,8 @@ impl SimConfig {
             }
             "switch-pr-cycles" => self.switch_pr_cycles = p(value).ok_or_else(|| bad(int))?,
             "host-post-ns" => self.host_post_ns = p(value).ok_or_else(|| bad(int))?,
+            "switch-buffer-bytes" => self.switch_buffer_bytes = p(value).ok_or_else(|| bad(int))?,
+            "nic-buffer-bytes" => self.nic_buffer_bytes = p(value).ok_or_else(|| bad(int))?,
             "routing" => self.routing = value.trim().parse().map_err(|_| bad(Routing::NAMES))?,
             "headers" => self.headers = value.trim().parse().map_err(|_| bad(Headers::NAMES))?,
             "compute" => self.compute = value.parse().map_err(|_| bad(COMPUTE_MODELS))?,
@@ -506,6 +564,8 @@ pub const SWEEPABLE: &[&str] = &[
     "sa-pr-overhead-ns",
     "switch-pr-cycles",
     "host-post-ns",
+    "switch-buffer-bytes",
+    "nic-buffer-bytes",
     "routing",
     "headers",
     "compute",

@@ -165,6 +165,34 @@ pub struct ModeResult {
     pub compute: Option<ComputeResult>,
     /// How busy the NetSparse ToRs' middle pipes were (NetSparse with switches).
     pub middle_pipes: Option<MiddlePipeUse>,
+    /// Buffers and flow control over the run (simulated modes).
+    pub fabric: Option<FabricUse>,
+}
+
+/// Buffers and lossless flow control over a run (`fabric` in the report).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct FabricUse {
+    /// Each switch's buffer, bytes (`None`: unbounded, no flow control).
+    pub switch_buffer: Option<u64>,
+    /// Each SmartNIC's RX buffer, bytes (`None`: unbounded).
+    pub nic_buffer: Option<u64>,
+    /// The fullest any switch's buffer got, bytes (tracked when modelled;
+    /// its input buffers and the frames of its own timers).
+    pub peak_switch_bytes: u64,
+    /// The fullest any one input buffer of a switch got, bytes.
+    pub peak_switch_port_bytes: u64,
+    /// The fullest any SmartNIC's RX buffer got, bytes.
+    pub peak_nic_rx_bytes: u64,
+    /// The most bytes queued at any SmartNIC's output (its TX queue).
+    pub peak_nic_tx_bytes: u64,
+    /// Link directions that were paused at some point.
+    pub paused_links: u32,
+    /// Time summed over link directions that they were paused.
+    pub paused: Time,
+    /// The longest any one link direction was paused in all.
+    pub max_link_paused: Time,
+    /// Frames that waited for room in a buffer.
+    pub paused_frames: u64,
 }
 
 /// The load of the NetSparse ToRs' middle pipes over a run: each pipe's
@@ -221,6 +249,7 @@ impl ModeResult {
             run: None,
             compute: None,
             middle_pipes: None,
+            fabric: None,
         }
     }
 
@@ -466,6 +495,15 @@ impl Report {
                     m.mode,
                     pct(h)
                 );
+            }
+            if let Some(f) = &m.fabric {
+                if f.paused_frames > 0 {
+                    let _ = writeln!(
+                        s,
+                        "{}: flow control paused {} link direction(s) for {} in all ({} frames waited); fullest switch {} B, fullest switch input buffer {} B",
+                        m.mode, f.paused_links, f.paused, f.paused_frames, f.peak_switch_bytes, f.peak_switch_port_bytes
+                    );
+                }
             }
             if let Some(u) = &m.middle_pipes {
                 if u.busiest > 0.0 {

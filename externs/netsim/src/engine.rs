@@ -30,10 +30,12 @@
 //!   arrives (store and forward: its last bit) one propagation delay after
 //!   it finishes. [`LinkParams::fixed_delay`] is a link with no
 //!   serialisation time: every frame arrives a fixed delay after it left.
-//!   The network is **lossless with unbounded queues**: no frame is ever
-//!   dropped (unless a fault-injecting tap says so); the back-pressure of
-//!   an InfiniBand-like fabric (§7.1, §8.2) appears as queueing delay,
-//!   which the per-link counters record.
+//!   The network is **lossless**: no frame is ever dropped (unless a
+//!   fault-injecting tap says so). Queues are unbounded unless a device is
+//!   given a finite buffer ([`Engine::set_buffer`]): then credit-based flow
+//!   control pauses the links into it while it is full (`flow.rs`), the
+//!   back-pressure of an InfiniBand-like fabric (§7.1, §8.2), and a cycle
+//!   of full buffers stops the run with [`EngineError::FlowControlDeadlock`].
 //! * **Counters** per link direction: packets and bytes, and for NetSparse
 //!   frames (classified with `externs::wire`) the split into header bytes
 //!   and property payload bytes, and the PRs carried.
@@ -64,6 +66,7 @@ use thiserror::Error;
 use netsparse_externs::time::serialization_time;
 use netsparse_externs::{Datapath, Outputs, Time};
 
+use crate::flow::{BufferSpec, BufferStats, DevBuffer, INTERNAL};
 use crate::link::{LinkCounters, LinkParams};
 use crate::tap::{LinkTap, NoTap, TapFrame};
 use crate::timers::Timers;
@@ -126,6 +129,38 @@ pub enum EngineError {
         limit: u64,
         /// Simulated time then.
         now: Time,
+    },
+    /// A device's buffer set smaller than one byte.
+    #[error("{device}: a buffer of 0 bytes cannot hold a frame (give at least one MTU, or no buffer model)")]
+    BufferTooSmall {
+        /// The device's label.
+        device: String,
+    },
+    /// A frame larger than the buffer it must enter: it could never be sent.
+    #[error("at {now}: a {len}-byte frame from {from} cannot enter {to}'s {capacity}-byte buffer (buffers must hold the largest frame)")]
+    FrameExceedsBuffer {
+        /// The sender's label.
+        from: String,
+        /// The receiver's label.
+        to: String,
+        /// The frame's charged length.
+        len: u64,
+        /// The receiver's capacity.
+        capacity: u64,
+        /// Simulated time.
+        now: Time,
+    },
+    /// Every remaining frame waits for room in a full buffer: the buffers
+    /// wait on each other in a cycle.
+    #[error("at {now}: flow-control deadlock: {frames} frame(s) wait on paused links and nothing else is left to run; buffers waiting on each other: {cycle}")]
+    FlowControlDeadlock {
+        /// Simulated time.
+        now: Time,
+        /// Frames left waiting.
+        frames: u64,
+        /// The devices whose full buffers wait on each other, as
+        /// `a -> b -> ... -> a` (or the chain of waits, if it ends).
+        cycle: String,
     },
     /// The simulated-time cap was reached.
     #[error("simulated-time limit {limit} reached with events still pending (raise the limit, or the run may not terminate)")]
@@ -201,10 +236,18 @@ pub(crate) struct LinkDir {
     pub(crate) params: LinkParams,
     busy_until: Time,
     counters: LinkCounters,
-    /// Frames in flight, in arrival order: (arrival, sequence, buffer).
-    /// Arrival times on one direction never decrease (the link serializes),
-    /// so only the head needs a place in the event heap.
-    pub(crate) in_flight: VecDeque<(Time, u64, u32)>,
+    /// Frames in flight, in arrival order: (arrival, sequence, buffer,
+    /// charged length). Arrival times on one direction never decrease (the
+    /// link serializes), so only the head needs a place in the event heap.
+    pub(crate) in_flight: VecDeque<(Time, u64, u32, u64)>,
+    /// Frames waiting for room in the receiver's buffer (flow control):
+    /// (buffer, charged length, ready time, the sender's input port it is
+    /// charged to). Not empty exactly while the link is paused.
+    waiting: VecDeque<(u32, u64, Time, u32)>,
+    /// Their bytes.
+    waiting_bytes: u64,
+    /// When the link paused, while it is.
+    paused_since: Option<Time>,
 }
 
 /// Per-device counters.
@@ -239,6 +282,9 @@ pub struct EngineStats {
     pub pending: u64,
     /// Frame buffers allocated by the pool (stays flat in steady state).
     pub buffers_allocated: u64,
+    /// Flow-control wake events (a paused link tried again; not counted
+    /// in `events`).
+    pub wakes: u64,
 }
 
 /// How a run ended.
@@ -260,6 +306,8 @@ pub(crate) enum EventKind {
     },
     /// The first frame in flight on link direction `link` arrives.
     LinkHead { link: u32 },
+    /// Bytes leave `device`'s buffer: links paused in front of it try again.
+    Wake { device: DeviceId },
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -370,6 +418,10 @@ pub struct Engine<D: Datapath + ?Sized = dyn AnyDevice, T: LinkTap = NoTap> {
     /// The per-device work of parallel windows (`parallel.rs`), kept
     /// between windows so that they do not allocate.
     pub(crate) par: crate::parallel::Windows,
+    /// Each device's buffer (flow control; unmodelled by default).
+    pub(crate) bufs: Vec<DevBuffer>,
+    /// Whether any device's buffer is modelled.
+    pub(crate) flow: bool,
 }
 
 impl<D: Datapath + ?Sized> Engine<D> {
@@ -404,6 +456,8 @@ impl<D: Datapath + ?Sized, T: LinkTap> Engine<D, T> {
             unconnected: 0,
             touched: Vec::new(),
             par: crate::parallel::Windows::default(),
+            bufs: Vec::new(),
+            flow: false,
         }
     }
 
@@ -432,7 +486,30 @@ impl<D: Datapath + ?Sized, T: LinkTap> Engine<D, T> {
         self.dev_counters.push(DeviceCounters::default());
         self.timer_at.push(None);
         self.timers.add_device();
+        self.bufs.push(DevBuffer::default());
         (self.devices.len() - 1) as DeviceId
+    }
+
+    /// Give device `d` a finite buffer, guarded by lossless flow control
+    /// on the links into it (`flow.rs`), or none (`None`, the default:
+    /// unbounded, not modelled). Set before the run.
+    pub fn set_buffer(&mut self, d: DeviceId, spec: Option<BufferSpec>) -> Result<(), EngineError> {
+        self.check_device(d)?;
+        if spec.is_some_and(|s| s.capacity == 0) {
+            return Err(EngineError::BufferTooSmall {
+                device: self.labels[d as usize].clone(),
+            });
+        }
+        // Split over the connected ports when the run starts.
+        self.bufs[d as usize].spec = spec;
+        self.flow = self.bufs.iter().any(DevBuffer::tracked);
+        Ok(())
+    }
+
+    /// Device `d`'s buffer statistics (all zero for a device without a
+    /// buffer model).
+    pub fn buffer_stats(&self, d: DeviceId) -> Option<BufferStats> {
+        self.bufs.get(d as usize).map(|b| b.stats)
     }
 
     fn check_device(&self, d: DeviceId) -> Result<(), EngineError> {
@@ -488,6 +565,9 @@ impl<D: Datapath + ?Sized, T: LinkTap> Engine<D, T> {
                 busy_until: Time::ZERO,
                 counters: LinkCounters::default(),
                 in_flight: VecDeque::new(),
+                waiting: VecDeque::new(),
+                waiting_bytes: 0,
+                paused_since: None,
             });
             let ports = &mut self.port_links[from as usize];
             if ports.len() <= fp as usize {
@@ -559,6 +639,7 @@ impl<D: Datapath + ?Sized, T: LinkTap> Engine<D, T> {
                 break Outcome::Stopped;
             }
             let Some((time, is_timer)) = self.next_event() else {
+                self.check_stuck()?;
                 break Outcome::Idle;
             };
             self.check_limits(time)?;
@@ -566,6 +647,7 @@ impl<D: Datapath + ?Sized, T: LinkTap> Engine<D, T> {
                 continue;
             }
             if self.stats.events % PROGRESS_EVERY == 0 {
+                self.check_stuck()?;
                 self.sync_stats();
                 if !observe(self) {
                     break Outcome::Stopped;
@@ -618,6 +700,15 @@ impl<D: Datapath + ?Sized, T: LinkTap> Engine<D, T> {
         if !self.started {
             self.started = true;
             self.touched.clear();
+            for (d, b) in self.bufs.iter_mut().enumerate() {
+                let ports = &self.port_links[d];
+                let connected = ports.iter().flatten().count().max(1) as u32;
+                let spec = b.spec;
+                b.set(spec, ports.len().max(1) as u32);
+                if let Some(s) = spec {
+                    b.set_port_capacity(s.capacity / u64::from(connected));
+                }
+            }
             for d in 0..self.devices.len() {
                 self.reschedule(d, false)?;
             }
@@ -683,10 +774,14 @@ impl<D: Datapath + ?Sized, T: LinkTap> Engine<D, T> {
             self.dev_counters[d].timers += 1;
             self.timer_at[d] = None;
             self.devices[d].on_timer(self.now, &mut self.out);
-            self.dispatch(d)?;
+            self.dispatch(d, INTERNAL)?;
             self.reschedule(d, true)?;
         } else if let Some(ev) = self.heap.pop() {
-            let Some((device, port, buf)) = self.take_frame(ev) else {
+            if let EventKind::Wake { device } = ev.kind {
+                self.wake(device, ev.time)?;
+                return Ok(false);
+            }
+            let Some((device, port, buf, len)) = self.take_frame(ev) else {
                 return Ok(false);
             };
             let d = device as usize;
@@ -695,9 +790,11 @@ impl<D: Datapath + ?Sized, T: LinkTap> Engine<D, T> {
             let c = &mut self.dev_counters[d];
             c.frames_in += 1;
             c.last_rx = Some(self.now);
+            self.bufs[d].arrived(port, len);
             self.devices[d].on_packet(self.now, port, &self.pool.bufs[buf as usize], &mut self.out);
             self.pool.release(buf);
-            self.dispatch(d)?;
+            self.dispatch(d, port)?;
+            self.after_arrival(d)?;
             self.reschedule(d, false)?;
         } else {
             return Ok(false);
@@ -706,25 +803,207 @@ impl<D: Datapath + ?Sized, T: LinkTap> Engine<D, T> {
     }
 
     /// The frame a popped arrival event delivers: (device, port, pool
-    /// buffer). A link head takes the first frame in flight off its link and
-    /// queues the link's next frame, if any, as the new head.
-    pub(crate) fn take_frame(&mut self, ev: Event) -> Option<(DeviceId, u32, u32)> {
+    /// buffer, charged length; 0 for an injected frame). A link head takes
+    /// the first frame in flight off its link and queues the link's next
+    /// frame, if any, as the new head. `None` for a wake event.
+    pub(crate) fn take_frame(&mut self, ev: Event) -> Option<(DeviceId, u32, u32, u64)> {
         match ev.kind {
-            EventKind::Arrival { device, port, buf } => Some((device, port, buf)),
+            EventKind::Arrival { device, port, buf } => Some((device, port, buf, 0)),
             EventKind::LinkHead { link } => {
                 let l = &mut self.links[link as usize];
-                let (_, _, buf) = l.in_flight.pop_front()?;
+                let (_, _, buf, len) = l.in_flight.pop_front()?;
                 let (device, port) = (l.to_device, l.to_port);
-                if let Some(&(time, seq, _)) = l.in_flight.front() {
+                if let Some(&(time, seq, _, _)) = l.in_flight.front() {
                     self.heap.push(Event {
                         time,
                         seq,
                         kind: EventKind::LinkHead { link },
                     });
                 }
-                Some((device, port, buf))
+                Some((device, port, buf, len))
+            }
+            EventKind::Wake { .. } => None,
+        }
+    }
+
+    /// After a frame arrived at device `d` (its credit returned) and `d`'s
+    /// outputs were queued: links paused in front of `d` try again.
+    #[inline]
+    pub(crate) fn after_arrival(&mut self, d: usize) -> Result<(), EngineError> {
+        if self.bufs[d].paused_in.is_empty() {
+            return Ok(());
+        }
+        self.resume(d)
+    }
+
+    /// A wake event for `device` at `time`: bytes left its buffer.
+    pub(crate) fn wake(&mut self, device: DeviceId, time: Time) -> Result<(), EngineError> {
+        self.stats.wakes += 1;
+        let d = device as usize;
+        if self.bufs[d].wake_at != Some(time) {
+            return Ok(()); // superseded by an earlier wake
+        }
+        self.bufs[d].wake_at = None;
+        self.resume(d)
+    }
+
+    /// Put the waiting frames of the links paused in front of device `d` on
+    /// their links while `d`'s input buffers have room, trying the links in
+    /// the order they paused (each input buffer is separate: a link that
+    /// must still wait does not hold up the others); then queue a wake for
+    /// `d`'s next release if some link is still paused.
+    fn resume(&mut self, d: usize) -> Result<(), EngineError> {
+        let now = self.now;
+        self.bufs[d].prune(now);
+        let mut paused = std::mem::take(&mut self.bufs[d].paused_in);
+        paused.retain(|&link| {
+            let from = self.links[(link ^ 1) as usize].to_device as usize;
+            let to_port = self.links[link as usize].to_port;
+            loop {
+                let l = &mut self.links[link as usize];
+                let Some(&(buf, len, ready, charge)) = l.waiting.front() else {
+                    break;
+                };
+                if !self.bufs[d].admits(to_port, len) {
+                    break;
+                }
+                l.waiting.pop_front();
+                l.waiting_bytes -= len;
+                self.commit(link, from, ready.max(now), ready, (buf, len, charge));
+            }
+            let l = &mut self.links[link as usize];
+            if !l.waiting.is_empty() {
+                return true;
+            }
+            if let Some(since) = l.paused_since.take() {
+                l.counters.paused_ps += (now - since).as_ps();
+            }
+            false
+        });
+        // Links that paused meanwhile (none can: `d`'s buffers only free
+        // up here) would be in the new queue; keep the old order first.
+        paused.append(&mut self.bufs[d].paused_in);
+        self.bufs[d].paused_in = paused;
+        if !self.bufs[d].paused_in.is_empty() {
+            self.schedule_wake(d);
+        }
+        Ok(())
+    }
+
+    /// Queue a wake for device `d` at its next release, unless one is
+    /// queued for that time or earlier.
+    fn schedule_wake(&mut self, d: usize) {
+        let b = &mut self.bufs[d];
+        b.prune(self.now);
+        let Some(at) = b.next_release() else {
+            // Only frames in flight to `d` hold its buffer: their arrivals
+            // resume the paused links.
+            return;
+        };
+        if b.wake_at.is_some_and(|w| w <= at) {
+            return;
+        }
+        b.wake_at = Some(at);
+        self.seq += 1;
+        self.heap.push(Event {
+            time: at,
+            seq: self.seq,
+            kind: EventKind::Wake {
+                device: d as DeviceId,
+            },
+        });
+    }
+
+    /// Start a frame on link direction `link` from device `from`: it starts
+    /// serialising at `max(at, busy)` (it was ready at `ready`), takes its
+    /// credit at the receiver and leaves the sender's queue, where it is
+    /// charged to input `charge`, when sent. `frame`: (pool buffer, charged
+    /// length, charge).
+    fn commit(&mut self, link: u32, from: usize, at: Time, ready: Time, frame: (u32, u64, u32)) {
+        let (buf, len, charge) = frame;
+        let l = &mut self.links[link as usize];
+        let start = at.max(l.busy_until);
+        let ser = serialization_time(len, l.params.gbps);
+        let end = start + ser;
+        l.busy_until = end;
+        let wait = (start - ready).as_ps();
+        l.counters.queue_delay_ps += wait;
+        l.counters.max_queue_delay_ps = l.counters.max_queue_delay_ps.max(wait);
+        l.counters.busy_ps += ser.as_ps();
+        self.seq += 1;
+        let arrival = end + l.params.latency;
+        if l.in_flight.is_empty() {
+            self.heap.push(Event {
+                time: arrival,
+                seq: self.seq,
+                kind: EventKind::LinkHead { link },
+            });
+        }
+        l.in_flight.push_back((arrival, self.seq, buf, len));
+        let (to, to_port) = (l.to_device as usize, l.to_port);
+        self.bufs[to].reserve(to_port, len);
+        self.bufs[from].will_release(end, len, charge);
+        if !self.bufs[from].paused_in.is_empty() {
+            // The sender's own frames now have a time to leave.
+            self.schedule_wake(from);
+        }
+    }
+
+    /// Whether the buffers deadlocked: frames wait on paused links while
+    /// nothing is in flight anywhere (so no buffer can ever drain: device
+    /// timers can only add frames). Checked when the network goes idle and
+    /// every [`PROGRESS_EVERY`] events.
+    pub(crate) fn check_stuck(&mut self) -> Result<(), EngineError> {
+        if !self.flow {
+            return Ok(());
+        }
+        let frames: u64 = self.links.iter().map(|l| l.waiting.len() as u64).sum();
+        if frames == 0 || self.links.iter().any(|l| !l.in_flight.is_empty()) {
+            return Ok(());
+        }
+        let now = self.now;
+        for b in &mut self.bufs {
+            b.prune(now);
+            if b.next_release().is_some() {
+                return Ok(());
             }
         }
+        // Follow the waits: a paused link from a to b means a waits on b.
+        let waits_on = |dev: usize| -> Option<usize> {
+            self.port_links[dev]
+                .iter()
+                .flatten()
+                .map(|&id| &self.links[id as usize])
+                .find(|l| !l.waiting.is_empty())
+                .map(|l| l.to_device as usize)
+        };
+        let first = self
+            .links
+            .iter()
+            .position(|l| !l.waiting.is_empty())
+            .map(|i| self.links[i ^ 1].to_device as usize)
+            .unwrap_or(0);
+        let mut path = vec![first];
+        let mut cur = first;
+        while let Some(next) = waits_on(cur) {
+            if let Some(pos) = path.iter().position(|&p| p == next) {
+                path.drain(..pos);
+                path.push(next);
+                break;
+            }
+            path.push(next);
+            cur = next;
+        }
+        let cycle = path
+            .iter()
+            .map(|&p| self.labels[p].as_str())
+            .collect::<Vec<_>>()
+            .join(" -> ");
+        Err(EngineError::FlowControlDeadlock {
+            now: self.now,
+            frames,
+            cycle,
+        })
     }
 
     pub(crate) fn sync_stats(&mut self) {
@@ -741,7 +1020,11 @@ impl<D: Datapath + ?Sized, T: LinkTap> Engine<D, T> {
             .iter()
             .filter(|e| matches!(e.kind, EventKind::Arrival { .. }))
             .count();
-        let on_links: usize = self.links.iter().map(|l| l.in_flight.len()).sum();
+        let on_links: usize = self
+            .links
+            .iter()
+            .map(|l| l.in_flight.len() + l.waiting.len())
+            .sum();
         (injected + on_links + self.timers.len()) as u64
     }
 
@@ -793,101 +1076,125 @@ impl<D: Datapath + ?Sized, T: LinkTap> Engine<D, T> {
         Ok(())
     }
 
-    /// Put the frames device `d` just emitted on their links, through the tap.
-    fn dispatch(&mut self, d: usize) -> Result<(), EngineError> {
+    /// Put the frames device `d` just emitted on their links, through the
+    /// tap; they are charged to its input port `charge` (the port of the
+    /// frame it handled, or [`INTERNAL`]).
+    fn dispatch(&mut self, d: usize, charge: u32) -> Result<(), EngineError> {
         if self.out.is_empty() {
             return Ok(());
         }
         let out = std::mem::take(&mut self.out);
-        let r = self.dispatch_frames(d, &out, 0..out.len());
+        let r = self.dispatch_frames(d, &out, 0..out.len(), charge);
         self.out = out;
         self.out.clear();
         r
     }
 
-    /// Put frames `range` of `out`, emitted by device `d` now, on their links.
+    /// Put frames `range` of `out`, emitted by device `d` now, on their
+    /// links, charged to `d`'s input `charge` (flow control).
     pub(crate) fn dispatch_frames(
         &mut self,
         d: usize,
         out: &Outputs,
         range: std::ops::Range<usize>,
+        charge: u32,
     ) -> Result<(), EngineError> {
         let ready = self.now + self.latency[d];
-        let Engine {
-            port_links,
-            links,
-            pool,
-            heap,
-            seq,
-            labels,
-            dev_counters,
-            now,
-            tap,
-            sent,
-            unconnected,
-            cfg,
-            ..
-        } = self;
-        let ports = &port_links[d];
-        let mut err = None;
         for f in &out.frames()[range] {
             let bytes = &out.bytes()[f.range.clone()];
-            let link = ports.get(f.port as usize).copied().flatten();
+            let link = self.port_links[d].get(f.port as usize).copied().flatten();
             let frame = TapFrame {
-                seq: *sent,
-                at: *now,
+                seq: self.sent,
+                at: self.now,
                 from: (d as DeviceId, f.port),
                 to: link.map(|id| {
-                    let l = &links[id as usize];
+                    let l = &self.links[id as usize];
                     (l.to_device, l.to_port)
                 }),
                 bytes,
             };
-            *sent += 1;
-            if tap.on_frame(&frame, false) {
+            self.sent += 1;
+            if self.tap.on_frame(&frame, false) {
                 continue;
             }
             let Some(link_id) = link else {
-                if cfg.unconnected == UnconnectedPorts::Discard {
-                    *unconnected += 1;
+                if self.cfg.unconnected == UnconnectedPorts::Discard {
+                    self.unconnected += 1;
                     continue;
                 }
-                err = Some(EngineError::UnconnectedPort {
-                    device: labels[d].clone(),
+                return Err(EngineError::UnconnectedPort {
+                    device: self.labels[d].clone(),
                     port: f.port,
-                    now: *now,
+                    now: self.now,
                 });
-                break;
             };
-            let l = &mut links[link_id as usize];
-            let start = ready.max(l.busy_until);
-            let charged = l.counters.count_frame(bytes, cfg.netsparse_header_adjust);
-            let ser = serialization_time(charged, l.params.gbps);
-            let end = start + ser;
-            l.busy_until = end;
-            let wait = (start - ready).as_ps();
-            l.counters.queue_delay_ps += wait;
-            l.counters.max_queue_delay_ps = l.counters.max_queue_delay_ps.max(wait);
-            l.counters.busy_ps += ser.as_ps();
-            let buf = pool.alloc(bytes);
-            *seq += 1;
-            let arrival = end + l.params.latency;
-            if l.in_flight.is_empty() {
-                heap.push(Event {
-                    time: arrival,
-                    seq: *seq,
-                    kind: EventKind::LinkHead { link: link_id },
-                });
-            }
-            l.in_flight.push_back((arrival, *seq, buf));
-            let c = &mut dev_counters[d];
+            let l = &mut self.links[link_id as usize];
+            let len = l
+                .counters
+                .count_frame(bytes, self.cfg.netsparse_header_adjust);
+            let c = &mut self.dev_counters[d];
             c.frames_out += 1;
-            c.last_tx = Some(*now);
+            c.last_tx = Some(self.now);
+            let buf = self.pool.alloc(bytes);
+            if !self.flow {
+                self.commit(link_id, d, ready, ready, (buf, len, charge));
+                continue;
+            }
+            self.flow_dispatch(d, link_id, ready, (buf, len, charge))?;
         }
-        match err {
-            Some(e) => Err(e),
-            None => Ok(()),
+        Ok(())
+    }
+
+    /// [`Engine::dispatch_frames`] for one frame under flow control: it
+    /// enters the sender's queue, and the link if the receiver has room and
+    /// nothing waits before it; otherwise it waits and the link pauses.
+    fn flow_dispatch(
+        &mut self,
+        d: usize,
+        link_id: u32,
+        ready: Time,
+        frame: (u32, u64, u32),
+    ) -> Result<(), EngineError> {
+        let (buf, len, charge) = frame;
+        let now = self.now;
+        let l = &mut self.links[link_id as usize];
+        let (to, to_port) = (l.to_device as usize, l.to_port);
+        // Bytes ahead of this frame in the queue: those waiting, and what
+        // is left to send of those started.
+        let ahead: u64 = l.waiting_bytes
+            + if l.params.is_unlimited() {
+                0
+            } else {
+                let left = l.busy_until.as_ps().saturating_sub(now.as_ps());
+                (left as u128 * u128::from(l.params.gbps) / 8000) as u64
+            };
+        l.counters.peak_backlog_bytes = l.counters.peak_backlog_bytes.max(ahead + len);
+        self.bufs[d].enqueue(charge, len, now);
+        let rx = &mut self.bufs[to];
+        if rx.tracked() && len > rx.port_capacity() {
+            return Err(EngineError::FrameExceedsBuffer {
+                from: self.labels[d].clone(),
+                to: format!("{}:{to_port}", self.labels[to]),
+                len,
+                capacity: rx.port_capacity(),
+                now,
+            });
         }
+        rx.prune(now);
+        let l = &mut self.links[link_id as usize];
+        if l.waiting.is_empty() && self.bufs[to].admits(to_port, len) {
+            self.commit(link_id, d, ready, ready, (buf, len, charge));
+            return Ok(());
+        }
+        l.waiting.push_back((buf, len, ready, charge));
+        l.waiting_bytes += len;
+        self.bufs[to].stats.paused_frames += 1;
+        if l.paused_since.is_none() {
+            l.paused_since = Some(now);
+            self.bufs[to].paused_in.push_back(link_id);
+            self.schedule_wake(to);
+        }
+        Ok(())
     }
 
     /// Current simulated time.

@@ -11,6 +11,10 @@
 //! `phy` wrappers: [`Capture`] records frames (pcap goldens),
 //! [`FaultInjector`] drops the frames a rule picks; taps compose as tuples.
 //!
+//! Lossless flow control is optional: a device given a finite buffer
+//! ([`Engine::set_buffer`]) pauses the links into it when it is full
+//! (`flow.rs`).
+//!
 //! The crate depends on `netsparse-externs` only (the `Datapath` contract,
 //! `Time`, and the wire format for the NetSparse link counters).
 
@@ -19,6 +23,7 @@
 mod capture;
 mod engine;
 mod fault;
+mod flow;
 mod link;
 mod parallel;
 mod tap;
@@ -30,5 +35,6 @@ pub use engine::{
     EventOrder, Outcome, UnconnectedPorts, PROGRESS_EVERY, STOP_CHECK_EVERY,
 };
 pub use fault::FaultInjector;
+pub use flow::{BufferKind, BufferSpec, BufferStats};
 pub use link::{LinkCounters, LinkParams};
 pub use tap::{Endpoint, LinkTap, NoTap, TapFrame};

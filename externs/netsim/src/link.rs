@@ -86,6 +86,13 @@ pub struct LinkCounters {
     pub queue_delay_ps: u64,
     /// Largest single queueing delay, ps.
     pub max_queue_delay_ps: u64,
+    /// Time the link spent paused by flow control (its head frame waiting
+    /// for room in the receiver's buffer), ps.
+    pub paused_ps: u64,
+    /// Most bytes in the output queue when a frame joined it (the frame,
+    /// those waiting before it, and what was left to send of the frame on
+    /// the wire); tracked under flow control only.
+    pub peak_backlog_bytes: u64,
 }
 
 impl LinkCounters {
@@ -107,6 +114,8 @@ impl LinkCounters {
         self.busy_ps += o.busy_ps;
         self.queue_delay_ps += o.queue_delay_ps;
         self.max_queue_delay_ps = self.max_queue_delay_ps.max(o.max_queue_delay_ps);
+        self.paused_ps += o.paused_ps;
+        self.peak_backlog_bytes = self.peak_backlog_bytes.max(o.peak_backlog_bytes);
     }
 
     /// Count `frame` and return the bytes it occupies on the link: its

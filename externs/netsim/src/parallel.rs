@@ -35,7 +35,8 @@ use std::sync::{Arc, Condvar, Mutex, MutexGuard, RwLock};
 
 use netsparse_externs::{Datapath, Outputs, Time};
 
-use crate::engine::{Engine, EngineError, EventOrder, Outcome, PROGRESS_EVERY};
+use crate::engine::{Engine, EngineError, EventKind, EventOrder, Outcome, PROGRESS_EVERY};
+use crate::flow::INTERNAL;
 use crate::tap::LinkTap;
 
 /// Windows with fewer events than this run on the calling thread: handing
@@ -44,6 +45,9 @@ const MIN_PARALLEL_EVENTS: usize = 48;
 
 /// `Entry::arrival` of a deadline.
 const DEADLINE: u32 = u32::MAX;
+
+/// Marks a flow-control wake event's device in a merge key.
+const WAKE: u32 = 1 << 31;
 
 /// One event a device processed in a window.
 #[derive(Clone, Copy, Debug)]
@@ -60,9 +64,9 @@ struct Entry {
 /// One device's work in the current window.
 #[derive(Debug, Default)]
 pub(crate) struct DevWork {
-    /// Frames arriving in the window: (time, sequence, port, pool buffer),
-    /// in (time, sequence) order.
-    arrivals: Vec<(Time, u64, u32, u32)>,
+    /// Frames arriving in the window: (time, sequence, port, pool buffer,
+    /// charged length), in (time, sequence) order.
+    arrivals: Vec<(Time, u64, u32, u32, u64)>,
     log: Vec<Entry>,
     out: Outputs,
     /// The engine's `timer_at` for the device when the window starts.
@@ -83,6 +87,8 @@ pub(crate) struct Windows {
     work: Vec<DevWork>,
     active: Vec<u32>,
     merge: BinaryHeap<Reverse<(Time, u8, u64, u32)>>,
+    /// Flow-control wake events of the window: (time, sequence, device).
+    wakes: Vec<(Time, u64, u32)>,
     /// Windows run, and how many of them used more than one thread.
     pub(crate) windows: u64,
     pub(crate) parallel_windows: u64,
@@ -232,7 +238,7 @@ fn run_device<D: Datapath + ?Sized>(
         let deadline = timer.filter(|t| t.0 < end);
         let (time, index) = match (arrival, deadline) {
             (None, None) => break,
-            (Some((at, seq, _, _)), Some((tt, tseq))) => {
+            (Some((at, seq, ..)), Some((tt, tseq))) => {
                 let arrival_first = match order {
                     EventOrder::Sequence => (at, seq) < (tt, tseq),
                     EventOrder::ArrivalsFirst => at <= tt,
@@ -251,7 +257,7 @@ fn run_device<D: Datapath + ?Sized>(
             timer_at = None;
             dev.on_timer(time, &mut w.out);
         } else {
-            let (_, _, port, buf) = w.arrivals[next_arrival];
+            let (_, _, port, buf, _) = w.arrivals[next_arrival];
             dev.on_packet(time, port, &bufs[buf as usize], &mut w.out);
             next_arrival += 1;
         }
@@ -372,6 +378,7 @@ impl<D: Datapath + Send + ?Sized, T: LinkTap> Engine<D, T> {
                 return Ok(Outcome::Stopped);
             }
             let Some((start, _)) = self.next_event() else {
+                self.check_stuck()?;
                 return Ok(Outcome::Idle);
             };
             self.check_limits(start)?;
@@ -384,7 +391,7 @@ impl<D: Datapath + Send + ?Sized, T: LinkTap> Engine<D, T> {
                 par.parallel_windows += 1;
             }
             self.run_window(par, slots, bufs, crew, end, parallel);
-            let merged = self.merge(par);
+            let merged = self.merge(par, end);
             for &d in &par.active {
                 let w = &mut par.work[d as usize];
                 w.arrivals.clear();
@@ -396,6 +403,7 @@ impl<D: Datapath + Send + ?Sized, T: LinkTap> Engine<D, T> {
             merged?;
             if self.stats.events >= next_progress {
                 next_progress = (self.stats.events / PROGRESS_EVERY + 1) * PROGRESS_EVERY;
+                self.check_stuck()?;
                 self.sync_stats();
                 // The devices come back for the observer, then leave again.
                 self.devices = slots.iter().filter_map(|m| lock(m).dev.take()).collect();
@@ -420,7 +428,12 @@ impl<D: Datapath + Send + ?Sized, T: LinkTap> Engine<D, T> {
                 break;
             }
             self.heap.pop();
-            let Some((device, port, buf)) = self.take_frame(ev) else {
+            if let EventKind::Wake { device } = ev.kind {
+                // Engine work: the merge does it in order.
+                par.wakes.push((ev.time, ev.seq, device));
+                continue;
+            }
+            let Some((device, port, buf, len)) = self.take_frame(ev) else {
                 continue;
             };
             let w = &mut par.work[device as usize];
@@ -428,7 +441,7 @@ impl<D: Datapath + Send + ?Sized, T: LinkTap> Engine<D, T> {
                 w.active = true;
                 par.active.push(device);
             }
-            w.arrivals.push((ev.time, ev.seq, port, buf));
+            w.arrivals.push((ev.time, ev.seq, port, buf, len));
             events += 1;
         }
         for &(time, _, d) in self.timers.entries() {
@@ -551,8 +564,9 @@ impl<D: Datapath + Send + ?Sized, T: LinkTap> Engine<D, T> {
     }
 
     /// Replay the window's logs in the serial loop's order on the shared
-    /// state.
-    fn merge(&mut self, par: &mut Windows) -> Result<(), EngineError> {
+    /// state, with the flow-control wake events of the window (`end` is
+    /// its end) in their places.
+    fn merge(&mut self, par: &mut Windows, end: Time) -> Result<(), EngineError> {
         par.merge.clear();
         for i in 0..par.active.len() {
             let d = par.active[i];
@@ -560,7 +574,17 @@ impl<D: Datapath + Send + ?Sized, T: LinkTap> Engine<D, T> {
                 par.merge.push(Reverse(k));
             }
         }
+        for (time, seq, d) in par.wakes.drain(..) {
+            par.merge.push(Reverse((time, 0, seq, d | WAKE)));
+        }
         while let Some(Reverse((time, _, _, d))) = par.merge.pop() {
+            if d & WAKE != 0 {
+                self.check_limits(time)?;
+                self.now = time;
+                self.wake(d & !WAKE, time)?;
+                self.wakes_into_merge(par, end);
+                continue;
+            }
             let di = d as usize;
             let w = &par.work[di];
             let e = w.log[w.cursor as usize];
@@ -568,22 +592,31 @@ impl<D: Datapath + Send + ?Sized, T: LinkTap> Engine<D, T> {
             self.now = time;
             self.stats.events += 1;
             let after_timer = e.arrival == DEADLINE;
+            let mut charge = INTERNAL;
             if after_timer {
                 self.timers.remove(d);
                 self.stats.timers += 1;
                 self.dev_counters[di].timers += 1;
                 self.timer_at[di] = None;
             } else {
-                let buf = w.arrivals[e.arrival as usize].3;
+                let (_, _, port, buf, len) = w.arrivals[e.arrival as usize];
+                charge = port;
                 self.stats.arrivals += 1;
                 let c = &mut self.dev_counters[di];
                 c.frames_in += 1;
                 c.last_rx = Some(time);
                 self.pool.release(buf);
+                self.bufs[di].arrived(port, len);
             }
             let frames = w.frames_done as usize..e.frames_end as usize;
             if !frames.is_empty() {
-                self.dispatch_frames(di, &w.out, frames)?;
+                self.dispatch_frames(di, &w.out, frames, charge)?;
+            }
+            if !after_timer {
+                self.after_arrival(di)?;
+            }
+            if self.flow {
+                self.wakes_into_merge(par, end);
             }
             self.apply_deadline(di, e.next, after_timer)?;
             let w = &mut par.work[di];
@@ -594,6 +627,22 @@ impl<D: Datapath + Send + ?Sized, T: LinkTap> Engine<D, T> {
             }
         }
         Ok(())
+    }
+
+    /// Move the wake events queued on the heap for times inside the window
+    /// (by the merge itself: nothing else is on the heap before `end`)
+    /// into the merge.
+    fn wakes_into_merge(&mut self, par: &mut Windows, end: Time) {
+        while let Some(ev) = self.heap.peek().copied() {
+            let EventKind::Wake { device } = ev.kind else {
+                break;
+            };
+            if ev.time >= end {
+                break;
+            }
+            self.heap.pop();
+            par.merge.push(Reverse((ev.time, 0, ev.seq, device | WAKE)));
+        }
     }
 }
 

@@ -1,0 +1,181 @@
+//! Lossless flow control in the cluster simulator: small switch buffers
+//! pause links yet every property still arrives and verifies, parallel and
+//! serial runs stay identical under flow control, Table 5's default
+//! buffers change nothing at a scale where they never fill, and buffers too
+//! small for a frame are refused with the parameter and its range.
+
+use netsparse::programs::ProgramCache;
+use netsparse::sim::cluster::RunOptions;
+use netsparse::sim::config::SimConfig;
+use netsparse::sim::matrix::{CsrMatrix, GenSpec};
+use netsparse::sim::partition::Partition;
+use netsparse::sim::report::{MatrixSummary, Report};
+use netsparse::sim::{simulate_with, Mode};
+
+fn matrix() -> CsrMatrix {
+    let spec: GenSpec = "rmat:scale=11,ef=4".parse().unwrap();
+    spec.generate(7).unwrap().0
+}
+
+fn run(m: &CsrMatrix, cfg: &SimConfig, modes: &[Mode], threads: usize) -> Report {
+    let part = Partition::equal(m, cfg.nodes).unwrap();
+    let summary = MatrixSummary {
+        name: "t".into(),
+        rows: m.rows(),
+        cols: m.cols(),
+        nnz: m.nnz(),
+        duplicates: 0,
+    };
+    let r = simulate_with(
+        m,
+        summary,
+        &part,
+        cfg,
+        modes,
+        &RunOptions {
+            threads,
+            ..RunOptions::default()
+        },
+        &mut ProgramCache::new(),
+        &mut |_| true,
+    )
+    .unwrap();
+    r.check().unwrap();
+    r
+}
+
+fn cfg(switch_buffer_bytes: u64) -> SimConfig {
+    SimConfig {
+        nodes: 16,
+        racks: 4,
+        switch_buffer_bytes,
+        ..SimConfig::default()
+    }
+}
+
+/// The JSON of a report without the wall-clock figures.
+fn json(r: &Report) -> String {
+    let mut r = r.clone();
+    for mr in &mut r.modes {
+        if let Some(s) = mr.run.as_mut() {
+            s.wall_secs = 0.0;
+            s.setup_secs = 0.0;
+            s.idxs_per_sec = 0.0;
+            s.prs_per_sec = 0.0;
+            s.windows = (0, 0);
+        }
+    }
+    serde_json::to_string_pretty(&r).unwrap()
+}
+
+#[test]
+fn small_switch_buffers_pause_links_and_lose_nothing() {
+    let m = matrix();
+    let modes = [Mode::Rig, Mode::NetSparse];
+    // 8 ports per ToR (4 hosts, 4 spines): 3,000 B, two frames, each;
+    // 4 per spine: 6,000 B.
+    let small = run(&m, &cfg(24_000), &modes, 0);
+    let unbounded = run(&m, &cfg(0), &modes, 0);
+    for (s, u) in small.modes.iter().zip(&unbounded.modes) {
+        let f = s.fabric.expect("simulated modes report the fabric");
+        assert_eq!(f.switch_buffer, Some(24_000));
+        assert!(f.paused_frames > 0, "{}: nothing paused: {f:?}", s.mode);
+        assert!(f.paused_links > 0 && f.paused.as_ps() > 0, "{f:?}");
+        // Every property arrived (r.check() above) and was verified.
+        let v = s.verification.as_ref().unwrap();
+        assert_eq!(v.ok, v.needed);
+        assert!(v.needed > 0);
+        // Unbounded queues never pause; bounded ones cannot be faster.
+        let fu = u.fabric.unwrap();
+        assert_eq!(
+            (fu.switch_buffer, fu.paused_frames, fu.paused_links),
+            (None, 0, 0)
+        );
+        assert!(
+            s.time() >= u.time(),
+            "{}: {} < {}",
+            s.mode,
+            s.time(),
+            u.time()
+        );
+    }
+    // In rig mode the switches forward frame for frame: no input buffer
+    // ever holds more than its share (3,000 B at a ToR, 6,000 B at a
+    // spine's 4 ports), though the buffers fill.
+    let rig = small.modes[0].fabric.unwrap();
+    assert!(rig.peak_switch_port_bytes <= 6_000, "{rig:?}");
+    assert!(rig.peak_switch_port_bytes > 3_000, "{rig:?}");
+}
+
+#[test]
+fn parallel_runs_match_the_serial_one_under_flow_control() {
+    let m = matrix();
+    let modes = [Mode::Rig, Mode::NetSparse];
+    let serial = run(&m, &cfg(24_000), &modes, 0);
+    assert!(serial.modes[0].fabric.unwrap().paused_frames > 0);
+    let serial = json(&serial);
+    for threads in [1, 2] {
+        let parallel = json(&run(&m, &cfg(24_000), &modes, threads));
+        if parallel != serial {
+            let line = serial
+                .lines()
+                .zip(parallel.lines())
+                .position(|(a, b)| a != b)
+                .unwrap_or(0);
+            panic!(
+                "{threads} thread(s): reports differ at line {line}: {:?} vs {:?}",
+                serial.lines().nth(line),
+                parallel.lines().nth(line)
+            );
+        }
+    }
+}
+
+#[test]
+fn table5_buffers_change_nothing_where_they_never_fill() {
+    let m = matrix();
+    let modes = [Mode::Rig, Mode::NetSparse];
+    let default = run(
+        &m,
+        &SimConfig {
+            nodes: 16,
+            racks: 4,
+            ..SimConfig::default()
+        },
+        &modes,
+        0,
+    );
+    let mut off = cfg(0);
+    off.nic_buffer_bytes = 0;
+    let unbounded = run(&m, &off, &modes, 0);
+    for (d, u) in default.modes.iter().zip(&unbounded.modes) {
+        let f = d.fabric.unwrap();
+        assert_eq!(f.switch_buffer, Some(96 << 20));
+        assert_eq!(f.nic_buffer, Some(2 << 20));
+        assert_eq!(f.paused_frames, 0);
+        assert!(f.peak_switch_bytes > 0 && f.peak_nic_rx_bytes > 0, "{f:?}");
+        assert_eq!(
+            serde_json::to_string(&d.nodes).unwrap(),
+            serde_json::to_string(&u.nodes).unwrap()
+        );
+        assert_eq!(d.time(), u.time());
+    }
+}
+
+#[test]
+fn buffers_smaller_than_a_frame_per_port_are_refused() {
+    for (key, v) in [
+        ("switch-buffer-bytes", 12_000u64),
+        ("nic-buffer-bytes", 1_000),
+    ] {
+        let mut c = cfg(96 << 20);
+        c.set(key, &v.to_string()).unwrap();
+        let e = c.validate().unwrap_err().to_string();
+        assert!(e.contains(key) && e.contains(&v.to_string()), "{e}");
+        assert!(e.contains("0 (unbounded), or"), "{e}");
+    }
+    let mut c = cfg(96 << 20);
+    assert!(c.set("switch-buffer-bytes", "lots").is_err());
+    c.set("switch-buffer-bytes", "0").unwrap();
+    c.validate().unwrap();
+}
