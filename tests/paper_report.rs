@@ -122,3 +122,59 @@ fn tiny_report_has_every_section_beside_the_paper() {
         .lines()
         .any(|l| l.starts_with("fig12,gmean,all,,netsparse_vs_su,") && l.ends_with(",33")));
 }
+
+/// The model ablation at the tiny scale: one row per part of the model
+/// per matrix and a gmean, each NetSparse-vs-SUOpt speedup computed from
+/// two verified runs under that model, the first row's change zero, and
+/// the flow-control and routing rows run configurations that differ from
+/// the default (their runs are in the runs table).
+#[test]
+fn model_ablation_switches_each_part_off_in_turn() {
+    use netsparse::paper::Section;
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    let opts = PaperOptions {
+        only: vec![Section::Model],
+        matrices: vec![PaperMatrix::Queen],
+        ..tiny(&out)
+    };
+    let s = paper::run(&opts, &mut Silent).unwrap();
+    assert!(s.failed.is_empty(), "verification failed: {:?}", s.failed);
+    assert_eq!(s.runs_executed, 6 * 2);
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("report.json")).unwrap()).unwrap();
+    let rows = json["model"].as_array().expect("a model section");
+    assert_eq!(rows.len(), 6 * 2, "queen and gmean: {rows:?}");
+    for r in rows {
+        let spd = r["speedup"].as_f64().unwrap_or(0.0);
+        assert!(spd > 0.0, "{r}");
+    }
+    assert_eq!(rows[0]["change_pct"].as_f64(), Some(0.0));
+    // One matrix: its gmean is its value.
+    let (a, g) = (
+        rows[0]["speedup"].as_f64().unwrap(),
+        rows[6]["speedup"].as_f64().unwrap(),
+    );
+    assert!((a - g).abs() < 1e-9 * a, "{a} vs {g}");
+    let md = std::fs::read_to_string(out.join("report.md")).unwrap();
+    assert!(md.contains("## Model ablation"), "{md}");
+    for part in [
+        "no flow control",
+        "node-pair routing",
+        "Table 5 header sizes",
+    ] {
+        assert!(md.contains(part), "no {part:?} in\n{md}");
+    }
+    for label in [
+        "switch-buffer-bytes=0",
+        "routing=node-pair",
+        "headers=paper",
+    ] {
+        assert!(md.contains(label), "no run labelled {label:?}");
+    }
+    let csv = std::fs::read_to_string(out.join("report.csv")).unwrap();
+    assert!(
+        csv.lines().any(|l| l.starts_with("model,queen,16,")),
+        "{csv}"
+    );
+}

@@ -38,9 +38,14 @@ pub struct Args {
     #[arg(long)]
     pub quick: bool,
     /// Sections to run, comma-separated: fig12, table7, table8, fig15,
-    /// fig17, fig18 (default: all).
+    /// fig17, fig18, model (default: all but model).
     #[arg(long, value_delimiter = ',', value_name = "LIST")]
     pub only: Vec<String>,
+    /// Add the model ablation: NetSparse vs SUOpt at K = 16 with each part
+    /// of the system model (flow control, the middle pipes' PR rate, the
+    /// host's posting cost, routing, header sizes) off or changed in turn.
+    #[arg(long)]
+    pub model_ablation: bool,
     /// Stand-ins to run, comma-separated: arabic, europe, queen, stokes,
     /// uk (default: all five).
     #[arg(long, value_delimiter = ',', value_name = "LIST")]
@@ -70,11 +75,17 @@ pub struct Args {
 }
 
 fn options(a: &Args) -> anyhow::Result<PaperOptions> {
-    let only = a
+    let mut only = a
         .only
         .iter()
         .map(|s| s.parse::<Section>())
         .collect::<Result<Vec<_>, _>>()?;
+    if a.model_ablation {
+        if only.is_empty() {
+            only = Section::ALL.to_vec();
+        }
+        only.push(Section::Model);
+    }
     let matrices = a
         .matrices
         .iter()

@@ -76,6 +76,9 @@ pub enum Section {
     Fig17,
     /// Figure 18: Property Cache size.
     Fig18,
+    /// The model ablation: each part of the system model off in turn
+    /// (not in the default set: `--model-ablation` or `--only model`).
+    Model,
 }
 
 impl Section {
@@ -89,6 +92,18 @@ impl Section {
         Section::Fig18,
     ];
 
+    /// Every section `--only` accepts: the default ones and the model
+    /// ablation.
+    pub const EVERY: [Section; 7] = [
+        Section::Fig12,
+        Section::Table7,
+        Section::Table8,
+        Section::Fig15,
+        Section::Fig17,
+        Section::Fig18,
+        Section::Model,
+    ];
+
     /// The name `--only` takes.
     pub fn name(self) -> &'static str {
         match self {
@@ -98,6 +113,7 @@ impl Section {
             Section::Fig15 => "fig15",
             Section::Fig17 => "fig17",
             Section::Fig18 => "fig18",
+            Section::Model => "model",
         }
     }
 }
@@ -109,13 +125,13 @@ impl fmt::Display for Section {
 }
 
 /// The names `--only` accepts, for errors.
-pub const SECTION_NAMES: &str = "fig12, table7, table8, fig15, fig17, fig18";
+pub const SECTION_NAMES: &str = "fig12, table7, table8, fig15, fig17, fig18, model";
 
 impl FromStr for Section {
     type Err = PaperError;
     fn from_str(s: &str) -> Result<Section, PaperError> {
         let t = s.trim().to_ascii_lowercase();
-        Section::ALL
+        Section::EVERY
             .into_iter()
             .find(|x| x.name() == t || x.name().replace("fig", "figure") == t)
             .ok_or_else(|| PaperError::Option {

@@ -9,7 +9,11 @@ use std::collections::HashMap;
 
 use super::runs::{self, RunKey};
 use super::{data, max_scale, PaperError, PaperOptions, Section};
-use crate::sim::config::SimConfig;
+use crate::sim::config::{Headers, SimConfig};
+use crate::sim::topology::Routing;
+
+/// The model ablation's first point: every part of the model on.
+pub const MODEL_ALL_ON: &str = "all parts on (the paper's configuration)";
 use crate::sim::matrix::paper::PaperMatrix;
 use crate::sim::Mode;
 
@@ -185,6 +189,52 @@ impl Setup {
         }
     }
 
+    /// The model ablation's points for `m` at K = 16: every part of the
+    /// system model on (the paper's configuration), then each part off or
+    /// changed in turn: (what, configuration).
+    pub fn model_points(&self, m: PaperMatrix) -> Vec<(&'static str, SimConfig)> {
+        let on = self.config(m, 16);
+        vec![
+            (MODEL_ALL_ON, on.clone()),
+            (
+                "no flow control (unbounded queues)",
+                SimConfig {
+                    switch_buffer_bytes: 0,
+                    nic_buffer_bytes: 0,
+                    ..on.clone()
+                },
+            ),
+            (
+                "no middle-pipe PR rate limit",
+                SimConfig {
+                    switch_pr_cycles: 0,
+                    ..on.clone()
+                },
+            ),
+            (
+                "no host posting cost",
+                SimConfig {
+                    host_post_ns: 0,
+                    ..on.clone()
+                },
+            ),
+            (
+                "node-pair routing (every uplink)",
+                SimConfig {
+                    routing: Routing::NodePair,
+                    ..on.clone()
+                },
+            ),
+            (
+                "Table 5 header sizes",
+                SimConfig {
+                    headers: Headers::Paper,
+                    ..on
+                },
+            ),
+        ]
+    }
+
     /// Table 8's matrices among the selected ones.
     pub fn table8_matrices(&self) -> Vec<PaperMatrix> {
         data::TABLE8_MATRICES
@@ -203,6 +253,25 @@ impl Setup {
         }
         if cfg.nic_delay_cycles != base.nic_delay_cycles {
             s.push_str(&format!(" delay-cycles={}", cfg.nic_delay_cycles));
+        }
+        let on = SimConfig::default();
+        if cfg.switch_buffer_bytes != on.switch_buffer_bytes {
+            s.push_str(&format!(" switch-buffer-bytes={}", cfg.switch_buffer_bytes));
+        }
+        if cfg.nic_buffer_bytes != on.nic_buffer_bytes {
+            s.push_str(&format!(" nic-buffer-bytes={}", cfg.nic_buffer_bytes));
+        }
+        if cfg.switch_pr_cycles != on.switch_pr_cycles {
+            s.push_str(&format!(" switch-pr-cycles={}", cfg.switch_pr_cycles));
+        }
+        if cfg.host_post_ns != on.host_post_ns {
+            s.push_str(&format!(" host-post-ns={}", cfg.host_post_ns));
+        }
+        if cfg.routing != on.routing {
+            s.push_str(&format!(" routing={}", cfg.routing.name()));
+        }
+        if cfg.headers != on.headers {
+            s.push_str(&format!(" headers={}", cfg.headers.name()));
         }
         if cfg.cache_unbounded {
             s.push_str(" cache=unbounded");
@@ -276,6 +345,12 @@ impl Setup {
                     add(Mode::NetSparse, self.fig18_config(m, c));
                 }
             }
+            if self.has(Section::Model) {
+                for (_, cfg) in self.model_points(m) {
+                    add(Mode::Su, cfg.clone());
+                    add(Mode::NetSparse, cfg);
+                }
+            }
         }
         out
     }
@@ -342,6 +417,34 @@ mod tests {
         let labels: Vec<String> = sweeps.plan().iter().map(|p| p.label.clone()).collect();
         assert!(labels.contains(&"paper:queen/8 K=16 netsparse delay-cycles=50000".to_string()));
         assert!(labels.contains(&"paper:queen/8 K=16 netsparse cache=unbounded".to_string()));
+    }
+
+    #[test]
+    fn the_model_ablation_changes_one_part_at_a_time() {
+        let s = setup(8, true, vec![Section::Model]);
+        let pts = s.model_points(PaperMatrix::Queen);
+        assert_eq!(pts[0].0, MODEL_ALL_ON);
+        assert_eq!(pts[0].1, s.config(PaperMatrix::Queen, 16));
+        for (what, cfg) in &pts[1..] {
+            assert_ne!(cfg, &pts[0].1, "{what}");
+            cfg.validate().unwrap();
+        }
+        // SU and NetSparse at each point, for every matrix; labels name
+        // what differs.
+        let plan = s.plan();
+        assert_eq!(plan.len(), 5 * pts.len() * 2);
+        let labels: Vec<&str> = plan.iter().map(|p| p.label.as_str()).collect();
+        for l in [
+            "paper:queen/8 K=16 netsparse switch-buffer-bytes=0 nic-buffer-bytes=0",
+            "paper:queen/8 K=16 netsparse switch-pr-cycles=0",
+            "paper:queen/8 K=16 netsparse host-post-ns=0",
+            "paper:queen/8 K=16 netsparse routing=node-pair",
+            "paper:queen/8 K=16 su headers=paper",
+        ] {
+            assert!(labels.contains(&l), "{l} not in {labels:?}");
+        }
+        // Not in the default sections.
+        assert!(!setup(8, true, vec![]).has(Section::Model));
     }
 
     #[test]

@@ -317,6 +317,45 @@ pub fn markdown(r: &PaperReport, plots: &[(String, String)]) -> String {
         }
     }
 
+    if let Some(rows) = &r.model {
+        let _ = writeln!(s, "## Model ablation\n");
+        let _ = writeln!(
+            s,
+            "NetSparse's speedup over SUOpt (K = 16) with every part of the system model on, \
+             then with each part switched off or changed in turn (both modes under the same \
+             model), and the change against every part on. This tells how much each part of \
+             the model moves the headline; the paper has no such table.\n"
+        );
+        let mut mats: Vec<&str> = rows.iter().map(|r| r.matrix.as_str()).collect();
+        mats.dedup();
+        let mut parts: Vec<&str> = Vec::new();
+        for r in rows {
+            if !parts.contains(&r.part.as_str()) {
+                parts.push(&r.part);
+            }
+        }
+        let body: Vec<Vec<String>> = parts
+            .iter()
+            .map(|part| {
+                let mut row = vec![part.to_string()];
+                for m in &mats {
+                    let c = rows.iter().find(|r| r.matrix == *m && r.part == *part);
+                    let spd = times(c.and_then(|c| c.speedup));
+                    row.push(match c.and_then(|c| c.change_pct) {
+                        Some(p) if !p.is_nan() && c.is_some_and(|c| c.part != parts[0]) => {
+                            format!("{spd} ({p:+.1}%)")
+                        }
+                        _ => spd,
+                    });
+                }
+                row
+            })
+            .collect();
+        let mut head = vec!["model"];
+        head.extend(mats.iter().copied());
+        table(&mut s, &head, &body);
+    }
+
     for (name, title, sw) in [
         ("fig15", "Figure 15: RIG batch size", &r.fig15),
         ("fig17", "Figure 17: concatenation delay cycles", &r.fig17),
@@ -531,6 +570,22 @@ pub fn csv(r: &PaperReport) -> String {
                 "goodput",
                 x.goodput,
                 x.paper.map(|p| p.goodput),
+            );
+        }
+    }
+    if let Some(rows) = &r.model {
+        for x in rows {
+            row(
+                "model", &x.matrix, "16", &x.part, "speedup", x.speedup, None,
+            );
+            row(
+                "model",
+                &x.matrix,
+                "16",
+                &x.part,
+                "change_pct",
+                x.change_pct,
+                None,
             );
         }
     }

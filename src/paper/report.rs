@@ -46,6 +46,8 @@ pub struct PaperReport {
     pub fig17: Option<Sweep>,
     /// Figure 18, if selected.
     pub fig18: Option<Sweep>,
+    /// The model ablation, if selected.
+    pub model: Option<Vec<ModelRow>>,
     /// Every run, in plan order.
     pub runs: Vec<RunLog>,
 }
@@ -192,6 +194,20 @@ pub struct Table8Row {
     pub paper: Option<data::Table8Cell>,
 }
 
+/// One point of the model ablation for one matrix (or the gmean over
+/// them, matrix `gmean`).
+#[derive(Clone, Debug, Serialize)]
+pub struct ModelRow {
+    /// Matrix, or `gmean`.
+    pub matrix: String,
+    /// Which part is off (or changed).
+    pub part: String,
+    /// NetSparse's speedup over SUOpt, both under this model.
+    pub speedup: Option<f64>,
+    /// Its change against every part on, percent.
+    pub change_pct: Option<f64>,
+}
+
 /// A sensitivity sweep (Figures 15, 17, 18): NetSparse time relative to a
 /// baseline point, per matrix.
 #[derive(Clone, Debug, Serialize)]
@@ -321,6 +337,7 @@ pub fn build(setup: &Setup, results: &Results, summary: &Summary) -> PaperReport
         fig15: setup.has(Section::Fig15).then(|| fig15(&l)),
         fig17: setup.has(Section::Fig17).then(|| fig17(&l)),
         fig18: setup.has(Section::Fig18).then(|| fig18(&l)),
+        model: setup.has(Section::Model).then(|| model(&l)),
         runs: results.log.clone(),
     }
 }
@@ -537,6 +554,53 @@ fn fig18(l: &Lookup) -> Sweep {
         |m, c| l.setup.fig18_config(m, c),
         data::fig18_claims(),
     )
+}
+
+fn model(l: &Lookup) -> Vec<ModelRow> {
+    let mut out = Vec::new();
+    let mut per_part: Vec<(&str, Vec<Option<f64>>)> = Vec::new();
+    for &m in &l.setup.matrices {
+        let pts = l.setup.model_points(m);
+        let speedups: Vec<Option<f64>> = pts
+            .iter()
+            .map(|(_, cfg)| {
+                let su = l.get(m, Mode::Su, cfg)?;
+                let ns = l.get(m, Mode::NetSparse, cfg)?;
+                speedup(su, ns)
+            })
+            .collect();
+        for (i, ((part, _), &s)) in pts.iter().zip(&speedups).enumerate() {
+            if per_part.len() <= i {
+                per_part.push((part, Vec::new()));
+            }
+            per_part[i].1.push(s);
+            out.push(ModelRow {
+                matrix: m.name().into(),
+                part: part.to_string(),
+                speedup: s,
+                change_pct: change(s, speedups[0]),
+            });
+        }
+    }
+    let gm: Vec<Option<f64>> = per_part
+        .iter()
+        .map(|(_, v)| gmean(v.iter().copied()))
+        .collect();
+    for ((part, _), &g) in per_part.iter().zip(&gm) {
+        out.push(ModelRow {
+            matrix: "gmean".into(),
+            part: part.to_string(),
+            speedup: g,
+            change_pct: change(g, gm.first().copied().flatten()),
+        });
+    }
+    out
+}
+
+/// `v` against `base`, percent.
+fn change(v: Option<f64>, base: Option<f64>) -> Option<f64> {
+    let (v, b) = (v?, base?);
+    (b > 0.0).then(|| (v / b - 1.0) * 100.0)
 }
 
 /// Write `report.md`, `report.json`, `report.csv` and the plots into

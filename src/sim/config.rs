@@ -39,6 +39,14 @@ impl Headers {
     /// The CLI and TOML names.
     pub const NAMES: &'static str = "wire, paper";
 
+    /// The CLI and TOML name.
+    pub fn name(self) -> &'static str {
+        match self {
+            Headers::Wire => "wire",
+            Headers::Paper => "paper",
+        }
+    }
+
     /// Bytes per NetSparse packet charged beyond (or below) what it carries.
     pub fn adjust(self) -> i64 {
         match self {
