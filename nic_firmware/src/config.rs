@@ -51,6 +51,10 @@ pub struct NicConfig {
     pub batch_idxs: u32,
     /// Watchdog of a RIG command in microseconds, from when its unit starts it.
     pub watchdog_us: u64,
+    /// When `IdxFilterSet` takes effect: when the property's DMA write to
+    /// host memory completes (true, §5.2: the bit says the property is in
+    /// host memory), or at once, when the response is processed (false).
+    pub filter_set_at_write: bool,
     /// Seed of the program's random generator.
     pub seed: u64,
 }
@@ -73,6 +77,7 @@ impl Default for NicConfig {
             idx_buffer_bytes: 4096,
             batch_idxs: 64,
             watchdog_us: 10_000,
+            filter_set_at_write: true,
             seed: 1,
         }
     }

@@ -8,6 +8,9 @@
 //! the units (waking a stalled unit, failing a command, completing one) are
 //! queued in `woken`/`to_fail`/`touched` and applied by the NIC after the run.
 
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+
 use netsparse_engine::program::{TargetCall, TargetPrims, TargetResult};
 use netsparse_engine::PacketState;
 use netsparse_externs::artifact::Prim;
@@ -123,6 +126,9 @@ pub struct PropertySlice {
 #[derive(Clone, Copy, Debug, Default)]
 pub(crate) struct PrCtx {
     pub now: Time,
+    /// When this PR's HostWrite reaches host memory (IdxFilterSet after it
+    /// takes effect then).
+    pub write_done: Option<Time>,
     /// The unit whose Pending PR Table `PendingContains`/`PendingInsert` use.
     pub unit: u16,
     /// host_to_net: the command served.
@@ -156,10 +162,27 @@ pub(crate) struct Core<M> {
     pub to_fail: Vec<(u32, FailReason)>,
     /// Commands whose completion must be checked.
     pub touched: Vec<u32>,
+    /// Idx Filter bits set once their property's host write completes:
+    /// (completion, idx), earliest first.
+    pub filter_pending: BinaryHeap<Reverse<(Time, u64)>>,
 }
 
 impl<M: HostMemory> Core<M> {
+    /// Set the filter bits whose host writes completed by `now`.
+    pub(crate) fn filter_catch_up(&mut self, now: Time) {
+        while let Some(&Reverse((t, idx))) = self.filter_pending.peek() {
+            if t > now {
+                break;
+            }
+            self.filter_pending.pop();
+            if self.filter.set(idx).is_err() {
+                self.stats.filter_out_of_range += 1;
+            }
+        }
+    }
+
     fn filter_test(&mut self, idx: u64) -> bool {
+        self.filter_catch_up(self.ctx.now);
         match self.filter.test(idx) {
             Ok(b) => b,
             Err(_) => {
@@ -170,6 +193,12 @@ impl<M: HostMemory> Core<M> {
     }
 
     fn filter_set(&mut self, idx: u64) {
+        if self.cfg.filter_set_at_write {
+            if let Some(done) = self.ctx.write_done {
+                self.filter_pending.push(Reverse((done, idx)));
+                return;
+            }
+        }
         if self.filter.set(idx).is_err() {
             self.stats.filter_out_of_range += 1;
         }
@@ -319,6 +348,7 @@ impl<M: HostMemory> Core<M> {
         if done > c.last_write {
             c.last_write = done;
         }
+        self.ctx.write_done = Some(done);
         self.touched.push(id);
     }
 }

@@ -165,6 +165,11 @@ pub struct Args {
     /// Each SmartNIC's RX buffer in bytes (Table 5: 2 MiB; 0: unbounded).
     #[arg(long, value_name = "BYTES")]
     pub nic_buffer_bytes: Option<u64>,
+    /// When a SmartNIC sets an idx's filter bit: write (when the property's
+    /// DMA write to host memory completes, §5.2; default) or response (as
+    /// soon as the response is processed).
+    #[arg(long, value_name = "WHEN")]
+    pub filter_bit: Option<netsparse::sim::config::FilterBit>,
     /// How ToRs pick the spine between racks: rack-pair (default; keeps the
     /// Property Cache's port condition for the whole rack), node-pair
     /// (every uplink; the condition per node pair only), owner (every
@@ -313,6 +318,9 @@ fn config(args: &Args) -> anyhow::Result<SimConfig> {
     }
     if let Some(h) = args.headers {
         c.headers = h;
+    }
+    if let Some(f) = args.filter_bit {
+        c.filter_bit = f;
     }
     if args.compute_gflops.is_some() {
         c.compute_gflops = args.compute_gflops;

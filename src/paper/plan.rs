@@ -9,7 +9,7 @@ use std::collections::HashMap;
 
 use super::runs::{self, RunKey};
 use super::{data, max_scale, PaperError, PaperOptions, Section};
-use crate::sim::config::{Headers, SimConfig};
+use crate::sim::config::{FilterBit, Headers, SimConfig};
 use crate::sim::topology::Routing;
 
 /// The model ablation's first point: every part of the model on.
@@ -229,6 +229,13 @@ impl Setup {
                 "Table 5 header sizes",
                 SimConfig {
                     headers: Headers::Paper,
+                    ..on.clone()
+                },
+            ),
+            (
+                "filter bit set at response (not at host write)",
+                SimConfig {
+                    filter_bit: FilterBit::Response,
                     ..on
                 },
             ),
@@ -272,6 +279,9 @@ impl Setup {
         }
         if cfg.headers != on.headers {
             s.push_str(&format!(" headers={}", cfg.headers.name()));
+        }
+        if cfg.filter_bit != on.filter_bit {
+            s.push_str(&format!(" filter-bit={}", cfg.filter_bit.name()));
         }
         if cfg.cache_unbounded {
             s.push_str(" cache=unbounded");

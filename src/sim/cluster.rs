@@ -57,7 +57,7 @@ use netsparse_externs::wire::DeviceAddr;
 use netsparse_externs::{Clock, Datapath, Outputs, Time};
 use netsparse_nic::{property_word, CompletionStatus, Nic, NicConfig, PropertySlice, RigCommand};
 
-use super::config::{ConfigError, SimConfig};
+use super::config::{ConfigError, FilterBit, SimConfig};
 use super::engine::{DeviceId, Engine, Outcome};
 use super::hostmem::{SimMemory, DEST_BASE, IDX_BASE, PROP_BASE};
 use super::matrix::CsrMatrix;
@@ -232,6 +232,7 @@ pub fn run_mode(
                 .saturating_mul(1000)
                 .clamp(1, 3_600_000_000),
             seed: cfg.seed ^ u64::from(n),
+            filter_set_at_write: cfg.filter_bit == FilterBit::Write,
             ..NicConfig::default()
         };
         let mut nic =

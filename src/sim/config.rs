@@ -70,6 +70,46 @@ impl std::str::FromStr for Headers {
     }
 }
 
+/// When a SmartNIC's Idx Filter bit for an idx is set.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum FilterBit {
+    /// When the property's DMA write to host memory completes (§5.2):
+    /// an idx read again before then misses the filter.
+    #[default]
+    Write,
+    /// As soon as the response is processed (the bit set about one DMA
+    /// write, 200 ns, early).
+    Response,
+}
+
+impl FilterBit {
+    /// The CLI and TOML names.
+    pub const NAMES: &'static str = "write, response";
+
+    /// The CLI and TOML name.
+    pub fn name(self) -> &'static str {
+        match self {
+            FilterBit::Write => "write",
+            FilterBit::Response => "response",
+        }
+    }
+}
+
+impl std::str::FromStr for FilterBit {
+    type Err = String;
+    fn from_str(s: &str) -> Result<FilterBit, String> {
+        match s {
+            "write" => Ok(FilterBit::Write),
+            "response" => Ok(FilterBit::Response),
+            other => Err(format!(
+                "unknown filter-bit timing {other:?} (one of {})",
+                FilterBit::NAMES
+            )),
+        }
+    }
+}
+
 /// A bad configuration.
 #[derive(Debug, Error)]
 pub enum ConfigError {
@@ -149,6 +189,9 @@ pub struct SimConfig {
     /// Each SmartNIC's RX buffer, bytes (Table 5: 2 MB), guarded alike;
     /// 0: unbounded.
     pub nic_buffer_bytes: u64,
+    /// When the Idx Filter bit is set (write: when the property reaches
+    /// host memory, §5.2).
+    pub filter_bit: FilterBit,
     /// Header sizes the links charge NetSparse packets (wire).
     pub headers: Headers,
     /// SNIC clock, MHz (2200).
@@ -223,6 +266,7 @@ impl Default for SimConfig {
             routing: Routing::RackPair,
             switch_buffer_bytes: DEFAULT_SWITCH_BUFFER_BYTES,
             nic_buffer_bytes: DEFAULT_NIC_BUFFER_BYTES,
+            filter_bit: FilterBit::Write,
             headers: Headers::Wire,
             nic_clock_mhz: 2200,
             switch_clock_mhz: 2000,
@@ -532,6 +576,9 @@ impl SimConfig {
             "nic-buffer-bytes" => self.nic_buffer_bytes = p(value).ok_or_else(|| bad(int))?,
             "routing" => self.routing = value.trim().parse().map_err(|_| bad(Routing::NAMES))?,
             "headers" => self.headers = value.trim().parse().map_err(|_| bad(Headers::NAMES))?,
+            "filter-bit" => {
+                self.filter_bit = value.trim().parse().map_err(|_| bad(FilterBit::NAMES))?
+            }
             "compute" => self.compute = value.parse().map_err(|_| bad(COMPUTE_MODELS))?,
             "compute-gflops" => {
                 self.compute_gflops = Some(p(value).ok_or_else(|| bad("a number"))?)
@@ -576,6 +623,7 @@ pub const SWEEPABLE: &[&str] = &[
     "nic-buffer-bytes",
     "routing",
     "headers",
+    "filter-bit",
     "compute",
     "compute-gflops",
     "compute-gbps",

@@ -41,7 +41,7 @@
 //!   idxs no node owns; a failed command's destination buffer is reported
 //!   invalid (§7.1).
 
-use std::collections::{BTreeMap, BTreeSet, VecDeque};
+use std::collections::{BTreeMap, BTreeSet, BinaryHeap, VecDeque};
 
 use netsparse_engine::{ControlPlane, ControlPlaneError, EntryHandle, LoadError, PacketState};
 use netsparse_externs::artifact::{Artifact, KeyMatch};
@@ -229,6 +229,7 @@ impl<M: HostMemory> Nic<M> {
                 woken: Vec::new(),
                 to_fail: Vec::new(),
                 touched: Vec::new(),
+                filter_pending: BinaryHeap::new(),
             },
             unit_at: vec![None; clients],
             next_cached: None,
@@ -343,6 +344,7 @@ impl<M: HostMemory> Nic<M> {
     /// Clear the Idx Filter (before a new kernel: properties change).
     pub fn clear_filter(&mut self) {
         self.core.filter.clear_all();
+        self.core.filter_pending.clear();
     }
 
     /// Counters.
