@@ -140,11 +140,11 @@ fn model_ablation_switches_each_part_off_in_turn() {
     };
     let s = paper::run(&opts, &mut Silent).unwrap();
     assert!(s.failed.is_empty(), "verification failed: {:?}", s.failed);
-    assert_eq!(s.runs_executed, 7 * 2);
+    assert_eq!(s.runs_executed, 8 * 2);
     let json: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(out.join("report.json")).unwrap()).unwrap();
     let rows = json["model"].as_array().expect("a model section");
-    assert_eq!(rows.len(), 7 * 2, "queen and gmean: {rows:?}");
+    assert_eq!(rows.len(), 8 * 2, "queen and gmean: {rows:?}");
     for r in rows {
         let spd = r["speedup"].as_f64().unwrap_or(0.0);
         assert!(spd > 0.0, "{r}");

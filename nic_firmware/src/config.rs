@@ -9,6 +9,8 @@ use netsparse_externs::Time;
 use serde::{Deserialize, Serialize};
 use thiserror::Error;
 
+use crate::filtermem::FilterMemoryConfig;
+
 /// Parameters of one SmartNIC. Deserializable (TOML/JSON) with every key
 /// optional: missing keys take the defaults of Table 5.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -55,6 +57,8 @@ pub struct NicConfig {
     /// host memory completes (true, §5.2: the bit says the property is in
     /// host memory), or at once, when the response is processed (false).
     pub filter_set_at_write: bool,
+    /// The memory hierarchy the Idx Filter lives in (L1/L2/LLC/DRAM).
+    pub filter_memory: FilterMemoryConfig,
     /// Seed of the program's random generator.
     pub seed: u64,
 }
@@ -78,6 +82,7 @@ impl Default for NicConfig {
             batch_idxs: 64,
             watchdog_us: 10_000,
             filter_set_at_write: true,
+            filter_memory: FilterMemoryConfig::default(),
             seed: 1,
         }
     }
@@ -141,6 +146,27 @@ impl NicConfig {
                 "filter_columns",
                 format!("{} (at most 2^40 columns)", self.filter_columns),
             ));
+        }
+        let fm = &self.filter_memory;
+        for (key, v, lo, hi) in [
+            ("filter_memory.l1_bytes", fm.l1_bytes, 64, 1 << 40),
+            ("filter_memory.l2_bytes", fm.l2_bytes, 64, 1 << 40),
+            ("filter_memory.llc_bytes", fm.llc_bytes, 64, 1 << 40),
+            ("filter_memory.lsq_entries", fm.lsq_entries, 1, 1 << 20),
+            ("filter_memory.l1_cycles", fm.l1_cycles, 0, 1 << 20),
+            ("filter_memory.l2_cycles", fm.l2_cycles, 0, 1 << 20),
+            ("filter_memory.llc_cycles", fm.llc_cycles, 0, 1 << 20),
+            ("filter_memory.dram_ns", fm.dram_ns, 0, 1 << 30),
+            (
+                "filter_memory.dram_gbytes_per_s",
+                fm.dram_gbytes_per_s,
+                1,
+                1 << 20,
+            ),
+        ] {
+            if !(lo..=hi).contains(&v) {
+                return Err(bad(key, format!("{v} (must be {lo}..={hi})")));
+            }
         }
         if self.clock_mhz == 0 || self.clock_mhz > 100_000 {
             return Err(bad(

@@ -17,6 +17,8 @@ use netsparse_externs::artifact::Prim;
 use netsparse_externs::rig::{IdxFilter, PendingTable, ReqId, RigError};
 use netsparse_externs::Time;
 
+use crate::filtermem::FilterMemory;
+
 use crate::config::NicConfig;
 use crate::memory::{HostMemory, Region};
 use crate::stats::{CommandStats, NicStats};
@@ -165,6 +167,8 @@ pub(crate) struct Core<M> {
     /// Idx Filter bits set once their property's host write completes:
     /// (completion, idx), earliest first.
     pub filter_pending: BinaryHeap<Reverse<(Time, u64)>>,
+    /// The memory the Idx Filter lives in.
+    pub fmem: FilterMemory,
 }
 
 impl<M: HostMemory> Core<M> {
@@ -183,6 +187,8 @@ impl<M: HostMemory> Core<M> {
 
     fn filter_test(&mut self, idx: u64) -> bool {
         self.filter_catch_up(self.ctx.now);
+        self.fmem
+            .access(usize::from(self.ctx.unit), idx, self.ctx.now, false);
         match self.filter.test(idx) {
             Ok(b) => b,
             Err(_) => {
@@ -193,6 +199,8 @@ impl<M: HostMemory> Core<M> {
     }
 
     fn filter_set(&mut self, idx: u64) {
+        self.fmem
+            .access(usize::from(self.ctx.unit), idx, self.ctx.now, true);
         if self.cfg.filter_set_at_write {
             if let Some(done) = self.ctx.write_done {
                 self.filter_pending.push(Reverse((done, idx)));

@@ -30,6 +30,7 @@
 
 pub mod config;
 mod core;
+pub mod filtermem;
 pub mod memory;
 pub mod nic;
 mod program;
@@ -40,6 +41,7 @@ pub mod workload;
 
 pub use crate::config::{ConfigError, NicConfig};
 pub use crate::core::PropertySlice;
+pub use crate::filtermem::{FilterMemoryConfig, FilterMemoryStats};
 pub use crate::memory::{
     is_property, property_bytes, property_word, DenseMemory, HostMemory, MemError, Region,
     RegionKind,

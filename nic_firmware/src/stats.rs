@@ -3,6 +3,8 @@
 use netsparse_externs::Time;
 use serde::Serialize;
 
+use crate::filtermem::FilterMemoryStats;
+
 /// Counters of one RIG command.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
 pub struct CommandStats {
@@ -119,6 +121,8 @@ pub struct NicStats {
     pub stall_cycles_tx: u64,
     /// Largest TX buffer occupancy seen, in bytes.
     pub tx_buffer_peak: u64,
+    /// Where Idx Filter lookups were served and the cycles they added.
+    pub filter_memory: FilterMemoryStats,
 }
 
 impl NicStats {
@@ -214,6 +218,20 @@ impl NicStats {
                 format!("{} / {}", self.stall_cycles_pending, self.stall_cycles_tx),
             ),
             ("tx buffer peak bytes", self.tx_buffer_peak.to_string()),
+            (
+                "filter lookups L1 / L2 / LLC / DRAM",
+                format!(
+                    "{} / {} / {} / {}",
+                    self.filter_memory.l1_hits,
+                    self.filter_memory.l2_hits,
+                    self.filter_memory.llc_hits,
+                    self.filter_memory.dram
+                ),
+            ),
+            (
+                "filter lookup cycles",
+                self.filter_memory.cycles.to_string(),
+            ),
         ];
         let w = rows.iter().map(|(k, _)| k.len()).max().unwrap_or(0);
         let mut out = String::new();

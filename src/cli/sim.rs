@@ -170,6 +170,10 @@ pub struct Args {
     /// soon as the response is processed).
     #[arg(long, value_name = "WHEN")]
     pub filter_bit: Option<netsparse::sim::config::FilterBit>,
+    /// Idx Filter lookups cost nothing (default: they go through the
+    /// SmartNIC's L1/L2/LLC/DRAM model of Table 5).
+    #[arg(long)]
+    pub no_filter_memory: bool,
     /// How ToRs pick the spine between racks: rack-pair (default; keeps the
     /// Property Cache's port condition for the whole rack), node-pair
     /// (every uplink; the condition per node pair only), owner (every
@@ -321,6 +325,9 @@ fn config(args: &Args) -> anyhow::Result<SimConfig> {
     }
     if let Some(f) = args.filter_bit {
         c.filter_bit = f;
+    }
+    if args.no_filter_memory {
+        c.filter_memory = false;
     }
     if args.compute_gflops.is_some() {
         c.compute_gflops = args.compute_gflops;

@@ -236,6 +236,13 @@ impl Setup {
                 "filter bit set at response (not at host write)",
                 SimConfig {
                     filter_bit: FilterBit::Response,
+                    ..on.clone()
+                },
+            ),
+            (
+                "no NIC memory model (free filter lookups)",
+                SimConfig {
+                    filter_memory: false,
                     ..on
                 },
             ),
@@ -279,6 +286,9 @@ impl Setup {
         }
         if cfg.headers != on.headers {
             s.push_str(&format!(" headers={}", cfg.headers.name()));
+        }
+        if cfg.filter_memory != on.filter_memory {
+            s.push_str(&format!(" filter-memory={}", cfg.filter_memory));
         }
         if cfg.filter_bit != on.filter_bit {
             s.push_str(&format!(" filter-bit={}", cfg.filter_bit.name()));

@@ -233,6 +233,10 @@ pub fn run_mode(
                 .clamp(1, 3_600_000_000),
             seed: cfg.seed ^ u64::from(n),
             filter_set_at_write: cfg.filter_bit == FilterBit::Write,
+            filter_memory: netsparse_nic::FilterMemoryConfig {
+                enabled: cfg.filter_memory,
+                ..netsparse_nic::FilterMemoryConfig::default()
+            },
             ..NicConfig::default()
         };
         let mut nic =

@@ -192,6 +192,9 @@ pub struct SimConfig {
     /// When the Idx Filter bit is set (write: when the property reaches
     /// host memory, §5.2).
     pub filter_bit: FilterBit,
+    /// Model the SmartNIC memory the Idx Filter lives in (L1/L2/LLC/DRAM,
+    /// Table 5); false: lookups cost nothing.
+    pub filter_memory: bool,
     /// Header sizes the links charge NetSparse packets (wire).
     pub headers: Headers,
     /// SNIC clock, MHz (2200).
@@ -267,6 +270,7 @@ impl Default for SimConfig {
             switch_buffer_bytes: DEFAULT_SWITCH_BUFFER_BYTES,
             nic_buffer_bytes: DEFAULT_NIC_BUFFER_BYTES,
             filter_bit: FilterBit::Write,
+            filter_memory: true,
             headers: Headers::Wire,
             nic_clock_mhz: 2200,
             switch_clock_mhz: 2000,
@@ -576,6 +580,13 @@ impl SimConfig {
             "nic-buffer-bytes" => self.nic_buffer_bytes = p(value).ok_or_else(|| bad(int))?,
             "routing" => self.routing = value.trim().parse().map_err(|_| bad(Routing::NAMES))?,
             "headers" => self.headers = value.trim().parse().map_err(|_| bad(Headers::NAMES))?,
+            "filter-memory" => {
+                self.filter_memory = match value.trim() {
+                    "true" | "on" | "1" => true,
+                    "false" | "off" | "0" => false,
+                    _ => return Err(bad("on or off")),
+                }
+            }
             "filter-bit" => {
                 self.filter_bit = value.trim().parse().map_err(|_| bad(FilterBit::NAMES))?
             }
@@ -624,6 +635,7 @@ pub const SWEEPABLE: &[&str] = &[
     "routing",
     "headers",
     "filter-bit",
+    "filter-memory",
     "compute",
     "compute-gflops",
     "compute-gbps",

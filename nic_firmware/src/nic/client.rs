@@ -163,8 +163,10 @@ impl<M: HostMemory> Nic<M> {
                 break;
             }
         }
+        // The batch's Idx Filter lookups beyond the unit's own cycle.
+        let mem = self.core.fmem.take_cycles(u);
         let unit = &mut self.units[u];
-        unit.t = e + self.clock.cycles(done.max(1));
+        unit.t = e + self.clock.cycles(done.max(1) + mem);
         let cs = &mut self.core.cmds[cmd as usize];
         if !cs.done && cs.processed >= cs.cmd.count {
             // Every idx went through host_to_net: the unit moves on.

@@ -55,6 +55,7 @@ use thiserror::Error;
 
 use crate::config::{ConfigError, NicConfig};
 use crate::core::{Core, PrCtx, PropertySlice, UnitPending};
+use crate::filtermem::FilterMemory;
 use crate::memory::{DenseMemory, HostMemory, RegionKind};
 use crate::program::NicProgram;
 
@@ -230,6 +231,12 @@ impl<M: HostMemory> Nic<M> {
                 to_fail: Vec::new(),
                 touched: Vec::new(),
                 filter_pending: BinaryHeap::new(),
+                fmem: FilterMemory::new(
+                    cfg.filter_memory,
+                    clients,
+                    cfg.filter_columns,
+                    cfg.clock_mhz,
+                ),
             },
             unit_at: vec![None; clients],
             next_cached: None,
@@ -350,6 +357,7 @@ impl<M: HostMemory> Nic<M> {
     /// Counters.
     pub fn stats(&self) -> NicStats {
         let mut s = self.core.stats.clone();
+        s.filter_memory = self.core.fmem.stats;
         let d = self.deconcat.stats();
         s.rx_malformed = d.malformed();
         s.rx_foreign = d.foreign;
