@@ -46,6 +46,7 @@ pub mod devices;
 pub mod hostmem;
 pub mod locality;
 pub mod matrix;
+pub mod memory;
 pub mod partition;
 pub mod plot;
 pub mod report;
