@@ -289,7 +289,7 @@ pub fn parse_size(s: &str) -> Result<u64, String> {
         }
     };
     let bytes = v * (1u64 << shift) as f64;
-    if !(bytes.is_finite() && bytes >= 1.0 && bytes < 1.8e19) {
+    if !(1.0..1.8e19).contains(&bytes) {
         return Err(format!("{s:?}: out of range (1 byte to 16 EiB)"));
     }
     Ok(bytes as u64)
