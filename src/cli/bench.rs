@@ -70,7 +70,12 @@ pub struct SimBenchArgs {
     pub threads: Option<u16>,
     /// Refuse to start when the estimated peak memory exceeds this (as
     /// `netsparse sim --mem-limit`; default: physical memory).
-    #[arg(long, value_name = "SIZE", value_parser = netsparse::sim::memory::parse_size)]
+    #[arg(
+        long,
+        value_name = "SIZE",
+        visible_alias = "memory-limit",
+        value_parser = netsparse::sim::memory::parse_size
+    )]
     pub mem_limit: Option<u64>,
 }
 

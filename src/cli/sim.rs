@@ -207,7 +207,12 @@ pub struct Args {
     /// this (bytes, or with K, M, G, T: powers of 1024). Default: the
     /// machine's physical memory. Checked before the matrix is read or
     /// generated.
-    #[arg(long, value_name = "SIZE", value_parser = netsparse::sim::memory::parse_size)]
+    #[arg(
+        long,
+        value_name = "SIZE",
+        visible_alias = "memory-limit",
+        value_parser = netsparse::sim::memory::parse_size
+    )]
     pub mem_limit: Option<u64>,
     /// No progress bar.
     #[arg(long, short = 'q')]
