@@ -282,7 +282,7 @@ fn an_oversize_run_is_refused_before_anything_large_is_allocated() {
     let vast = dir.join("vast.mtx");
     std::fs::write(
         &vast,
-        "%%MatrixMarket matrix coordinate pattern general\n4000000000 4000000000 1000000000000\n1 1\n",
+        "%%MatrixMarket matrix coordinate pattern general\n1000000 1000000 1000000000000\n1 1\n",
     )
     .unwrap();
     let o = run(&[
@@ -299,6 +299,12 @@ fn an_oversize_run_is_refused_before_anything_large_is_allocated() {
         err.contains("physical memory, MemTotal of /proc/meminfo"),
         "{err}"
     );
+    // `matrix info` checks the matrix alone, from the size line too.
+    let o = run(&["matrix", "info", vast.to_str().unwrap(), "--nodes", "4"]);
+    let err = text(&o).1;
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(err.contains("not enough memory for"), "{err}");
+    assert!(err.contains("while building the matrix"), "{err}");
     let mtx = dir.join("huge.mtx");
     std::fs::write(
         &mtx,

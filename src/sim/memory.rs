@@ -180,7 +180,7 @@ pub fn mode_bytes(w: &Workload, cfg: &SimConfig, mode: Mode, spmm: bool) -> u64 
 #[error(
     "not enough memory for {what}: the estimated peak is {need} but the limit is {limit_text} \
      ({limit_from}); nothing was allocated. Use a smaller matrix (e.g. a larger /S of a paper:NAME \
-     stand-in) or fewer modes, or raise --mem-limit"
+     stand-in) or fewer modes, or a higher --mem-limit where the command takes one"
 )]
 pub struct MemoryShortfall {
     /// What was to run (matrix, nodes, modes).
