@@ -240,3 +240,112 @@ fn bench_sim_reports_throughput_and_memory() {
         text(&o).1
     );
 }
+
+/// A run whose estimated memory exceeds `--mem-limit` is refused at once,
+/// before the matrix is generated or read, naming the estimate and the
+/// limit; the same run under a large enough limit goes ahead.
+#[test]
+fn an_oversize_run_is_refused_before_anything_large_is_allocated() {
+    // R-MAT scale 27, edge factor 16: 2.1 G coordinates, over 20 GiB.
+    let t0 = std::time::Instant::now();
+    let o = run(&[
+        "sim",
+        "--gen",
+        "rmat:scale=27,ef=16",
+        "--nodes",
+        "128",
+        "--racks",
+        "8",
+        "--mem-limit",
+        "16G",
+        "-q",
+    ]);
+    let (out, err) = text(&o);
+    assert_eq!(o.status.code(), Some(2), "{out}\n{err}");
+    assert!(err.contains("not enough memory for rmat:scale=27"), "{err}");
+    assert!(err.contains("on 128 nodes"), "{err}");
+    assert!(err.contains("the estimated peak is"), "{err}");
+    assert!(err.contains("while building the matrix"), "{err}");
+    assert!(
+        err.contains("the limit is 16.00 GiB (--mem-limit)"),
+        "{err}"
+    );
+    assert!(out.is_empty(), "{out}");
+    // Generating 2.1 G coordinates would take minutes.
+    assert!(t0.elapsed().as_secs() < 20, "{:?}", t0.elapsed());
+
+    // A Matrix Market file is estimated from its size line alone; without
+    // --mem-limit the machine's physical memory is the limit (a file
+    // declaring 10^12 entries exceeds any machine's).
+    let dir = std::env::temp_dir().join(format!("ns-memlimit-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let vast = dir.join("vast.mtx");
+    std::fs::write(
+        &vast,
+        "%%MatrixMarket matrix coordinate pattern general\n1000000 1000000 1000000000000\n1 1\n",
+    )
+    .unwrap();
+    let o = run(&[
+        "sim",
+        "--matrix",
+        vast.to_str().unwrap(),
+        "--mode",
+        "su",
+        "-q",
+    ]);
+    let err = text(&o).1;
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("physical memory, MemTotal of /proc/meminfo"),
+        "{err}"
+    );
+    // `matrix info` checks the matrix alone, from the size line too.
+    let o = run(&["matrix", "info", vast.to_str().unwrap(), "--nodes", "4"]);
+    let err = text(&o).1;
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(err.contains("not enough memory for"), "{err}");
+    assert!(err.contains("while building the matrix"), "{err}");
+    let mtx = dir.join("huge.mtx");
+    std::fs::write(
+        &mtx,
+        "%%MatrixMarket matrix coordinate pattern symmetric\n1000000 1000000 900000000\n1 1\n",
+    )
+    .unwrap();
+    let o = run(&[
+        "sim",
+        "--matrix",
+        mtx.to_str().unwrap(),
+        "--mem-limit",
+        "2G",
+        "-q",
+    ]);
+    let err = text(&o).1;
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(err.contains("not enough memory for"), "{err}");
+    assert!(err.contains("up to 1800000000 nonzeros"), "{err}");
+    std::fs::remove_dir_all(&dir).ok();
+
+    // A bad limit names the value; a small run fits a modest limit.
+    let o = run(&["sim", "--gen", GEN, "--mem-limit", "lots", "-q"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(text(&o).1.contains("expected a size"), "{}", text(&o).1);
+    let o = run(&[
+        "sim",
+        "--gen",
+        GEN,
+        "--nodes",
+        "4",
+        "--racks",
+        "2",
+        "--mem-limit",
+        "8G",
+        "-q",
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o).1);
+
+    // `bench sim` checks the same estimate.
+    let o = run(&["bench", "sim", "--gen", "paper:arabic", "--mem-limit", "1G"]);
+    let err = text(&o).1;
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(err.contains("not enough memory for paper:arabic"), "{err}");
+}

@@ -41,7 +41,9 @@ pub enum What {
 Generates the matrix (not measured), then simulates one gather in MODE on the\n\
 leaf-spine cluster with Table 5's defaults, verifying every gathered property.\n\
 Reports the simulated idxs + PRs per second of wall-clock time and of the\n\
-process's CPU time (all threads), and its peak resident memory (VmHWM).\n\
+process's CPU time (all threads), and its peak resident memory (VmHWM): after\n\
+generating the matrix and over the whole run, in bytes per nonzero too, beside\n\
+the estimate checked before generating (--mem-limit).\n\
 \n\
 Example: cargo run --release -- bench sim --gen paper:uk/16 --mode rig")]
 pub struct SimBenchArgs {
@@ -66,6 +68,15 @@ pub struct SimBenchArgs {
     /// Threads for the event loop (default: the machine's cores).
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..=256))]
     pub threads: Option<u16>,
+    /// Refuse to start when the estimated peak memory exceeds this (as
+    /// `netsparse sim --mem-limit`; default: physical memory).
+    #[arg(
+        long,
+        value_name = "SIZE",
+        visible_alias = "memory-limit",
+        value_parser = netsparse::sim::memory::parse_size
+    )]
+    pub mem_limit: Option<u64>,
 }
 
 /// Arguments of `netsparse bench pcap`.
@@ -192,20 +203,13 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     }
 }
 
-/// The process's peak resident set (VmHWM of /proc/self/status), if known.
-fn peak_rss_bytes() -> Option<u64> {
-    let s = std::fs::read_to_string("/proc/self/status").ok()?;
-    let line = s.lines().find(|l| l.starts_with("VmHWM:"))?;
-    let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
-    Some(kb * 1024)
-}
-
 fn sim(a: SimBenchArgs) -> anyhow::Result<ExitCode> {
     use anyhow::Context as _;
     use netsparse::programs::ProgramCache;
     use netsparse::sim::cluster::RunOptions;
     use netsparse::sim::config::SimConfig;
     use netsparse::sim::matrix::GenSpec;
+    use netsparse::sim::memory;
     use netsparse::sim::partition::Partition;
     use netsparse::sim::report::MatrixSummary;
     use netsparse::sim::{simulate_with, Mode};
@@ -223,7 +227,17 @@ fn sim(a: SimBenchArgs) -> anyhow::Result<ExitCode> {
         ..SimConfig::default()
     };
     cfg.validate()?;
+    let workload = spec.workload(cfg.nodes);
+    let estimate = memory::estimate(&workload, &cfg, &[mode], false);
+    memory::check(
+        &estimate,
+        a.mem_limit,
+        &format!("{spec} on {} nodes, mode {}", cfg.nodes, mode.name()),
+    )?;
+    let t_gen = Instant::now();
     let (m, info) = spec.generate(a.seed)?;
+    let gen_secs = t_gen.elapsed().as_secs_f64();
+    let gen_peak = memory::peak_rss();
     let part = Partition::equal(&m, cfg.nodes)?;
     let summary = MatrixSummary {
         name: spec.to_string(),
@@ -285,10 +299,30 @@ fn sim(a: SimBenchArgs) -> anyhow::Result<ExitCode> {
         "cpu:  {cpu:.2} s (all threads), {:.3} M idxs+PRs/s per CPU second",
         work / cpu.max(1e-9) / 1e6
     );
-    match peak_rss_bytes() {
+    let per_nnz = |b: u64| b as f64 / m.nnz().max(1) as f64;
+    if let Some(b) = gen_peak {
+        println!(
+            "generation: {gen_secs:.2} s, peak resident memory {} ({:.1} B per nonzero)",
+            memory::gib(b),
+            per_nnz(b)
+        );
+    }
+    let acc = run.memory;
+    let mib = |b: u64| b as f64 / f64::from(1u32 << 20);
+    println!(
+        "set-up: matrix {:.1} MiB held (CSR), host tables {:.1} MiB, Idx Filters {:.1} MiB; \
+         resident {} when the event loop started",
+        mib(m.nnz() * 4 + (u64::from(m.rows()) + 1) * 8),
+        mib(acc.host_bytes),
+        mib(acc.filter_bytes),
+        memory::gib(acc.rss_after_setup)
+    );
+    match memory::peak_rss() {
         Some(b) => println!(
-            "peak resident memory: {:.2} GiB",
-            b as f64 / (1u64 << 30) as f64
+            "peak resident memory: {} ({:.1} B per nonzero; estimated before generating: {})",
+            memory::gib(b),
+            per_nnz(b),
+            estimate.describe()
         ),
         None => println!("peak resident memory: unknown (no /proc/self/status)"),
     }

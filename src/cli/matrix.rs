@@ -8,6 +8,7 @@ use anyhow::Context as _;
 
 use netsparse::sim::matrix::gen::RmatParams;
 use netsparse::sim::matrix::{self, GenSpec, ReadOptions};
+use netsparse::sim::memory;
 use netsparse::sim::partition::{analyze, Partition};
 use netsparse::sim::report::fmt_bytes;
 
@@ -213,6 +214,7 @@ fn gen(kind: GenKind) -> anyhow::Result<ExitCode> {
             out,
         ),
     };
+    check_matrix_memory(&spec.workload(0), &spec.to_string())?;
     let t0 = Instant::now();
     let (m, info) = spec.generate(out.seed)?;
     let comment = format!(
@@ -245,7 +247,18 @@ fn stats(v: &[u64]) -> (u64, f64, u64) {
     (min, mean, max)
 }
 
+/// Refuse a matrix whose construction would not fit in physical memory,
+/// before anything large is allocated.
+fn check_matrix_memory(w: &memory::Workload, what: &str) -> anyhow::Result<()> {
+    let est = memory::estimate(w, &netsparse::sim::config::SimConfig::default(), &[], false);
+    memory::check(&est, None, what)?;
+    Ok(())
+}
+
 fn info(a: InfoArgs) -> anyhow::Result<ExitCode> {
+    if let Some((w, what)) = super::sim::workload(a.file.as_deref(), a.gen.as_deref(), 0) {
+        check_matrix_memory(&w, &what)?;
+    }
     let mut bar = DelayedBar::new(!a.quiet);
     let t0 = Instant::now();
     let m = match (&a.file, &a.gen) {

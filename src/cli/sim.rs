@@ -16,6 +16,7 @@ use netsparse::sim::cluster::{check_mode, RunOptions};
 use netsparse::sim::compute::ComputeModel;
 use netsparse::sim::config::SimConfig;
 use netsparse::sim::matrix::{self, CsrMatrix, GenSpec, ReadOptions};
+use netsparse::sim::memory;
 use netsparse::sim::partition::Partition;
 use netsparse::sim::plot;
 use netsparse::sim::report::{MatrixSummary, Report};
@@ -218,6 +219,17 @@ pub struct Args {
     /// results are the same for every value.
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..=256))]
     pub threads: Option<u16>,
+    /// Refuse to start when the estimated peak memory of the run exceeds
+    /// this (bytes, or with K, M, G, T: powers of 1024). Default: the
+    /// machine's physical memory. Checked before the matrix is read or
+    /// generated.
+    #[arg(
+        long,
+        value_name = "SIZE",
+        visible_alias = "memory-limit",
+        value_parser = netsparse::sim::memory::parse_size
+    )]
+    pub mem_limit: Option<u64>,
     /// No progress bar.
     #[arg(long, short = 'q')]
     pub quiet: bool,
@@ -436,6 +448,68 @@ fn write_topology(dir: &Path, cfg: &SimConfig) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// The size of the matrix `--matrix` or `--gen` names, from the spec or
+/// the file's size line, and a description; `None` when it cannot be known
+/// (a bad spec or file: reading it reports the error).
+pub fn workload(
+    file: Option<&Path>,
+    gen: Option<&str>,
+    nodes: u32,
+) -> Option<(memory::Workload, String)> {
+    match (file, gen) {
+        (Some(path), _) => {
+            let f = std::fs::File::open(path).ok()?;
+            let h = matrix::read_mtx_header(std::io::BufReader::new(f)).ok()?;
+            let w = memory::Workload::new(h.rows, h.cols, h.max_coordinates(), memory::UNORDERED);
+            Some((w, path.display().to_string()))
+        }
+        (None, Some(spec)) => {
+            let g: GenSpec = spec.parse().ok()?;
+            g.validate().ok()?;
+            Some((g.workload(nodes), g.to_string()))
+        }
+        (None, None) => None,
+    }
+}
+
+/// Refuse a run whose estimated peak memory exceeds `--mem-limit` (default:
+/// physical memory) before anything large is allocated; every value of a
+/// `--sweep` is estimated, and the largest counts.
+fn check_memory(args: &Args, cfg: &SimConfig) -> anyhow::Result<()> {
+    let mut cfgs = vec![cfg.clone()];
+    if let Some((key, values)) = args.sweep.as_deref().and_then(|s| s.split_once('=')) {
+        for v in values.split(',') {
+            let mut c = cfg.clone();
+            if c.set(key.trim(), v.trim()).is_ok() && c.validate().is_ok() {
+                cfgs.push(c);
+            }
+        }
+    }
+    let mut worst: Option<(memory::MemoryEstimate, String)> = None;
+    for c in &cfgs {
+        let Some((w, name)) = workload(args.matrix.as_deref(), args.gen.as_deref(), c.nodes) else {
+            return Ok(());
+        };
+        let e = memory::estimate(&w, c, &args.mode, args.spmm);
+        if worst.as_ref().is_none_or(|(b, _)| e.total() > b.total()) {
+            let modes: Vec<&str> = args.mode.iter().map(|m| m.name()).collect();
+            let what = format!(
+                "{name} ({} x {}, up to {} nonzeros) on {} nodes, modes {}",
+                w.rows,
+                w.cols,
+                w.nnz,
+                c.nodes,
+                modes.join(",")
+            );
+            worst = Some((e, what));
+        }
+    }
+    if let Some((e, what)) = worst {
+        memory::check(&e, args.mem_limit, &what)?;
+    }
+    Ok(())
+}
+
 /// Run `netsparse sim`.
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let cfg = config(&args)?;
@@ -446,6 +520,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         // simply kills the process, as without this.
         let _ = ctrlc::set_handler(move || s.store(true, Ordering::Relaxed));
     }
+    check_memory(&args, &cfg)?;
     let mut bar = DelayedBar::new(!args.quiet);
     let (m, summary) = load_matrix(
         args.matrix.as_deref(),

@@ -60,6 +60,8 @@ pub use plan::{key_id, Planned, Setup};
 use progress::Observer;
 use runs::{MemoryEstimate, Outcome, RunKey, RunRecord};
 
+pub use crate::sim::memory::{available_memory, gib, peak_rss};
+
 /// One part of the evaluation (`--only`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
 #[serde(rename_all = "lowercase")]
@@ -380,27 +382,6 @@ impl Results {
             })
             .collect();
     }
-}
-
-/// Memory available to this process: `MemAvailable` of /proc/meminfo.
-pub fn available_memory() -> Option<u64> {
-    let s = std::fs::read_to_string("/proc/meminfo").ok()?;
-    let line = s.lines().find(|l| l.starts_with("MemAvailable:"))?;
-    let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
-    Some(kb * 1024)
-}
-
-/// The process's peak resident memory (VmHWM), bytes.
-pub fn peak_rss() -> Option<u64> {
-    let s = std::fs::read_to_string("/proc/self/status").ok()?;
-    let line = s.lines().find(|l| l.starts_with("VmHWM:"))?;
-    let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
-    Some(kb * 1024)
-}
-
-/// Bytes as GiB with two decimals.
-pub fn gib(b: u64) -> String {
-    format!("{:.2} GiB", b as f64 / f64::from(1u32 << 30))
 }
 
 /// The largest memory need of `plan` under `setup`: (estimate, run label).

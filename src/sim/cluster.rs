@@ -63,7 +63,7 @@ use super::hostmem::{SimMemory, DEST_BASE, IDX_BASE, PROP_BASE};
 use super::matrix::CsrMatrix;
 use super::partition::Partition;
 use super::report::{
-    Bytes, FabricUse, MiddlePipeUse, ModeResult, NodeResult, RunStats, Verification,
+    Bytes, FabricUse, MemoryAccount, MiddlePipeUse, ModeResult, NodeResult, RunStats, Verification,
 };
 use super::topology::{Device, LeafSpine, TableTemplates};
 use super::{Mode, Progress, SimError};
@@ -195,19 +195,27 @@ pub fn run_mode(
     let bounds: Vec<u64> = part.cols.bounds().iter().map(|&b| u64::from(b)).collect();
     let mut devices: Vec<ClusterDevice> = Vec::with_capacity(t.device_count());
     let mut remote_nnz = vec![0u64; nodes as usize];
+    // The hosts stream their idx arrays from the matrix's column array;
+    // `scratch` finds each node's distinct remote idxs in turn.
+    let all_cols = m.shared_col_idx();
+    let mut scratch: Vec<u32> = Vec::new();
+    let mut host_bytes = 0u64;
     for n in 0..nodes {
-        let view = part.node(m, n);
-        let idxs: Vec<u32> = view.remote().map(|(c, _)| c).collect();
-        remote_nnz[n as usize] = idxs.len() as u64;
+        let rows = part.rows.range(n);
         let owned = part.cols.range(n);
-        let mut mem = SimMemory::new(
-            idxs,
+        let mut mem = SimMemory::from_columns(
+            all_cols.clone(),
+            m.entry_range(rows.start, rows.end),
+            owned.clone(),
             cols,
             prop_len,
             u64::from(owned.start),
             u64::from(owned.end - owned.start),
             opts.spmm,
+            &mut scratch,
         );
+        remote_nnz[n as usize] = mem.idx_count();
+        host_bytes += mem.heap_bytes();
         if let Some(i) = opts.corrupt_idx {
             if u64::from(owned.start) <= i && i < u64::from(owned.end) {
                 mem.corrupt(Some(i));
@@ -337,6 +345,13 @@ pub fn run_mode(
         }
     }
     let setup_secs = setup_start.elapsed().as_secs_f64();
+    drop(scratch);
+    let mut account = MemoryAccount {
+        host_bytes,
+        filter_bytes: u64::from(nodes) * cols.div_ceil(64) * 8,
+        rss_after_setup: super::memory::current_rss().unwrap_or(0),
+        peak_after_run: 0,
+    };
 
     // Run.
     let total: u64 = remote_nnz.iter().sum();
@@ -353,6 +368,7 @@ pub fn run_mode(
     });
     let outcome = outcome.map_err(SimError::Engine)?;
     let wall_secs = start.elapsed().as_secs_f64();
+    account.peak_after_run = super::memory::peak_rss().unwrap_or(0);
     let stopped = outcome == Outcome::Stopped;
     let now = engine.now();
 
@@ -385,6 +401,7 @@ pub fn run_mode(
         windows: engine.window_counts(),
         sim_time: now,
         compilations,
+        memory: account,
         ..RunStats::default()
     };
     for n in 0..nodes {

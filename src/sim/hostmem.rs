@@ -1,22 +1,36 @@
 //! A memory-light [`HostMemory`] for the simulated nodes, so 128 nodes ×
-//! tens of millions of nonzeros fit in memory.
+//! hundreds of millions of nonzeros fit in memory.
 //!
 //! Layout of node `n` (three registered regions, none stored densely):
 //!
 //! | region | address | content |
 //! |---|---|---|
-//! | idx array | [`IDX_BASE`] | the node's nonzeros with a remote column, in row order, as little-endian `u64`s (stored as `u32`s) |
+//! | idx array | [`IDX_BASE`] | the node's nonzeros with a remote column, in row order, as little-endian `u64`s — not stored: streamed from the matrix's shared column array as the NIC's DMA reads them |
 //! | destination array | [`DEST_BASE`] | one property slot per column (`cols × K × 4` bytes), sparse: only the slots of the node's distinct remote idxs are kept |
 //! | property slice | [`PROP_BASE`] | the node's own properties, computed on read from [`property_bytes`] |
+//!
+//! The idx array is the node's slice of the CSR column array with its
+//! local columns (those it owns) skipped. A read finds its first entry
+//! from a cursor left by the previous read (the NIC's client units each
+//! read their command's idxs in order, chunk after chunk) or from a mark
+//! kept every [`MARK_STRIDE`] remote nonzeros, so the node holds 1/8 byte
+//! per remote nonzero instead of 4 or 8.
 //!
 //! Every write into the destination array is checked against the source
 //! ([`is_property`]) as it happens: a slot is *ok* once written with the
 //! right bytes, and *wrong* for good once any write carried other bytes.
-//! With `keep_values` the written bytes are stored too (one slot per
-//! distinct remote idx), for the SpMM check.
+//! Nothing expected is stored: the property is a function of the idx. The
+//! node keeps, per distinct remote idx it needs, the idx (sorted, 4 B) and
+//! its state (1 B), plus a bucket index of about half a byte; with
+//! `keep_values` the written bytes are stored too (one slot per distinct
+//! remote idx), for the SpMM check.
 //!
 //! A test hook ([`SimMemory::corrupt`]) makes the node serve a wrong
 //! property for one idx, so the end-of-run verification can be seen to fail.
+
+use std::cell::Cell;
+use std::ops::Range;
+use std::sync::Arc;
 
 use netsparse_nic::{is_property, property_bytes, HostMemory, MemError, Region, RegionKind};
 
@@ -27,11 +41,17 @@ pub const DEST_BASE: u64 = 2 << 44;
 /// Host address of the node's property slice.
 pub const PROP_BASE: u64 = 3 << 44;
 
+/// Remote nonzeros between two marks of the streamed idx array.
+pub const MARK_STRIDE: u64 = 64;
+/// Read cursors kept per node (at least the NIC's client units).
+const CURSORS: usize = 16;
+/// Needed idxs per bucket of the slot index, on average at most.
+const PER_BUCKET: u64 = 8;
+
 /// State of one destination slot.
 const NONE: u8 = 0;
 const OK: u8 = 1;
 const WRONG: u8 = 2;
-
 /// What the end-of-run check found on one node.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct NodeCheck {
@@ -59,10 +79,111 @@ impl NodeCheck {
 /// Problems listed per node at most.
 const FIRST: usize = 8;
 
+/// The node's idx array, streamed from the matrix's column array.
+#[derive(Clone, Debug)]
+struct IdxStream {
+    /// The matrix's column array (shared by every node).
+    all: Arc<Vec<u32>>,
+    /// The node's entries in it.
+    entries: Range<usize>,
+    /// Columns skipped (the node's own); an empty range keeps every entry.
+    local: Range<u32>,
+    /// Entries kept (remote nonzeros).
+    len: u64,
+    /// `marks[k]`: the position (relative to `entries.start`) of remote
+    /// nonzero `k × MARK_STRIDE`.
+    marks: Vec<u64>,
+    /// `(next remote ordinal, its position)` left by recent reads.
+    cursors: [Cell<(u64, u64)>; CURSORS],
+    /// The cursor the next read without a matching one replaces.
+    victim: Cell<usize>,
+}
+
+impl IdxStream {
+    fn new(all: Arc<Vec<u32>>, entries: Range<usize>, local: Range<u32>) -> IdxStream {
+        let slice = &all[entries.clone()];
+        let mut marks = Vec::new();
+        let mut len = 0u64;
+        for (pos, &c) in slice.iter().enumerate() {
+            if !local.contains(&c) {
+                if len % MARK_STRIDE == 0 {
+                    marks.push(pos as u64);
+                }
+                len += 1;
+            }
+        }
+        marks.shrink_to_fit();
+        IdxStream {
+            all,
+            entries,
+            local,
+            len,
+            marks,
+            cursors: std::array::from_fn(|_| Cell::new((u64::MAX, 0))),
+            victim: Cell::new(0),
+        }
+    }
+
+    #[inline]
+    fn slice(&self) -> &[u32] {
+        &self.all[self.entries.clone()]
+    }
+
+    /// The remote nonzeros from ordinal `first` on, in order, each with
+    /// its ordinal; `visit` returns `false` to stop. Leaves a cursor where
+    /// it stopped.
+    fn scan(&self, first: u64, visit: &mut dyn FnMut(u64, u32) -> bool) {
+        if first >= self.len {
+            return;
+        }
+        let slot = self.cursors.iter().position(|c| c.get().0 == first);
+        let (mut ord, mut pos) = match slot {
+            Some(s) => self.cursors[s].get(),
+            None => {
+                let k = first / MARK_STRIDE;
+                (k * MARK_STRIDE, self.marks[k as usize])
+            }
+        };
+        let slice = self.slice();
+        let mut pos_us = pos as usize;
+        while pos_us < slice.len() {
+            let c = slice[pos_us];
+            pos_us += 1;
+            if self.local.contains(&c) {
+                continue;
+            }
+            let o = ord;
+            ord += 1;
+            if o < first {
+                continue;
+            }
+            if !visit(o, c) {
+                break;
+            }
+        }
+        pos = pos_us as u64;
+        let s = slot.unwrap_or_else(|| {
+            let v = self.victim.get();
+            self.victim.set((v + 1) % CURSORS);
+            v
+        });
+        self.cursors[s].set((ord, pos));
+    }
+
+    /// Every remote nonzero, in order.
+    fn iter(&self) -> impl Iterator<Item = u32> + '_ {
+        let local = self.local.clone();
+        self.slice()
+            .iter()
+            .copied()
+            .filter(move |c| !local.contains(c))
+    }
+}
+
 /// The simulated host memory of one node.
 #[derive(Clone, Debug)]
 pub struct SimMemory {
-    idxs: Vec<u32>,
+    idxs: IdxStream,
     prop_len: u32,
     cols: u64,
     first: u64,
@@ -71,7 +192,8 @@ pub struct SimMemory {
     /// `needed[bucket_start[b]..bucket_start[b + 1]]` are the needed idxs
     /// `i` with `i >> bucket_shift == b`: a write finds its slot with one
     /// table look-up and a search of a short range instead of a binary
-    /// search of the whole list (at most one bucket per needed idx).
+    /// search of the whole list (about one bucket per [`PER_BUCKET`]
+    /// needed idxs).
     bucket_start: Vec<u32>,
     bucket_shift: u32,
     state: Vec<u8>,
@@ -95,10 +217,44 @@ impl SimMemory {
         count: u64,
         keep_values: bool,
     ) -> SimMemory {
-        let mut needed = idxs.clone();
-        needed.sort_unstable();
-        needed.dedup();
-        needed.shrink_to_fit();
+        let n = idxs.len();
+        SimMemory::from_columns(
+            Arc::new(idxs),
+            0..n,
+            0..0,
+            cols,
+            prop_len,
+            first,
+            count,
+            keep_values,
+            &mut Vec::new(),
+        )
+    }
+
+    /// Memory of a node whose nonzeros are `all[entries]` (a slice of a
+    /// CSR column array, row order), of which those with a column in
+    /// `local` are local and the rest remote: the idx array is streamed
+    /// from `all`, nothing per nonzero is copied. `scratch` is reused
+    /// between nodes to find the distinct remote idxs. Other parameters as
+    /// [`SimMemory::new`].
+    #[allow(clippy::too_many_arguments)]
+    pub fn from_columns(
+        all: Arc<Vec<u32>>,
+        entries: Range<usize>,
+        local: Range<u32>,
+        cols: u64,
+        prop_len: u32,
+        first: u64,
+        count: u64,
+        keep_values: bool,
+        scratch: &mut Vec<u32>,
+    ) -> SimMemory {
+        let idxs = IdxStream::new(all, entries, local);
+        scratch.clear();
+        scratch.extend(idxs.iter());
+        scratch.sort_unstable();
+        scratch.dedup();
+        let needed = scratch.to_vec();
         let n = needed.len();
         let (bucket_shift, bucket_start) = buckets(&needed, cols);
         SimMemory {
@@ -125,14 +281,19 @@ impl SimMemory {
         self.corrupt = idx;
     }
 
-    /// The idx array (remote nonzeros in row order).
-    pub fn idxs(&self) -> &[u32] {
-        &self.idxs
+    /// The idx array (remote nonzeros in row order), streamed.
+    pub fn idxs(&self) -> impl Iterator<Item = u32> + '_ {
+        self.idxs.iter()
+    }
+
+    /// Entries of the idx array (the node's remote nonzeros).
+    pub fn idx_count(&self) -> u64 {
+        self.idxs.len
     }
 
     /// Bytes of the idx array.
     pub fn idx_bytes(&self) -> u64 {
-        self.idxs.len() as u64 * 8
+        self.idxs.len * 8
     }
 
     /// The distinct remote idxs, sorted.
@@ -143,6 +304,16 @@ impl SimMemory {
     /// Destination writes seen.
     pub fn writes(&self) -> u64 {
         self.writes
+    }
+
+    /// Bytes this node holds on the heap (its share of the run's memory;
+    /// the shared column array is not counted).
+    pub fn heap_bytes(&self) -> u64 {
+        (self.idxs.marks.capacity() * 8
+            + self.needed.capacity() * 4
+            + self.bucket_start.capacity() * 4
+            + self.state.capacity()
+            + self.values.as_ref().map_or(0, Vec::capacity)) as u64
     }
 
     /// The gathered property of remote idx `idx` (with `keep_values`, once
@@ -240,13 +411,18 @@ impl HostMemory for SimMemory {
         let off = addr - r.start;
         match r.kind {
             RegionKind::Idxs => {
-                // Idx entries are 8 bytes; serve any byte range of them.
-                for (k, b) in buf.iter_mut().enumerate() {
-                    let at = off + k as u64;
-                    let i = (at / 8) as usize;
-                    let v = u64::from(self.idxs.get(i).copied().unwrap_or(0));
-                    *b = v.to_le_bytes()[(at % 8) as usize];
-                }
+                // Idx entries are 8 bytes; serve any byte range of them
+                // (entries past the node's remote nonzeros read as 0).
+                buf.fill(0);
+                let end = off + len;
+                self.idxs.scan(off / 8, &mut |ord, c| {
+                    let bytes = u64::from(c).to_le_bytes();
+                    let (s, e) = (ord * 8, ord * 8 + 8);
+                    for at in s.max(off)..e.min(end) {
+                        buf[(at - off) as usize] = bytes[(at - s) as usize];
+                    }
+                    e < end
+                });
             }
             RegionKind::Properties => {
                 let p = u64::from(self.prop_len.max(1));
@@ -322,15 +498,16 @@ impl HostMemory for SimMemory {
 }
 
 /// The bucket index of sorted `needed` over columns `0..cols`: the
-/// smallest shift that makes no more buckets than needed idxs (at least
-/// one), and each bucket's first position (plus the end).
+/// smallest shift that makes no more buckets than one per [`PER_BUCKET`]
+/// needed idxs (at least one), and each bucket's first position (plus the
+/// end).
 fn buckets(needed: &[u32], cols: u64) -> (u32, Vec<u32>) {
     let top = needed
         .last()
         .map_or(0, |&m| u64::from(m))
         .max(cols.saturating_sub(1));
     let top = top.min(u64::from(u32::MAX));
-    let want = (needed.len() as u64).max(1);
+    let want = (needed.len() as u64 / PER_BUCKET).max(1);
     let mut shift = 0u32;
     while shift < 32 && (top >> shift) + 1 > want {
         shift += 1;
@@ -407,5 +584,75 @@ mod tests {
         }
         let empty = SimMemory::new(Vec::new(), 100, 4, 0, 0, false);
         assert_eq!(empty.slot(5), None);
+    }
+
+    /// The streamed idx array reads as the materialised list of remote
+    /// nonzeros would, in order, out of order, in unaligned pieces and
+    /// from several interleaved readers.
+    #[test]
+    fn streamed_idx_array_equals_the_remote_list() {
+        let mut rng = crate::sim::rng::Xoshiro256::seed_from_u64(7);
+        // 5,000 entries over columns 0..1000; the node owns 300..700 and
+        // its slice is entries 1000..4000.
+        let all: Vec<u32> = (0..5000).map(|_| rng.below(1000) as u32).collect();
+        let local = 300..700u32;
+        let want: Vec<u32> = all[1000..4000]
+            .iter()
+            .copied()
+            .filter(|c| !local.contains(c))
+            .collect();
+        let m = SimMemory::from_columns(
+            Arc::new(all),
+            1000..4000,
+            local,
+            1000,
+            4,
+            300,
+            400,
+            false,
+            &mut Vec::new(),
+        );
+        assert_eq!(m.idx_count(), want.len() as u64);
+        assert_eq!(m.idxs().collect::<Vec<_>>(), want);
+        let mut sorted = want.clone();
+        sorted.sort_unstable();
+        sorted.dedup();
+        assert_eq!(m.needed(), &sorted[..]);
+        let entry = |i: usize| u64::from(want.get(i).copied().unwrap_or(0));
+        let read = |first: usize, n: usize| {
+            let mut b = vec![0u8; n * 8];
+            m.read(IDX_BASE + first as u64 * 8, &mut b).unwrap();
+            b.chunks_exact(8)
+                .map(|c| u64::from_le_bytes(c.try_into().unwrap()))
+                .collect::<Vec<_>>()
+        };
+        // Four readers, each through its own range in chunks, interleaved.
+        let quarter = want.len() / 4;
+        for step in 0..(quarter / 37 + 1) {
+            for r in 0..4 {
+                let first = r * quarter + step * 37;
+                let n = 37.min(want.len() - first.min(want.len()));
+                if n == 0 {
+                    continue;
+                }
+                let got = read(first, n);
+                assert!(got.iter().enumerate().all(|(k, &v)| v == entry(first + k)));
+            }
+        }
+        // Random single entries and an unaligned byte range.
+        for _ in 0..500 {
+            let i = rng.below(want.len() as u64) as usize;
+            assert_eq!(read(i, 1), vec![entry(i)]);
+        }
+        let mut b = [0u8; 13];
+        m.read(IDX_BASE + 8 * 100 + 3, &mut b).unwrap();
+        let mut flat = Vec::new();
+        for i in 100..103 {
+            flat.extend_from_slice(&entry(i).to_le_bytes());
+        }
+        assert_eq!(&b[..], &flat[3..16]);
+        // Past the end of the array: unmapped.
+        let mut b = [0u8; 8];
+        assert!(m.read(IDX_BASE + want.len() as u64 * 8, &mut b).is_err());
     }
 }

@@ -16,6 +16,8 @@
 //!   end-to-end time and strong scaling.
 //! * [`report`]: Table 7's columns as a table, JSON and CSV; [`plot`]: SVG.
 //! * [`rng`]: the seeded generators' PRNG.
+//! * [`memory`]: the peak-memory estimate checked before a run allocates
+//!   anything large, and the process's resident-memory figures.
 //!
 //! * [`cluster`]: the NetSparse modes (Table 8's ablation steps up to full
 //!   NetSparse) on the leaf-spine cluster running the compiled programs
@@ -46,6 +48,7 @@ pub mod devices;
 pub mod hostmem;
 pub mod locality;
 pub mod matrix;
+pub mod memory;
 pub mod partition;
 pub mod plot;
 pub mod report;

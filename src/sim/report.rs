@@ -742,6 +742,26 @@ pub struct RunStats {
     /// the same for every thread count.
     #[serde(skip)]
     pub windows: (u64, u64),
+    /// Where the mode's memory went (machine-dependent: not in the JSON
+    /// report either).
+    #[serde(skip)]
+    pub memory: MemoryAccount,
+}
+
+/// The memory of one NetSparse mode beyond the matrix, by structure, and
+/// the process's resident memory around its event loop.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct MemoryAccount {
+    /// The hosts' needed-idx tables, bucket indexes and idx-stream marks
+    /// (and gathered values with the SpMM check), bytes.
+    pub host_bytes: u64,
+    /// The NICs' Idx Filters, bytes.
+    pub filter_bytes: u64,
+    /// Resident memory once the cluster was built, bytes (0: unknown).
+    pub rss_after_setup: u64,
+    /// Peak resident memory of the process at the end of the run, bytes
+    /// (0: unknown).
+    pub peak_after_run: u64,
 }
 
 #[cfg(test)]

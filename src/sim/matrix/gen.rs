@@ -355,6 +355,47 @@ impl GenSpec {
         Ok(())
     }
 
+    /// The size of the matrix this spec generates, known before it is
+    /// generated (for the memory estimate): rows, columns, nonzeros at
+    /// most, and whether the coordinates come in row order. A paper
+    /// stand-in's remote nonzeros and distinct remote idxs are known too
+    /// when the run has the [`super::paper::NODES`] nodes it is calibrated for.
+    pub fn workload(&self, nodes: u32) -> crate::sim::memory::Workload {
+        use crate::sim::memory::{Workload, ORDERED, UNORDERED};
+        match *self {
+            GenSpec::Rmat(p) => {
+                let n = 1u64 << p.scale;
+                Workload::new(n, n, u64::from(p.edge_factor) << p.scale, UNORDERED)
+            }
+            GenSpec::Grid2d { nx, ny } => {
+                let n = u64::from(nx) * u64::from(ny);
+                Workload::new(n, n, 5 * n, ORDERED)
+            }
+            GenSpec::Grid3d { nx, ny, nz } => {
+                let n = u64::from(nx) * u64::from(ny) * u64::from(nz);
+                Workload::new(n, n, 7 * n, ORDERED)
+            }
+            GenSpec::Banded { n, width, .. } => {
+                let n = u64::from(n);
+                Workload::new(n, n, n * (2 * u64::from(width) + 1).min(n), ORDERED)
+            }
+            // In row order, but the sparse case draws its keys (8 B each)
+            // before building.
+            GenSpec::Uniform { rows, cols, nnz } => {
+                Workload::new(u64::from(rows), u64::from(cols), nnz, ORDERED + 8)
+            }
+            GenSpec::Paper { matrix, scale } => {
+                let s = super::paper::shape(matrix, scale);
+                let mut w = Workload::new(s.rows, s.rows, s.nnz, ORDERED);
+                if u64::from(nodes) == super::paper::NODES {
+                    w.remote_nnz = Some(s.remote_nnz_per_node * super::paper::NODES);
+                    w.distinct_remote = Some(s.distinct_remote_per_node * super::paper::NODES);
+                }
+                w
+            }
+        }
+    }
+
     /// Generate the matrix. Returns the build statistics too (R-MAT merges
     /// repeated edges; the other generators never produce duplicates).
     pub fn generate(&self, seed: u64) -> Result<(CsrMatrix, BuildInfo), GenError> {

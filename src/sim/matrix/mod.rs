@@ -13,10 +13,15 @@ pub mod gen;
 pub mod mtx;
 pub mod paper;
 
+use std::sync::Arc;
+
 use thiserror::Error;
 
 pub use gen::GenSpec;
-pub use mtx::{read_mtx, read_mtx_file, write_mtx, write_mtx_file, MtxError, MtxInfo, ReadOptions};
+pub use mtx::{
+    read_mtx, read_mtx_file, read_mtx_header, write_mtx, write_mtx_file, MtxError, MtxHeader,
+    MtxInfo, ReadOptions,
+};
 
 /// Largest dimension a matrix may have: indices are `u32`, and `rows + 1`
 /// row pointers must be addressable.
@@ -54,7 +59,9 @@ pub struct CsrMatrix {
     rows: u32,
     cols: u32,
     row_ptr: Vec<u64>,
-    col_idx: Vec<u32>,
+    /// Shared, so the simulated hosts can stream their idxs from it
+    /// without a copy ([`CsrMatrix::shared_col_idx`]).
+    col_idx: Arc<Vec<u32>>,
     values: Option<Vec<f64>>,
 }
 
@@ -78,6 +85,10 @@ impl CsrMatrix {
     /// All column indices, row by row.
     pub fn col_idx(&self) -> &[u32] {
         &self.col_idx
+    }
+    /// The column indices, shared (cheap to clone; never mutated).
+    pub fn shared_col_idx(&self) -> Arc<Vec<u32>> {
+        Arc::clone(&self.col_idx)
     }
     /// All values, row by row (`None` for a pattern matrix).
     pub fn values(&self) -> Option<&[f64]> {
@@ -127,10 +138,23 @@ pub struct BuildInfo {
 }
 
 /// Collects coordinates in any order and builds a [`CsrMatrix`].
+///
+/// Memory: while the coordinates arrive in non-decreasing row order (every
+/// generator but R-MAT, and most Matrix Market files) only the column of
+/// each entry is stored (4 B per entry, plus 8 B per row for the row
+/// starts), and [`CooBuilder::build`] sorts each row in place: the column
+/// array becomes the CSR's. The first entry of an earlier row switches to
+/// storing the row of every entry too (8 B per entry); a pattern matrix is
+/// then bucketed by row in place (no third array), and one with values
+/// through a stable counting sort (12 B + 16 B per entry at the peak).
 #[derive(Clone, Debug)]
 pub struct CooBuilder {
     rows: u32,
     cols: u32,
+    /// While rows arrive in order: `starts[r]` is the first entry of row
+    /// `r`, for the rows up to the last one pushed. `None` once a push went
+    /// back to an earlier row (then `row` holds every entry's row).
+    starts: Option<Vec<u64>>,
     row: Vec<u32>,
     col: Vec<u32>,
     val: Option<Vec<f64>>,
@@ -151,6 +175,7 @@ impl CooBuilder {
         Ok(CooBuilder {
             rows,
             cols,
+            starts: Some(Vec::new()),
             row: Vec::new(),
             col: Vec::new(),
             val: values.then(Vec::new),
@@ -159,10 +184,12 @@ impl CooBuilder {
 
     /// Reserve room for `n` more coordinates.
     pub fn reserve(&mut self, n: usize) {
-        self.row.reserve(n);
-        self.col.reserve(n);
+        self.col.reserve_exact(n);
+        if self.starts.is_none() {
+            self.row.reserve_exact(n);
+        }
         if let Some(v) = &mut self.val {
-            v.reserve(n);
+            v.reserve_exact(n);
         }
     }
 
@@ -178,12 +205,18 @@ impl CooBuilder {
 
     /// Coordinates pushed so far.
     pub fn len(&self) -> usize {
-        self.row.len()
+        self.col.len()
     }
 
     /// No coordinates yet.
     pub fn is_empty(&self) -> bool {
-        self.row.is_empty()
+        self.col.is_empty()
+    }
+
+    /// Whether every coordinate so far came in non-decreasing row order
+    /// (the builder stores 4 instead of 8 bytes per entry).
+    pub fn rows_in_order(&self) -> bool {
+        self.starts.is_some()
     }
 
     /// Add entry `(r, c)` (0-based) with value `v` (ignored for pattern
@@ -198,7 +231,22 @@ impl CooBuilder {
                 cols: self.cols,
             });
         }
-        self.row.push(r as u32);
+        let r = r as u32;
+        match &mut self.starts {
+            Some(starts) if r as usize + 1 >= starts.len() => {
+                if starts.capacity() == 0 {
+                    starts.reserve_exact(self.rows as usize + 1);
+                }
+                while starts.len() <= r as usize {
+                    starts.push(self.col.len() as u64);
+                }
+            }
+            Some(_) => {
+                self.unorder();
+                self.row.push(r);
+            }
+            None => self.row.push(r),
+        }
         self.col.push(c as u32);
         if let Some(vals) = &mut self.val {
             vals.push(v);
@@ -206,41 +254,63 @@ impl CooBuilder {
         Ok(())
     }
 
-    /// Build the CSR matrix: a counting sort by row, then a sort of each
-    /// row's columns; repeated coordinates are merged (values summed) and
-    /// counted in [`BuildInfo::duplicates`].
+    /// Switch to storing every entry's row (a push went back to an
+    /// earlier row).
+    #[cold]
+    fn unorder(&mut self) {
+        let Some(starts) = self.starts.take() else {
+            return;
+        };
+        let mut row = Vec::new();
+        row.reserve_exact(self.col.capacity().max(self.col.len() + 1));
+        let n = self.col.len() as u64;
+        for (r, &s) in starts.iter().enumerate() {
+            let e = starts.get(r + 1).copied().unwrap_or(n);
+            row.extend(std::iter::repeat_n(r as u32, (e - s) as usize));
+        }
+        self.row = row;
+    }
+
+    /// Build the CSR matrix: entries grouped by row (already, when they
+    /// came in row order), then each row's columns sorted; repeated
+    /// coordinates are merged (values summed, in push order) and counted in
+    /// [`BuildInfo::duplicates`].
     pub fn build(self) -> (CsrMatrix, BuildInfo) {
         let CooBuilder {
             rows,
             cols,
+            starts,
             row,
-            col,
+            mut col,
             val,
         } = self;
-        let n = row.len();
-        let mut row_ptr = vec![0u64; rows as usize + 1];
-        for &r in &row {
-            row_ptr[r as usize + 1] += 1;
-        }
-        for i in 0..rows as usize {
-            row_ptr[i + 1] += row_ptr[i];
-        }
-        let mut next: Vec<u64> = row_ptr[..rows as usize].to_vec();
-        let mut col_idx = vec![0u32; n];
-        let mut values = val.as_ref().map(|_| vec![0f64; n]);
-        for k in 0..n {
-            let r = row[k] as usize;
-            let at = next[r] as usize;
-            next[r] += 1;
-            col_idx[at] = col[k];
-            if let (Some(out), Some(inp)) = (&mut values, &val) {
-                out[at] = inp[k];
+        let n = col.len();
+        let (mut row_ptr, mut col_idx, mut values) = match (starts, val) {
+            (Some(mut starts), val) => {
+                starts.resize(rows as usize + 1, n as u64);
+                (starts, col, val)
             }
-        }
-        drop(next);
-        drop(row);
-        drop(col);
-        drop(val);
+            (None, None) => {
+                let row_ptr = row_starts(&row, rows);
+                bucket_in_place(&row_ptr, row, &mut col);
+                (row_ptr, col, None)
+            }
+            (None, Some(val)) => {
+                let row_ptr = row_starts(&row, rows);
+                let mut next: Vec<u64> = row_ptr[..rows as usize].to_vec();
+                let mut col_idx = vec![0u32; n];
+                let mut values = vec![0f64; n];
+                for k in 0..n {
+                    let r = row[k] as usize;
+                    let at = next[r] as usize;
+                    next[r] += 1;
+                    col_idx[at] = col[k];
+                    values[at] = val[k];
+                }
+                drop((row, col, val, next));
+                (row_ptr, col_idx, Some(values))
+            }
+        };
         // Sort each row and merge duplicates, compacting in place.
         let mut write = 0usize;
         let mut scratch: Vec<(u32, f64)> = Vec::new();
@@ -297,7 +367,7 @@ impl CooBuilder {
                 rows,
                 cols,
                 row_ptr,
-                col_idx,
+                col_idx: Arc::new(col_idx),
                 values,
             },
             BuildInfo {
@@ -305,6 +375,42 @@ impl CooBuilder {
                 duplicates,
             },
         )
+    }
+}
+
+/// Row pointers from every entry's row (a counting pass).
+fn row_starts(row: &[u32], rows: u32) -> Vec<u64> {
+    let mut row_ptr = vec![0u64; rows as usize + 1];
+    for &r in row {
+        row_ptr[r as usize + 1] += 1;
+    }
+    for i in 0..rows as usize {
+        row_ptr[i + 1] += row_ptr[i];
+    }
+    row_ptr
+}
+
+/// Permute `col` in place so that row `r`'s entries occupy
+/// `row_ptr[r]..row_ptr[r + 1]` (`row` gives each entry's row; an
+/// unstable bucket sort by cycles, one swap per misplaced entry). The
+/// order within a row is not kept: the caller sorts each row.
+fn bucket_in_place(row_ptr: &[u64], mut row: Vec<u32>, col: &mut [u32]) {
+    let rows = row_ptr.len() - 1;
+    let mut next: Vec<u64> = row_ptr[..rows].to_vec();
+    for r in 0..rows {
+        let end = row_ptr[r + 1] as usize;
+        let mut i = next[r] as usize;
+        while i < end {
+            let rr = row[i] as usize;
+            if rr == r {
+                i += 1;
+                continue;
+            }
+            let j = next[rr] as usize;
+            next[rr] += 1;
+            row.swap(i, j);
+            col.swap(i, j);
+        }
     }
 }
 
@@ -360,5 +466,63 @@ mod tests {
             CooBuilder::new(1 << 33, 1, false),
             Err(MatrixError::DimensionTooLarge { what: "rows", .. })
         ));
+    }
+
+    /// Coordinates in row order (stored as columns only) and the same
+    /// coordinates shuffled (bucketed in place) build the same matrix as
+    /// an independent sort-and-dedup, with the same duplicate count; with
+    /// values, the order within a row decides nothing but the sums' order.
+    #[test]
+    fn ordered_and_unordered_builds_agree() {
+        let mut rng = crate::sim::rng::Xoshiro256::seed_from_u64(11);
+        let (rows, cols) = (300u64, 200u64);
+        let mut coords: Vec<(u64, u64)> = (0..5000)
+            .map(|_| (rng.below(rows), rng.below(cols)))
+            .collect();
+        let mut want = coords.clone();
+        want.sort_unstable();
+        let total = want.len();
+        want.dedup();
+        let build = |cs: &[(u64, u64)]| {
+            let mut b = CooBuilder::new(rows, cols, false).unwrap();
+            b.reserve(cs.len());
+            for &(r, c) in cs {
+                b.push(r, c, 1.0).unwrap();
+            }
+            let ordered = b.rows_in_order();
+            let (m, info) = b.build();
+            (m, info, ordered)
+        };
+        let (shuffled, info_s, ord_s) = build(&coords);
+        coords.sort_by_key(|&(r, _)| r);
+        let (sorted, info_o, ord_o) = build(&coords);
+        assert!(!ord_s && ord_o);
+        assert_eq!(shuffled, sorted);
+        assert_eq!(info_s, info_o);
+        assert_eq!(info_s.duplicates, (total - want.len()) as u64);
+        let got: Vec<(u64, u64)> = sorted
+            .iter()
+            .map(|(r, c, _)| (u64::from(r), u64::from(c)))
+            .collect();
+        assert_eq!(got, want);
+        assert_eq!(sorted.row_ptr().len(), rows as usize + 1);
+        // Empty trailing rows and an empty builder.
+        let mut b = CooBuilder::new(5, 5, false).unwrap();
+        b.push(1, 4, 0.0).unwrap();
+        let (m, _) = b.build();
+        assert_eq!(m.row_ptr(), &[0, 0, 1, 1, 1, 1]);
+        let (m, _) = CooBuilder::new(3, 3, true).unwrap().build();
+        assert_eq!((m.nnz(), m.row_ptr()), (0, &[0u64, 0, 0, 0][..]));
+        // Values, in row order and not: summed duplicates agree.
+        let mut a = CooBuilder::new(3, 3, true).unwrap();
+        let mut z = CooBuilder::new(3, 3, true).unwrap();
+        for &(r, c, v) in &[(0, 2, 1.0), (0, 2, 2.0), (1, 0, 3.0), (2, 1, 4.0)] {
+            a.push(r, c, v).unwrap();
+        }
+        for &(r, c, v) in &[(2, 1, 4.0), (0, 2, 1.0), (1, 0, 3.0), (0, 2, 2.0)] {
+            z.push(r, c, v).unwrap();
+        }
+        assert!(a.rows_in_order() && !z.rows_in_order());
+        assert_eq!(a.build(), z.build());
     }
 }

@@ -244,6 +244,71 @@ pub enum MtxError {
     },
 }
 
+/// A file's banner and size line, read without reading the entries (for
+/// a memory estimate before the matrix is built).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct MtxHeader {
+    /// The value type.
+    pub field: Field,
+    /// The symmetry.
+    pub symmetry: Symmetry,
+    /// Rows.
+    pub rows: u64,
+    /// Columns.
+    pub cols: u64,
+    /// Entry lines declared.
+    pub declared_entries: u64,
+}
+
+impl MtxHeader {
+    /// Coordinates the entries make at most (mirrored ones counted twice).
+    pub fn max_coordinates(&self) -> u64 {
+        if self.symmetry == Symmetry::General {
+            self.declared_entries
+        } else {
+            self.declared_entries.saturating_mul(2)
+        }
+    }
+}
+
+/// Read the banner and size line of a Matrix Market stream.
+pub fn read_mtx_header<R: BufRead>(mut reader: R) -> Result<MtxHeader, MtxError> {
+    let mut line: Vec<u8> = Vec::with_capacity(256);
+    let mut lineno = 0u64;
+    let mut next = |line: &mut Vec<u8>, lineno: &mut u64| -> Result<bool, MtxError> {
+        line.clear();
+        let n = reader
+            .read_until(b'\n', line)
+            .map_err(|source| MtxError::Io {
+                line: *lineno,
+                source,
+            })?;
+        *lineno += u64::from(n > 0);
+        Ok(n > 0)
+    };
+    if !next(&mut line, &mut lineno)? {
+        return Err(MtxError::Empty);
+    }
+    let (field, symmetry) = parse_banner(&line)?;
+    loop {
+        if !next(&mut line, &mut lineno)? {
+            return Err(MtxError::MissingSizeLine { line: lineno });
+        }
+        let body = trim_ascii(&line);
+        if body.is_empty() || body[0] == b'%' {
+            continue;
+        }
+        let (rows, cols, declared_entries) = parse_size_line(body, lineno)?;
+        return Ok(MtxHeader {
+            field,
+            symmetry,
+            rows,
+            cols,
+            declared_entries,
+        });
+    }
+}
+
 /// Read a Matrix Market file from disk.
 pub fn read_mtx_file(path: &Path, opts: ReadOptions) -> Result<(CsrMatrix, MtxInfo), MtxError> {
     let f = File::open(path).map_err(|source| MtxError::Open {
