@@ -20,6 +20,11 @@
 #ifndef V1MODEL_VERSION
 #define V1MODEL_VERSION 20200408
 #endif
+/* A program may pick the version before including this file; only the two
+ * versions of v1model that exist are meaningful. */
+#if V1MODEL_VERSION != 20180101 && V1MODEL_VERSION != 20200408
+#error "unsupported V1MODEL_VERSION: v1model has versions 20180101 and 20200408"
+#endif
 
 /* Extra match kinds of v1model. `selector` needs an action_selector, which
  * this target does not implement. */

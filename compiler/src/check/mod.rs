@@ -354,6 +354,22 @@ impl<'a> Checker<'a> {
                     self.main_seen = true;
                     self.main_decl(i);
                 } else if let Some(h) = self.instantiation(i) {
+                    if matches!(
+                        self.m.instances[h].kind,
+                        ir::InstanceKind::Control(_) | ir::InstanceKind::Parser(_)
+                    ) {
+                        // P4_16: controls and parsers are instantiated
+                        // inside other controls and parsers (or as package
+                        // arguments), never at the top level.
+                        self.err(
+                            codes::WRONG_KIND,
+                            format!(
+                                "`{}`: a control or parser cannot be instantiated at the top level",
+                                i.name.name
+                            ),
+                            i.span,
+                        );
+                    }
                     self.declare(&i.name, Sym::Instance(h));
                 }
             }

@@ -163,6 +163,27 @@ impl Lower<'_> {
         };
         let direct_counter = ext(t.direct_counter, self);
         let direct_meter = ext(t.direct_meter, self);
+        if let Some(other) = self.tables.iter().position(|o| o.name == name) {
+            // Two instances of one control with a table named `@name(".x")`,
+            // or two `@name`s alike: the control plane could not tell them
+            // apart.
+            let d = Diagnostic::error(
+                codes::DUPLICATE,
+                format!("two tables have the control-plane name `{name}`"),
+                t.span,
+            );
+            let d = if self.table_spans[other] == t.span {
+                d.with_note(
+                    "the control declaring it is instantiated more than once, and an absolute \
+                     @name gives every instance's table the same name",
+                )
+            } else {
+                d.with_secondary(self.table_spans[other], "the other table of that name")
+            }
+            .with_hint("give each table (or each instance's table) its own @name");
+            // Still built, so that its uses raise no errors of their own.
+            self.diags.push(d);
+        }
         self.tables.push(a::Table {
             name,
             keys,
