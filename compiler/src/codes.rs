@@ -103,6 +103,9 @@ pub const UNREACHABLE_STATE: &str = "E0332";
 pub const SELECT_KEYSET: &str = "E0333";
 /// A bad packet operation (`extract` of a non-header...).
 pub const PACKET_OP: &str = "E0334";
+/// A cycle of unconditional transitions through states that call nothing:
+/// the parser never ends.
+pub const PARSER_LOOP: &str = "E0335";
 /// An extern declared but not implemented by this target.
 pub const EXTERN_NOT_IMPLEMENTED: &str = "E0401";
 /// No `main`, or `main` is not an architecture package of this target.

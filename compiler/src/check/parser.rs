@@ -170,6 +170,7 @@ impl Checker<'_> {
                         }
                     }
                 }
+                self.endless_loops(&states, &reached);
                 for (i, s) in p.states.iter().enumerate() {
                     if !reached[i] {
                         let d = Diagnostic::warning(
@@ -336,6 +337,70 @@ impl Checker<'_> {
                 .with_hint("value sets (`value_set`) are not supported; use constants");
                 self.emit(d);
                 None
+            }
+        }
+    }
+}
+
+impl Checker<'_> {
+    /// Report every cycle of unconditional transitions among reachable
+    /// states whose bodies call nothing (no extract, advance or verify):
+    /// such a parser never ends ([`codes::PARSER_LOOP`]). Loops through a
+    /// `select`, or through a state that calls something, may end and are
+    /// left alone.
+    fn endless_loops(&mut self, states: &[ir::State], reached: &[bool]) {
+        let calls = |s: &ir::State| {
+            s.body
+                .stmts
+                .iter()
+                .any(|st| !matches!(st.kind, ir::StmtKind::Assign(..)))
+        };
+        let next = |i: usize| match states[i].transition {
+            ir::Transition::Direct(Target::State(j)) => Some(j),
+            _ => None,
+        };
+        // Each state has at most one unconditional successor: follow the
+        // chains, colouring states by the walk that first met them.
+        let mut walk = vec![usize::MAX; states.len()];
+        for first in 0..states.len() {
+            if !reached[first] || walk[first] != usize::MAX {
+                continue;
+            }
+            let mut i = first;
+            loop {
+                walk[i] = first;
+                match next(i) {
+                    Some(j) if walk[j] == usize::MAX => i = j,
+                    Some(j) if walk[j] == first => {
+                        // A new cycle through j.
+                        let mut cycle = vec![j];
+                        let mut k = next(j).unwrap_or(j);
+                        while k != j {
+                            cycle.push(k);
+                            k = next(k).unwrap_or(j);
+                        }
+                        if !cycle.iter().any(|&c| calls(&states[c])) {
+                            let names: Vec<&str> =
+                                cycle.iter().map(|&c| states[c].name.as_str()).collect();
+                            let d = Diagnostic::error(
+                                codes::PARSER_LOOP,
+                                format!(
+                                    "the parser never ends: {} -> {} transition unconditionally \
+                                     and extract nothing",
+                                    names.join(" -> "),
+                                    names[0]
+                                ),
+                                states[j].span,
+                            )
+                            .with_hint(
+                                "extract a header in the loop, or leave it through a select",
+                            );
+                            self.emit(d);
+                        }
+                        break;
+                    }
+                    _ => break,
+                }
             }
         }
     }
