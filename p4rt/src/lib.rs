@@ -10,3 +10,7 @@
 pub mod proto;
 pub mod p4info;
 pub mod textfmt;
+pub mod convert;
+pub mod mailbox;
+pub mod server;
+pub mod target;
