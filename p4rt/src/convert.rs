@@ -66,7 +66,9 @@ fn mask(width: i32) -> u128 {
 /// The match kind a P4Info match field declares.
 fn kind_of(m: &cfg::MatchField) -> Option<cfg::match_field::MatchType> {
     match &m.r#match {
-        Some(cfg::match_field::Match::MatchType(k)) => cfg::match_field::MatchType::try_from(*k).ok(),
+        Some(cfg::match_field::Match::MatchType(k)) => {
+            cfg::match_field::MatchType::try_from(*k).ok()
+        }
         _ => None,
     }
 }
@@ -239,7 +241,10 @@ pub fn field_matches(table: &cfg::Table, keys: &[KeyMatch]) -> Vec<v1::FieldMatc
 }
 
 /// An action's parameters, by id, as values in declaration order.
-pub fn action_args(action: &cfg::Action, params: &[v1::action::Param]) -> Result<Vec<u128>, String> {
+pub fn action_args(
+    action: &cfg::Action,
+    params: &[v1::action::Param],
+) -> Result<Vec<u128>, String> {
     let aname = crate::p4info::name_of(&action.preamble);
     let mut args: Vec<Option<u128>> = vec![None; action.params.len()];
     for p in params {

@@ -7,10 +7,14 @@
 //! uses ([`client`]).
 #![warn(missing_docs)]
 
-pub mod proto;
-pub mod p4info;
-pub mod textfmt;
+pub mod client;
 pub mod convert;
 pub mod mailbox;
+pub mod p4info;
+pub mod proto;
 pub mod server;
 pub mod target;
+pub mod textfmt;
+
+/// The gRPC crate the server and client are built on (its `Code`, `Status`).
+pub use tonic;

@@ -106,11 +106,15 @@ mod tests {
     #[test]
     fn jobs_run_only_when_polled() {
         let (post, mb) = mailbox::<u32>();
-        let rt = tokio::runtime::Builder::new_current_thread().build().unwrap();
-        let h = std::thread::spawn(move || rt.block_on(post.run(|x: &mut u32| {
-            *x += 1;
-            *x
-        })));
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .build()
+            .unwrap();
+        let h = std::thread::spawn(move || {
+            rt.block_on(post.run(|x: &mut u32| {
+                *x += 1;
+                *x
+            }))
+        });
         let mut v = 41;
         while mb.poll(&mut v) == 0 {
             std::thread::yield_now();

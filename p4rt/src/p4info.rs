@@ -19,9 +19,7 @@
 
 use std::collections::{BTreeMap, HashSet};
 
-use netsparse_externs::artifact::{
-    Arch, Artifact, CounterUnit, ExternKind, MatchKind, MeterUnit,
-};
+use netsparse_externs::artifact::{Arch, Artifact, CounterUnit, ExternKind, MatchKind, MeterUnit};
 
 use crate::proto::cfg;
 
@@ -240,7 +238,7 @@ pub fn build(artifact: &Artifact) -> cfg::P4Info {
                     name: k.name.clone(),
                     bitwidth: i32::from(k.width),
                     r#match: Some(cfg::match_field::Match::MatchType(
-                        match_type(k.match_kind) as i32,
+                        match_type(k.match_kind) as i32
                     )),
                     ..Default::default()
                 })

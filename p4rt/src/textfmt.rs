@@ -185,9 +185,8 @@ pub fn to_text(info: &cfg::P4Info) -> String {
         }
         w.close();
     }
-    let counter_unit = |u: i32| {
-        cfg::counter_spec::Unit::try_from(u).map_or("UNSPECIFIED", |u| u.as_str_name())
-    };
+    let counter_unit =
+        |u: i32| cfg::counter_spec::Unit::try_from(u).map_or("UNSPECIFIED", |u| u.as_str_name());
     for c in &info.counters {
         w.open("counters");
         w.preamble(&c.preamble);
@@ -299,7 +298,10 @@ mod tests {
     #[test]
     fn format_by_extension() {
         use std::path::Path;
-        assert_eq!(format_for(Path::new("x.p4info.txt")), Some(P4InfoFormat::Text));
+        assert_eq!(
+            format_for(Path::new("x.p4info.txt")),
+            Some(P4InfoFormat::Text)
+        );
         assert_eq!(format_for(Path::new("x.bin")), Some(P4InfoFormat::Binary));
         assert_eq!(format_for(Path::new("x.pb")), Some(P4InfoFormat::Binary));
         assert_eq!(format_for(Path::new("x.yaml")), None);

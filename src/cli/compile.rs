@@ -7,8 +7,8 @@ use std::process::ExitCode;
 use anyhow::{bail, Context as _};
 use netsparse_compiler::diag::Diagnostic;
 use netsparse_compiler::source::SourceMap;
-use netsparse_p4rt::textfmt::{self, P4InfoFormat};
 use netsparse_compiler::{compile_file, emit_dot, emit_ir, front, CompileOptions, TargetLimits};
+use netsparse_p4rt::textfmt::{self, P4InfoFormat};
 
 /// What `--emit` writes.
 #[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]

@@ -45,8 +45,7 @@ pub use super::ports::RingOptions;
 pub use super::sys::interface_mtu;
 
 use super::ports::{
-    finish_recorders, port_book, LiveError, LiveOptions, LivePortStats, LiveReport, Recorder,
-    Wake,
+    finish_recorders, port_book, LiveError, LiveOptions, LivePortStats, LiveReport, Recorder, Wake,
 };
 use super::sys::os_err;
 use super::{sys, PortSpec};

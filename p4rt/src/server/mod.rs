@@ -140,7 +140,10 @@ pub(crate) struct Shared<T> {
 
 impl<T: Target> Shared<T> {
     pub fn pipeline(&self) -> Pipeline {
-        self.pipeline.lock().map(|p| p.clone()).unwrap_or_else(|e| e.into_inner().clone())
+        self.pipeline
+            .lock()
+            .map(|p| p.clone())
+            .unwrap_or_else(|e| e.into_inner().clone())
     }
 
     fn check_device(&self, device_id: u64) -> Result<(), Status> {
@@ -155,7 +158,11 @@ impl<T: Target> Shared<T> {
 
     /// A request that changes state must come from the primary.
     pub fn check_primary(&self, election: &Option<v1::Uint128>) -> Result<(), Status> {
-        let primary = self.arb.lock().map_err(|_| Status::internal("poisoned"))?.primary();
+        let primary = self
+            .arb
+            .lock()
+            .map_err(|_| Status::internal("poisoned"))?
+            .primary();
         match (from_uint128(election), primary) {
             (Some(e), Some(p)) if e == p => Ok(()),
             (None, _) => Err(Status::permission_denied(
@@ -279,7 +286,11 @@ fn parse_device_config(bytes: &[u8]) -> Result<Artifact, Status> {
 fn check_p4info(given: &cfg::P4Info, ours: &cfg::P4Info) -> Result<(), String> {
     for t in &given.tables {
         let name = p4info::name_of(&t.preamble);
-        let Some(o) = ours.tables.iter().find(|o| p4info::name_of(&o.preamble) == name) else {
+        let Some(o) = ours
+            .tables
+            .iter()
+            .find(|o| p4info::name_of(&o.preamble) == name)
+        else {
             return Err(format!("table {name} is not in the program"));
         };
         let shape = |t: &cfg::Table| {
@@ -289,12 +300,18 @@ fn check_p4info(given: &cfg::P4Info, ours: &cfg::P4Info) -> Result<(), String> {
                 .collect::<Vec<_>>()
         };
         if shape(t) != shape(o) {
-            return Err(format!("table {name}: match fields differ from the program's"));
+            return Err(format!(
+                "table {name}: match fields differ from the program's"
+            ));
         }
     }
     for a in &given.actions {
         let name = p4info::name_of(&a.preamble);
-        let Some(o) = ours.actions.iter().find(|o| p4info::name_of(&o.preamble) == name) else {
+        let Some(o) = ours
+            .actions
+            .iter()
+            .find(|o| p4info::name_of(&o.preamble) == name)
+        else {
             return Err(format!("action {name} is not in the program"));
         };
         let shape = |a: &cfg::Action| {
@@ -304,7 +321,9 @@ fn check_p4info(given: &cfg::P4Info, ours: &cfg::P4Info) -> Result<(), String> {
                 .collect::<Vec<_>>()
         };
         if shape(a) != shape(o) {
-            return Err(format!("action {name}: parameters differ from the program's"));
+            return Err(format!(
+                "action {name}: parameters differ from the program's"
+            ));
         }
     }
     let ours_names: Vec<&str> = ours
@@ -312,16 +331,29 @@ fn check_p4info(given: &cfg::P4Info, ours: &cfg::P4Info) -> Result<(), String> {
         .iter()
         .map(|r| p4info::name_of(&r.preamble))
         .chain(ours.counters.iter().map(|c| p4info::name_of(&c.preamble)))
-        .chain(ours.direct_counters.iter().map(|c| p4info::name_of(&c.preamble)))
+        .chain(
+            ours.direct_counters
+                .iter()
+                .map(|c| p4info::name_of(&c.preamble)),
+        )
         .chain(ours.meters.iter().map(|c| p4info::name_of(&c.preamble)))
-        .chain(ours.direct_meters.iter().map(|c| p4info::name_of(&c.preamble)))
+        .chain(
+            ours.direct_meters
+                .iter()
+                .map(|c| p4info::name_of(&c.preamble)),
+        )
         .collect();
     for n in given
         .registers
         .iter()
         .map(|r| p4info::name_of(&r.preamble))
         .chain(given.counters.iter().map(|c| p4info::name_of(&c.preamble)))
-        .chain(given.direct_counters.iter().map(|c| p4info::name_of(&c.preamble)))
+        .chain(
+            given
+                .direct_counters
+                .iter()
+                .map(|c| p4info::name_of(&c.preamble)),
+        )
     {
         if !ours_names.contains(&n) {
             return Err(format!("extern {n} is not in the program"));
@@ -386,7 +418,11 @@ impl<T: Target> P4Runtime for Service<T> {
                 .await
                 .map_err(|_| gone())?;
             res.map_err(Status::invalid_argument)?;
-            *self.shared.pipeline.lock().map_err(|_| Status::internal("poisoned"))? = p;
+            *self
+                .shared
+                .pipeline
+                .lock()
+                .map_err(|_| Status::internal("poisoned"))? = p;
             Ok::<_, Status>(())
         };
         if action == A::Commit {
@@ -425,8 +461,11 @@ impl<T: Target> P4Runtime for Service<T> {
         match action {
             A::Verify => {}
             A::VerifyAndSave => {
-                *self.shared.saved.lock().map_err(|_| Status::internal("poisoned"))? =
-                    Some(pipeline);
+                *self
+                    .shared
+                    .saved
+                    .lock()
+                    .map_err(|_| Status::internal("poisoned"))? = Some(pipeline);
             }
             _ => commit(pipeline).await?,
         }
@@ -469,7 +508,10 @@ impl<T: Target> P4Runtime for Service<T> {
         let (tx, rx) = tokio::sync::mpsc::channel(64);
         let shared = Arc::clone(&self.shared);
         let id = {
-            let mut arb = shared.arb.lock().map_err(|_| Status::internal("poisoned"))?;
+            let mut arb = shared
+                .arb
+                .lock()
+                .map_err(|_| Status::internal("poisoned"))?;
             arb.next += 1;
             let id = arb.next;
             arb.conns.insert(
@@ -534,11 +576,13 @@ impl<T: Target> P4Runtime for Service<T> {
 
 fn stream_error(code: tonic::Code, message: &str) -> v1::StreamMessageResponse {
     v1::StreamMessageResponse {
-        update: Some(v1::stream_message_response::Update::Error(v1::StreamError {
-            canonical_code: code as i32,
-            message: message.to_owned(),
-            ..Default::default()
-        })),
+        update: Some(v1::stream_message_response::Update::Error(
+            v1::StreamError {
+                canonical_code: code as i32,
+                message: message.to_owned(),
+                ..Default::default()
+            },
+        )),
     }
 }
 
@@ -548,7 +592,10 @@ fn arbitrate<T: Target>(
     a: &v1::MasterArbitrationUpdate,
 ) -> Result<(), Status> {
     shared.check_device(a.device_id)?;
-    if a.role.as_ref().is_some_and(|r| !r.name.is_empty() || r.id != 0) {
+    if a.role
+        .as_ref()
+        .is_some_and(|r| !r.name.is_empty() || r.id != 0)
+    {
         return Err(Status::unimplemented(
             "roles: only the default role is supported",
         ));
@@ -556,7 +603,10 @@ fn arbitrate<T: Target>(
     let Some(e) = from_uint128(&a.election_id) else {
         return Err(Status::invalid_argument("arbitration: election_id missing"));
     };
-    let mut arb = shared.arb.lock().map_err(|_| Status::internal("poisoned"))?;
+    let mut arb = shared
+        .arb
+        .lock()
+        .map_err(|_| Status::internal("poisoned"))?;
     if arb
         .conns
         .iter()
@@ -603,10 +653,7 @@ pub(crate) fn batch_status(results: &[Result<(), Status>]) -> Option<Status> {
         .find_map(|(i, r)| r.as_ref().err().map(|s| (i, s)))
         .map(|(i, s)| format!("; update {i}: {}", s.message()))
         .unwrap_or_default();
-    let message = format!(
-        "{failed} of {} updates failed{first}",
-        results.len()
-    );
+    let message = format!("{failed} of {} updates failed{first}", results.len());
     let st = rpc::Status {
         code: tonic::Code::Unknown as i32,
         message: message.clone(),

@@ -80,7 +80,15 @@ fn bad(msg: impl Into<String>) -> Status {
 fn table_parts(
     schema: &Schema,
     e: &v1::TableEntry,
-) -> Result<(String, Vec<KeyMatch>, Option<u32>, Option<(String, Vec<u128>)>), Status> {
+) -> Result<
+    (
+        String,
+        Vec<KeyMatch>,
+        Option<u32>,
+        Option<(String, Vec<u128>)>,
+    ),
+    Status,
+> {
     let Some(table) = schema.table(e.table_id) else {
         return Err(Status::not_found(format!(
             "table_entry.table_id {:#x}: no such table",
@@ -214,7 +222,9 @@ pub(crate) fn op_of(schema: &Schema, u: &v1::Update) -> Result<Op, Status> {
                         Some(crate::proto::cfg::p4_data_type_spec::TypeSpec::Bitstring(
                             crate::proto::cfg::P4BitstringLikeTypeSpec {
                                 type_spec:
-                                    Some(crate::proto::cfg::p4_bitstring_like_type_spec::TypeSpec::Bit(b)),
+                                    Some(crate::proto::cfg::p4_bitstring_like_type_spec::TypeSpec::Bit(
+                                        b,
+                                    )),
                                 ..
                             },
                         )),
@@ -224,8 +234,9 @@ pub(crate) fn op_of(schema: &Schema, u: &v1::Update) -> Result<Op, Status> {
             let value = match &r.data {
                 Some(v1::P4Data {
                     data: Some(v1::p4_data::Data::Bitstring(b)),
-                }) => convert::from_bytes(b, width, &format!("register {name} data"))
-                    .map_err(bad)?,
+                }) => {
+                    convert::from_bytes(b, width, &format!("register {name} data")).map_err(bad)?
+                }
                 _ => return Err(bad(format!("register {name}: data must be a bitstring"))),
             };
             let index = match &r.index {
@@ -318,10 +329,17 @@ pub(crate) fn apply<T: ControlPlane + ?Sized>(t: &mut T, op: &Op) -> Result<(), 
             args,
             priority,
         } => {
-            if t.find_entry(table, matches, *priority).map_err(st)?.is_some() {
+            if t.find_entry(table, matches, *priority)
+                .map_err(st)?
+                .is_some()
+            {
                 return Err(Status::already_exists(format!(
                     "table {table}: an entry with this match{} exists",
-                    if priority.is_some() { " and priority" } else { "" }
+                    if priority.is_some() {
+                        " and priority"
+                    } else {
+                        ""
+                    }
                 )));
             }
             t.add_entry(table, matches, action, args, *priority)
@@ -336,7 +354,9 @@ pub(crate) fn apply<T: ControlPlane + ?Sized>(t: &mut T, op: &Op) -> Result<(), 
             args,
         } => {
             let Some(h) = t.find_entry(table, matches, *priority).map_err(st)? else {
-                return Err(Status::not_found(format!("table {table}: no entry with this match")));
+                return Err(Status::not_found(format!(
+                    "table {table}: no entry with this match"
+                )));
             };
             t.modify_entry(table, h, action, args).map_err(st)
         }
@@ -346,7 +366,9 @@ pub(crate) fn apply<T: ControlPlane + ?Sized>(t: &mut T, op: &Op) -> Result<(), 
             priority,
         } => {
             let Some(h) = t.find_entry(table, matches, *priority).map_err(st)? else {
-                return Err(Status::not_found(format!("table {table}: no entry with this match")));
+                return Err(Status::not_found(format!(
+                    "table {table}: no entry with this match"
+                )));
             };
             t.delete_entry(table, h).map_err(st)
         }
