@@ -45,7 +45,15 @@ fn ctl_round_trip_on_v1model() {
 
     let o = ctl(
         a,
-        &["table_add", "ipv4_lpm", "ipv4_forward", "10.0.2.0/24", "=>", "00:00:00:00:02:02", "2"],
+        &[
+            "table_add",
+            "ipv4_lpm",
+            "ipv4_forward",
+            "10.0.2.0/24",
+            "=>",
+            "00:00:00:00:02:02",
+            "2",
+        ],
     );
     assert!(o.status.success());
     let out = rig.send_1_to_2(frame.clone()).expect("forwarded");
@@ -63,7 +71,15 @@ fn ctl_round_trip_on_v1model() {
     // Duplicate: the switch's ALREADY_EXISTS, exit 1.
     let o = ctl(
         a,
-        &["table_add", "ipv4_lpm", "ipv4_forward", "10.0.2.0/24", "=>", "00:00:00:00:02:02", "2"],
+        &[
+            "table_add",
+            "ipv4_lpm",
+            "ipv4_forward",
+            "10.0.2.0/24",
+            "=>",
+            "00:00:00:00:02:02",
+            "2",
+        ],
     );
     assert_eq!(o.status.code(), Some(1));
     assert!(stderr(&o).contains("AlreadyExists"), "{}", stderr(&o));
@@ -73,32 +89,65 @@ fn ctl_round_trip_on_v1model() {
     assert!(stderr(&o).contains("no table nope"), "{}", stderr(&o));
     let o = ctl(
         a,
-        &["table_add", "ipv4_lpm", "ipv4_forward", "10.0.3.0/24", "=>", "00:00:00:00:02:02", "600"],
+        &[
+            "table_add",
+            "ipv4_lpm",
+            "ipv4_forward",
+            "10.0.3.0/24",
+            "=>",
+            "00:00:00:00:02:02",
+            "600",
+        ],
     );
     assert_eq!(o.status.code(), Some(2));
     assert!(stderr(&o).contains("port"), "{}", stderr(&o));
 
     let o = ctl(
         a,
-        &["table_modify", "ipv4_lpm", "ipv4_forward", "10.0.2.0/24", "=>", "00:00:00:00:02:09", "2"],
+        &[
+            "table_modify",
+            "ipv4_lpm",
+            "ipv4_forward",
+            "10.0.2.0/24",
+            "=>",
+            "00:00:00:00:02:09",
+            "2",
+        ],
     );
     assert!(o.status.success());
     let out = rig.send_1_to_2(frame.clone()).expect("forwarded");
     assert_eq!(&out[0..6], &[0, 0, 0, 0, 2, 9]);
 
     let o = ctl(a, &["counter_read", "port_pkts", "1"]);
-    assert!(stdout(&o).contains("MyIngress.port_pkts[1] = 3 packets") || stdout(&o).contains("port_pkts[1] = 3 packets"), "{}", stdout(&o));
+    assert!(
+        stdout(&o).contains("MyIngress.port_pkts[1] = 3 packets")
+            || stdout(&o).contains("port_pkts[1] = 3 packets"),
+        "{}",
+        stdout(&o)
+    );
     assert!(ctl(a, &["counter_reset", "port_pkts"]).status.success());
     let o = ctl(a, &["counter_read", "port_pkts", "1"]);
     assert!(stdout(&o).contains("[1] = 0 packets"), "{}", stdout(&o));
 
     let o = ctl(a, &["register_read", "last_dst", "1"]);
-    assert!(stdout(&o).contains("last_dst[1] = 0xa000207"), "{}", stdout(&o));
-    assert!(ctl(a, &["register_write", "last_dst", "4", "0x1234"]).status.success());
+    assert!(
+        stdout(&o).contains("last_dst[1] = 0xa000207"),
+        "{}",
+        stdout(&o)
+    );
+    assert!(ctl(a, &["register_write", "last_dst", "4", "0x1234"])
+        .status
+        .success());
     let o = ctl(a, &["register_read", "last_dst", "4"]);
-    assert!(stdout(&o).contains("last_dst[4] = 0x1234"), "{}", stdout(&o));
+    assert!(
+        stdout(&o).contains("last_dst[4] = 0x1234"),
+        "{}",
+        stdout(&o)
+    );
 
-    assert!(ctl(a, &["table_delete", "ipv4_lpm", "10.0.2.0/24"]).status.success());
+    assert!(ctl(a, &["table_delete", "ipv4_lpm", "10.0.2.0/24"])
+        .status
+        .success());
     assert!(rig.send_1_to_2(frame).is_none(), "dropped after delete");
     let o = ctl(a, &["table_dump"]);
     assert!(stdout(&o).contains("0 entries"), "{}", stdout(&o));
@@ -121,7 +170,11 @@ fn ctl_reaches_the_netsparse_cache_and_stats() {
     let rig = ns_rig("programs/netsparse_tor.p4");
     let a = rig.addr.as_str();
     let o = ctl(a, &["p4info"]);
-    assert!(stdout(&o).contains("NetSparsePropertyCache"), "{}", stdout(&o));
+    assert!(
+        stdout(&o).contains("NetSparsePropertyCache"),
+        "{}",
+        stdout(&o)
+    );
     let o = ctl(a, &["stats"]);
     assert!(o.status.success());
     let v: serde_json::Value = serde_json::from_str(stdout(&o).trim()).expect("stats JSON");

@@ -36,7 +36,8 @@ fn golden(program: &str, name: &str) {
     let bin = dir.path().join("x.p4info.bin");
     let o = compile_p4info(program, &bin);
     assert!(o.status.success());
-    let info = cfg::P4Info::decode(std::fs::read(&bin).unwrap().as_slice()).expect("binary decodes");
+    let info =
+        cfg::P4Info::decode(std::fs::read(&bin).unwrap().as_slice()).expect("binary decodes");
     assert_eq!(textfmt::to_text(&info), text, "binary and text agree");
     // Every id carries its kind's prefix and is unique.
     let mut ids = std::collections::BTreeSet::new();
@@ -55,6 +56,23 @@ fn golden(program: &str, name: &str) {
 #[test]
 fn p4info_v1model() {
     golden("tests/data/p4rt_features.p4", "p4rt_features");
+    // `@id(0x77)` on port_map and `@id(0x01000042)` on drop are honoured.
+    let dir = tempfile::tempdir().unwrap();
+    let bin = dir.path().join("x.pb");
+    assert!(compile_p4info("tests/data/p4rt_features.p4", &bin)
+        .status
+        .success());
+    let info = cfg::P4Info::decode(std::fs::read(&bin).unwrap().as_slice()).unwrap();
+    let id = |name: &str| {
+        info.tables
+            .iter()
+            .map(|t| t.preamble.as_ref().unwrap())
+            .chain(info.actions.iter().map(|a| a.preamble.as_ref().unwrap()))
+            .find(|p| p.name == name)
+            .map(|p| p.id)
+    };
+    assert_eq!(id("MyIngress.port_map"), Some(0x0200_0077));
+    assert_eq!(id("MyIngress.drop"), Some(0x0100_0042));
 }
 
 #[test]

@@ -14,8 +14,12 @@
 //! bits from a hash of the name too, but a different one: controllers
 //! that look entities up by name (p4runtime-shell, ONOS pipeconfs, the
 //! tutorials' helpers) work unchanged; ids copied from a p4c P4Info do not
-//! carry over. Match fields are numbered from 1 in key order, action
-//! parameters from 1 in declaration order.
+//! carry over. `@id(N)` on a table or an action is honoured: N's low 24
+//! bits under the kind's prefix (a prefix written in N is replaced by the
+//! kind's); these ids are taken before any name is hashed (a clash between
+//! two `@id`s moves the later one to the next free value). Match fields
+//! are numbered from 1 in key order, action parameters from 1 in
+//! declaration order.
 
 use std::collections::{BTreeMap, HashSet};
 
@@ -69,6 +73,18 @@ struct Ids {
 }
 
 impl Ids {
+    /// An `@id` value under `prefix`.
+    fn explicit(&mut self, prefix: u8, id: u32) -> u32 {
+        let top = u32::from(prefix) << 24;
+        let mut low = id & 0x00ff_ffff;
+        loop {
+            if low != 0 && self.taken.insert(top | low) {
+                return top | low;
+            }
+            low = (low + 1) & 0x00ff_ffff;
+        }
+    }
+
     fn id(&mut self, prefix: u8, name: &str) -> u32 {
         let top = u32::from(prefix) << 24;
         let mut low = hash24(name);
@@ -168,14 +184,28 @@ pub fn build(artifact: &Artifact) -> cfg::P4Info {
     let table_names: Vec<&str> = artifact.tables.iter().map(|t| t.name.as_str()).collect();
     let extern_names: Vec<&str> = artifact.externs.iter().map(|e| e.name.as_str()).collect();
 
-    let action_ids: BTreeMap<&str, u32> = action_names
+    // `@id`s first, then hashed names.
+    let mut action_ids: BTreeMap<&str, u32> = BTreeMap::new();
+    for n in &action_names {
+        if let Some(id) = artifact.actions[action_of[n]].p4rt_id {
+            action_ids.insert(n, ids.explicit(prefix::ACTION, id));
+        }
+    }
+    let mut table_ids: Vec<u32> = artifact
+        .tables
         .iter()
-        .map(|n| (*n, ids.id(prefix::ACTION, n)))
+        .map(|t| t.p4rt_id.map_or(0, |id| ids.explicit(prefix::TABLE, id)))
         .collect();
-    let table_ids: Vec<u32> = table_names
-        .iter()
-        .map(|n| ids.id(prefix::TABLE, n))
-        .collect();
+    for n in &action_names {
+        if !action_ids.contains_key(n) {
+            action_ids.insert(n, ids.id(prefix::ACTION, n));
+        }
+    }
+    for (ti, n) in table_names.iter().enumerate() {
+        if table_ids[ti] == 0 {
+            table_ids[ti] = ids.id(prefix::TABLE, n);
+        }
+    }
     let extern_ids: Vec<u32> = artifact
         .externs
         .iter()

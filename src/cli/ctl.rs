@@ -9,7 +9,9 @@ use std::time::Duration;
 use netsparse_p4rt::client::{update, Client, ClientError};
 use netsparse_p4rt::p4info::{id_of, name_of, Entity};
 use netsparse_p4rt::proto::v1;
-use netsparse_p4rt::server::{update_errors, PROPERTY_CACHE_TYPE_ID, STATS_TYPE_ID, STATS_TYPE_URL};
+use netsparse_p4rt::server::{
+    update_errors, PROPERTY_CACHE_TYPE_ID, STATS_TYPE_ID, STATS_TYPE_URL,
+};
 use netsparse_p4rt::tonic::{Code, Status};
 
 /// Arguments of `netsparse ctl`.
@@ -111,7 +113,11 @@ fn split_entry<'a>(
         .action_refs
         .iter()
         .filter_map(|r| c.schema.action(r.id))
-        .find(|a| a.preamble.as_ref().is_some_and(|p| p.name == action || p.alias == action))
+        .find(|a| {
+            a.preamble
+                .as_ref()
+                .is_some_and(|p| p.name == action || p.alias == action)
+        })
         .map_or(after.len(), |a| a.params.len());
     let (params, prio) = if after.len() == nparams + 1 {
         let p = after[nparams]
@@ -146,7 +152,9 @@ fn show(v: &[u8]) -> String {
 
 fn print_entry(c: &Client, te: &v1::TableEntry) {
     use v1::field_match::FieldMatchType as F;
-    let Some(t) = c.schema.table(te.table_id) else { return };
+    let Some(t) = c.schema.table(te.table_id) else {
+        return;
+    };
     let keys: Vec<String> = t
         .match_fields
         .iter()
@@ -220,11 +228,17 @@ async fn command(c: &mut Client, w: &[&str], election: u128) -> Result<(), Clien
     match cmd {
         "table_add" | "table_modify" => {
             let [table, action, rest @ ..] = rest else {
-                return Err(usage("table_add TABLE ACTION MATCH... => PARAM... [PRIORITY]"));
+                return Err(usage(
+                    "table_add TABLE ACTION MATCH... => PARAM... [PRIORITY]",
+                ));
             };
             let (keys, params, prio) = split_entry(c, table, action, rest)?;
             let e = c.table_entry(table, &keys, Some((action, &params)), prio)?;
-            let ty = if cmd == "table_add" { Type::Insert } else { Type::Modify };
+            let ty = if cmd == "table_add" {
+                Type::Insert
+            } else {
+                Type::Modify
+            };
             write_one(c, election, update(ty, En::TableEntry(e))).await?;
             println!("ok");
         }
@@ -290,10 +304,12 @@ async fn command(c: &mut Client, w: &[&str], election: u128) -> Result<(), Clien
                         ..Default::default()
                     };
                     let got = c
-                        .read(vec![entity(En::DirectCounterEntry(v1::DirectCounterEntry {
-                            table_entry: Some(te),
-                            data: None,
-                        }))])
+                        .read(vec![entity(En::DirectCounterEntry(
+                            v1::DirectCounterEntry {
+                                table_entry: Some(te),
+                                data: None,
+                            },
+                        ))])
                         .await?;
                     for e in got {
                         if let Some(En::DirectCounterEntry(d)) = e.entity {
@@ -318,7 +334,12 @@ async fn command(c: &mut Client, w: &[&str], election: u128) -> Result<(), Clien
                     index: index.map(|index| v1::Index { index }),
                     data: None,
                 }),
-                _ => return Err(ClientError::Input(format!("{name} is not a {}", &cmd[..cmd.len() - 5]))),
+                _ => {
+                    return Err(ClientError::Input(format!(
+                        "{name} is not a {}",
+                        &cmd[..cmd.len() - 5]
+                    )))
+                }
             };
             for e in c.read(vec![entity(req)]).await? {
                 match e.entity {
@@ -343,7 +364,9 @@ async fn command(c: &mut Client, w: &[&str], election: u128) -> Result<(), Clien
             }
         }
         "counter_reset" => {
-            let [name] = rest else { return Err(usage("counter_reset NAME")) };
+            let [name] = rest else {
+                return Err(usage("counter_reset NAME"));
+            };
             let (id, kind) = c.extern_id(name)?;
             if !matches!(kind, Entity::Counter(_)) {
                 return Err(ClientError::Input(format!("{name} is not a counter")));
@@ -371,7 +394,11 @@ async fn command(c: &mut Client, w: &[&str], election: u128) -> Result<(), Clien
             let width = match reg.type_spec.as_ref().and_then(|t| t.type_spec.as_ref()) {
                 Some(netsparse_p4rt::proto::cfg::p4_data_type_spec::TypeSpec::Bitstring(b)) => {
                     match &b.type_spec {
-                        Some(netsparse_p4rt::proto::cfg::p4_bitstring_like_type_spec::TypeSpec::Bit(b)) => b.bitwidth,
+                        Some(
+                            netsparse_p4rt::proto::cfg::p4_bitstring_like_type_spec::TypeSpec::Bit(
+                                b,
+                            ),
+                        ) => b.bitwidth,
                         _ => 128,
                     }
                 }

@@ -87,6 +87,7 @@ control MyVerifyChecksum(inout headers hdr, inout metadata meta) {
 control MyIngress(inout headers hdr,
                   inout metadata meta,
                   inout standard_metadata_t standard_metadata) {
+    @id(0x01000042)
     action drop() {
         mark_to_drop(standard_metadata);
     }
@@ -130,6 +131,7 @@ control MyIngress(inout headers hdr,
         default_action = NoAction();
     }
 
+    @id(0x77)
     table port_map {
         key = {
             standard_metadata.ingress_port: exact;

@@ -188,4 +188,3 @@ pub fn rt() -> tokio::runtime::Runtime {
         .build()
         .unwrap()
 }
-
