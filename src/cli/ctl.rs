@@ -96,13 +96,16 @@ fn usage(msg: &str) -> ClientError {
     ClientError::Input(format!("usage: {msg}"))
 }
 
+/// An entry's words: match values, action parameters, priority.
+type EntryWords<'a> = (Vec<&'a str>, Vec<&'a str>, Option<i32>);
+
 /// Split `MATCH... => PARAM... [PRIORITY]`.
 fn split_entry<'a>(
     c: &Client,
     table: &str,
     action: &str,
     rest: &[&'a str],
-) -> Result<(Vec<&'a str>, Vec<&'a str>, Option<i32>), ClientError> {
+) -> Result<EntryWords<'a>, ClientError> {
     let arrow = rest.iter().position(|w| *w == "=>");
     let (keys, after) = match arrow {
         Some(i) => (rest[..i].to_vec(), rest[i + 1..].to_vec()),
