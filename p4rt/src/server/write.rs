@@ -329,19 +329,7 @@ pub(crate) fn apply<T: ControlPlane + ?Sized>(t: &mut T, op: &Op) -> Result<(), 
             args,
             priority,
         } => {
-            if t.find_entry(table, matches, *priority)
-                .map_err(st)?
-                .is_some()
-            {
-                return Err(Status::already_exists(format!(
-                    "table {table}: an entry with this match{} exists",
-                    if priority.is_some() {
-                        " and priority"
-                    } else {
-                        ""
-                    }
-                )));
-            }
+            // The engine's index finds duplicates (ALREADY_EXISTS).
             t.add_entry(table, matches, action, args, *priority)
                 .map(|_| ())
                 .map_err(st)
