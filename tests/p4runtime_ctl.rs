@@ -187,3 +187,34 @@ fn ctl_reaches_the_netsparse_cache_and_stats() {
     let o = ctl(a, &["cache_invalidate", "no_such_cache"]);
     assert_eq!(o.status.code(), Some(2));
 }
+
+#[test]
+fn grpc_server_addr_usage_errors() {
+    let dir = tempfile::tempdir().unwrap();
+    let prog = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("programs/ipv4_forward.p4");
+    let run = |extra: &[&str]| {
+        let o = Command::new(env!("CARGO_BIN_EXE_netsparse"))
+            .arg("switch")
+            .arg(&prog)
+            .args(["-i", "1@p1"])
+            .args(extra)
+            .output()
+            .unwrap();
+        (
+            o.status.code(),
+            String::from_utf8_lossy(&o.stderr).into_owned(),
+        )
+    };
+    // pcap replay ends with its inputs: refused.
+    let d = dir.path().to_str().unwrap();
+    let (code, err) = run(&["--use-files", d, "--grpc-server-addr", "127.0.0.1:0"]);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(
+        err.contains("--grpc-server-addr needs live interfaces"),
+        "{err}"
+    );
+    // Not an address: refused before any interface is opened.
+    let (code, err) = run(&["--grpc-server-addr", "not-an-address"]);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(err.contains("--grpc-server-addr not-an-address"), "{err}");
+}
