@@ -581,5 +581,39 @@ fn pipeline_replaced_through_set_forwarding_pipeline_config() {
         assert_eq!(st.code(), Code::InvalidArgument);
         assert!(st.message().contains("v1model"), "{}", st.message());
         assert_eq!(entry_count(&mut c, "ipv4_lpm").await, 1);
+
+        // A controller's own P4Info (other ids, as from p4c) is used for the
+        // same program; one naming a table the program lacks is refused.
+        let src = std::fs::read(
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("programs/ipv4_forward.p4"),
+        )
+        .unwrap();
+        c.refresh_p4info().await.unwrap();
+        let mut theirs = netsparse_p4rt::p4info::build(&compile("programs/ipv4_forward.p4"));
+        let mut wrong = theirs.clone();
+        wrong.tables[0].preamble.as_mut().unwrap().name = "MyIngress.nope".into();
+        let st = c.set_pipeline(src.clone(), Some(wrong)).await.unwrap_err();
+        assert_eq!(st.code(), Code::InvalidArgument);
+        assert!(st.message().contains("MyIngress.nope"), "{}", st.message());
+        theirs.tables[0].preamble.as_mut().unwrap().id = 0x0200_0abc;
+        c.set_pipeline(src, Some(theirs))
+            .await
+            .expect("pushed with its P4Info");
+        c.refresh_p4info().await.unwrap();
+        let t = c.table("ipv4_lpm").unwrap();
+        assert_eq!(netsparse_p4rt::p4info::id_of(&t.preamble), 0x0200_0abc);
+        let u = insert(
+            &c,
+            "ipv4_lpm",
+            &["10.0.2.0/24"],
+            "ipv4_forward",
+            &["00:00:00:00:02:02", "2"],
+        );
+        c.write(vec![u])
+            .await
+            .expect("written with the controller's ids");
+        assert!(rig
+            .send_1_to_2(ipv4_frame([10, 0, 0, 1], [10, 0, 2, 7], 64))
+            .is_some());
     });
 }
