@@ -34,6 +34,8 @@ enum Command {
     Demo(cli::demo::Args),
     /// Run a v1model program on pcap files or live interfaces (BMv2 simple_switch style).
     Switch(cli::switch::Args),
+    /// Drive a running switch over P4Runtime (simple_switch_CLI-like: table_add, table_dump, counter_read, register_write, cache_invalidate, stats).
+    Ctl(cli::ctl::Args),
     /// Run one NetSparse SmartNIC endpoint (RIG gathers, serving reads) on pcap files or an interface.
     Nic(cli::nic::Args),
     /// In-process throughput benchmarks.
@@ -54,6 +56,7 @@ fn main() -> ExitCode {
         Command::Demo(a) => cli::demo::run(a),
         Command::Paper(a) => cli::paper::run(a),
         Command::Switch(a) => cli::switch::run(a),
+        Command::Ctl(a) => cli::ctl::run(a),
         Command::Nic(a) => cli::nic::run(a),
         Command::Bench(a) => cli::bench::run(a),
         Command::Topo(a) => cli::topo::run(a),

@@ -351,6 +351,7 @@ impl ArtifactBuilder {
         let body = body(&ids);
         self.a.actions.push(Action {
             name: name.to_owned(),
+            p4rt_id: None,
             params: params
                 .iter()
                 .zip(&ids)
@@ -386,6 +387,7 @@ impl ArtifactBuilder {
             .collect();
         self.a.tables.push(Table {
             name: spec.name,
+            p4rt_id: None,
             keys: spec
                 .keys
                 .into_iter()

@@ -8,6 +8,7 @@ use anyhow::{bail, Context as _};
 use netsparse_compiler::diag::Diagnostic;
 use netsparse_compiler::source::SourceMap;
 use netsparse_compiler::{compile_file, emit_dot, emit_ir, front, CompileOptions, TargetLimits};
+use netsparse_p4rt::textfmt::{self, P4InfoFormat};
 
 /// What `--emit` writes.
 #[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
@@ -63,6 +64,10 @@ pub struct Args {
     /// Tables in the whole program.
     #[arg(long, value_name = "N")]
     pub max_tables: Option<u32>,
+    /// Also write the program's P4Info (P4Runtime) to FILE: protobuf text
+    /// format for `.txt`/`.pbtxt`, binary for `.bin`/`.pb` (p4c's flag).
+    #[arg(long = "p4runtime-files", value_name = "FILE")]
+    pub p4runtime_files: Option<PathBuf>,
 }
 
 fn parse_define(d: &str) -> anyhow::Result<(String, String)> {
@@ -96,6 +101,26 @@ fn write_out(path: &Path, text: &str) -> anyhow::Result<()> {
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     std::fs::File::open(&args.file)
         .with_context(|| format!("cannot read {}", args.file.display()))?;
+    let p4info_format = match &args.p4runtime_files {
+        None => None,
+        Some(p) => match textfmt::format_for(p) {
+            Some(P4InfoFormat::Json) => {
+                eprintln!(
+                    "error: --p4runtime-files {}: JSON P4Info is not supported; use .txt (text) or .bin/.pb (binary)",
+                    p.display()
+                );
+                return Ok(ExitCode::from(2));
+            }
+            Some(f) => Some((p.clone(), f)),
+            None => {
+                eprintln!(
+                    "error: --p4runtime-files {}: unknown extension; use .txt/.pbtxt (text) or .bin/.pb (binary)",
+                    p.display()
+                );
+                return Ok(ExitCode::from(2));
+            }
+        },
+    };
     let opts = CompileOptions {
         include_dirs: args.include.clone(),
         defines: args
@@ -123,6 +148,11 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         }
     };
     report(&compiled.warnings, &sources);
+    if let Some((path, format)) = &p4info_format {
+        let info = netsparse_p4rt::p4info::build(&compiled.artifact);
+        let bytes = textfmt::encode(&info, *format).unwrap_or_default();
+        std::fs::write(path, bytes).with_context(|| format!("cannot write {}", path.display()))?;
+    }
     let text = match args.emit {
         Emit::Artifact => compiled.artifact.to_json() + "\n",
         Emit::Ast => front::print_program(&compiled.ast),

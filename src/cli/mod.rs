@@ -3,6 +3,7 @@
 
 pub mod bench;
 pub mod compile;
+pub mod ctl;
 pub mod demo;
 pub mod explain;
 pub mod matrix;

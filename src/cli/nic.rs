@@ -465,7 +465,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             ..live::LiveOptions::default()
         };
         eprintln!("NIC running on {} (Ctrl-C to stop)", specs[0]);
-        match live::serve(&mut ep, &specs, Arc::clone(&stop), &opts, &mut |_, _| {}) {
+        match live::serve(&mut ep, &specs, Arc::clone(&stop), &opts, &mut |_, _, _| {}) {
             Ok(rep) => {
                 if let Some(e) = rep.receiver_error {
                     eprintln!("error: {e}");

@@ -85,6 +85,66 @@ pub struct Args {
     /// keys left out take Table 5's values.
     #[arg(long, value_name = "FILE")]
     pub config: Option<PathBuf>,
+    /// Serve P4Runtime (gRPC) on ADDR (`127.0.0.1:9559`; port 0 picks a
+    /// free port, printed at start). Off by default. Live interfaces only.
+    /// A non-loopback address is served as given, with a warning.
+    #[arg(long, value_name = "ADDR")]
+    pub grpc_server_addr: Option<String>,
+    /// The P4Runtime device id controllers must send.
+    #[arg(long, value_name = "N", default_value_t = 1)]
+    pub device_id: u64,
+}
+
+/// Start the P4Runtime server if `--grpc-server-addr` was given: the
+/// mailbox the datapath drains between packets, or `Ok(None)`.
+/// `Err(code)` after printing the error (a bad address, a port in use, or
+/// pcap replay, which ends with its inputs).
+fn start_server<T: netsparse_p4rt::target::Target>(
+    args: &Args,
+    artifact: &Artifact,
+) -> Result<Option<netsparse_p4rt::mailbox::Mailbox<T>>, ExitCode> {
+    use std::net::ToSocketAddrs as _;
+    let Some(addr) = &args.grpc_server_addr else {
+        return Ok(None);
+    };
+    if args.use_files.is_some() {
+        eprintln!(
+            "error: --grpc-server-addr needs live interfaces (a --use-files replay ends when its pcaps do)"
+        );
+        return Err(ExitCode::from(2));
+    }
+    let sock = match addr.to_socket_addrs().map(|mut a| a.next()) {
+        Ok(Some(a)) => a,
+        Ok(None) | Err(_) => {
+            eprintln!("error: --grpc-server-addr {addr}: not an address (HOST:PORT)");
+            return Err(ExitCode::from(2));
+        }
+    };
+    if !sock.ip().is_loopback() {
+        eprintln!(
+            "warning: --grpc-server-addr {sock}: not a loopback address; whoever reaches it controls the switch"
+        );
+    }
+    let (poster, mailbox) = netsparse_p4rt::mailbox::mailbox::<T>();
+    match netsparse_p4rt::server::spawn(
+        sock,
+        poster,
+        artifact.clone(),
+        artifact.to_json().into_bytes(),
+        args.device_id,
+    ) {
+        Ok(h) => {
+            eprintln!(
+                "P4Runtime server listening on {} (device id {})",
+                h.addr, args.device_id
+            );
+            Ok(Some(mailbox))
+        }
+        Err(e) => {
+            eprintln!("error: --grpc-server-addr {sock}: {e}");
+            Err(ExitCode::from(2))
+        }
+    }
 }
 
 /// Load `.json` artifacts or compile `.p4` sources. `Ok(Err(code))` means
@@ -153,9 +213,14 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     if !apply_entries(&mut sw, args.entries.as_deref())? {
         return Ok(ExitCode::from(1));
     }
+    let mailbox = match start_server::<Switch>(&args, &artifact) {
+        Ok(m) => m,
+        Err(code) => return Ok(code),
+    };
     drive(
         &mut sw,
         &args,
+        mailbox.as_ref(),
         &|sw: &Switch| {
             let mut m = serde_json::Map::new();
             m.insert("switch".into(), serde_json::json!(sw.stats()));
@@ -208,9 +273,12 @@ pub(crate) fn apply_entries<T: ControlPlane + ?Sized>(
 /// NetSparse switch: pcap replay or live interfaces, the per-port report,
 /// SIGUSR1 dumps and `--stats-json`. `head` gives the target's part of the
 /// JSON document (its counters), `summary` prints its counter table.
+/// With a P4Runtime `mailbox`, the live driver runs its jobs between two
+/// packets whenever the server raises the mailbox's flag.
 fn drive<D: Datapath>(
     sw: &mut D,
     args: &Args,
+    mailbox: Option<&netsparse_p4rt::mailbox::Mailbox<D>>,
     head: &dyn Fn(&D) -> serde_json::Map<String, serde_json::Value>,
     summary: &dyn Fn(&D),
 ) -> anyhow::Result<ExitCode> {
@@ -271,11 +339,16 @@ fn drive<D: Datapath>(
             live::dump_on_sigusr1(Arc::clone(&dump))
                 .context("cannot install the SIGUSR1 handler")?;
         }
-        let opts = live::LiveOptions {
+        let mut opts = live::LiveOptions {
             record_dir: args.pcap.clone(),
             dump: Some(dump),
+            control: mailbox.map(|m| m.wake_flag()),
             ..live::LiveOptions::default()
         };
+        if mailbox.is_some() {
+            // An idle switch checks for control-plane work this often.
+            opts.poll = opts.poll.min(std::time::Duration::from_millis(2));
+        }
         let ports = match live::open_best(&args.interfaces, &opts) {
             Ok(p) => p,
             Err(e) => {
@@ -294,10 +367,16 @@ fn drive<D: Datapath>(
         // SIGUSR1 writes the counters to --stats-json while running.
         let mut seq = 0u64;
         let stats_file = args.stats_json.clone();
-        let mut hook = |sw: &D, ports: &[live::LivePortStats]| {
+        let mut hook = |sw: &mut D, ports: &[live::LivePortStats], why: live::Wake| {
+            if why == live::Wake::Control {
+                if let Some(m) = mailbox {
+                    m.drain(sw);
+                }
+                return;
+            }
             let Some(file) = &stats_file else { return };
             seq += 1;
-            let mut doc = head(sw);
+            let mut doc = head(&*sw);
             doc.insert("dump_seq".into(), seq.into());
             doc.insert("driver".into(), live_ports_json(ports));
             if let Err(e) = write_atomically(file, &doc.into()) {
@@ -425,9 +504,14 @@ fn run_netsparse(args: &Args, artifact: &Artifact) -> anyhow::Result<ExitCode> {
     if !apply_entries(&mut sw, args.entries.as_deref())? {
         return Ok(ExitCode::from(1));
     }
+    let mailbox = match start_server::<NsSwitch>(args, artifact) {
+        Ok(m) => m,
+        Err(code) => return Ok(code),
+    };
     drive(
         &mut sw,
         args,
+        mailbox.as_ref(),
         &|sw: &NsSwitch| {
             let mut m = serde_json::Map::new();
             m.insert("arch".into(), "netsparse_switch".into());

@@ -750,8 +750,9 @@ pub fn gather_on(
                     poll: Duration::from_millis(2),
                     ..LiveOptions::default()
                 };
-                let rep = tpacket::run(&mut ep, vec![(spec, port)], stop, &lopts, &mut |_, _| {})
-                    .map_err(|e| e.to_string())?;
+                let rep =
+                    tpacket::run(&mut ep, vec![(spec, port)], stop, &lopts, &mut |_, _, _| {})
+                        .map_err(|e| e.to_string())?;
                 let own = bounds[job.node as usize]..bounds[job.node as usize + 1];
                 let mut remote: Vec<u64> = job
                     .idxs

@@ -31,7 +31,7 @@ use std::time::{Duration, Instant};
 
 use netsparse_externs::{Datapath, Outputs, Time};
 
-pub use super::ports::{LiveError, LiveOptions, LivePortStats, LiveReport};
+pub use super::ports::{LiveError, LiveOptions, LivePortStats, LiveReport, Wake};
 pub use super::sys::{dump_on_sigusr1, stop_on_signals};
 
 use super::ports::{finish_recorders, port_book, Recorder};
@@ -220,7 +220,7 @@ pub fn serve<D: Datapath>(
     specs: &[PortSpec],
     stop: Arc<AtomicBool>,
     opts: &LiveOptions,
-    hook: &mut dyn FnMut(&D, &[LivePortStats]),
+    hook: &mut dyn FnMut(&mut D, &[LivePortStats], Wake),
 ) -> Result<LiveReport, LiveError> {
     let ports = open_best(specs, opts)?;
     serve_ports(dp, ports, stop, opts, hook)
@@ -234,7 +234,7 @@ pub fn serve_ports<D: Datapath>(
     ports: LivePorts,
     stop: Arc<AtomicBool>,
     opts: &LiveOptions,
-    hook: &mut dyn FnMut(&D, &[LivePortStats]),
+    hook: &mut dyn FnMut(&mut D, &[LivePortStats], Wake),
 ) -> Result<LiveReport, LiveError> {
     match ports {
         LivePorts::Rings(p) => {
@@ -253,7 +253,7 @@ pub fn run<D: Datapath, P: PortIo + 'static>(
     stop: Arc<AtomicBool>,
     opts: &LiveOptions,
 ) -> Result<LiveReport, LiveError> {
-    run_with_hook(dp, ports, stop, opts, &mut |_, _| {})
+    run_with_hook(dp, ports, stop, opts, &mut |_, _, _| {})
 }
 
 /// [`run`], calling `hook(dp, counters)` whenever `opts.dump` is raised.
@@ -262,7 +262,7 @@ pub fn run_with_hook<D: Datapath, P: PortIo + 'static>(
     ports: Vec<(PortSpec, Arc<P>)>,
     stop: Arc<AtomicBool>,
     opts: &LiveOptions,
-    hook: &mut dyn FnMut(&D, &[LivePortStats]),
+    hook: &mut dyn FnMut(&mut D, &[LivePortStats], Wake),
 ) -> Result<LiveReport, LiveError> {
     let mut ports = ports;
     ports.sort_by(|a, b| a.0.cmp(&b.0));
@@ -335,7 +335,13 @@ pub fn run_with_hook<D: Datapath, P: PortIo + 'static>(
     'main: while !stop.load(Ordering::Relaxed) {
         if let Some(flag) = &opts.dump {
             if flag.swap(false, Ordering::Relaxed) {
-                hook(dp, &stats);
+                hook(dp, &stats, Wake::Dump);
+            }
+        }
+        if let Some(flag) = &opts.control {
+            if flag.load(Ordering::Relaxed) {
+                flag.store(false, Ordering::Relaxed);
+                hook(dp, &stats, Wake::Control);
             }
         }
         // Timers due now.

@@ -33,6 +33,15 @@ impl Default for RingOptions {
     }
 }
 
+/// Why a live driver calls its hook.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Wake {
+    /// [`LiveOptions::dump`] was raised (write the counters).
+    Dump,
+    /// [`LiveOptions::control`] was raised (run the control plane's jobs).
+    Control,
+}
+
 /// Live options.
 #[derive(Clone, Debug)]
 pub struct LiveOptions {
@@ -46,6 +55,11 @@ pub struct LiveOptions {
     /// When raised, the driver calls its hook between packets and lowers
     /// the flag (see [`dump_on_sigusr1`]).
     pub dump: Option<Arc<AtomicBool>>,
+    /// Raised by a control plane (the P4Runtime server) that has posted
+    /// work for the datapath: the driver lowers it and calls its hook with
+    /// [`Wake::Control`] between two packets (one relaxed load per loop
+    /// turn when nothing is pending).
+    pub control: Option<Arc<AtomicBool>>,
     /// Receive-ring geometry of the fast driver.
     pub ring: RingOptions,
 }
@@ -57,6 +71,7 @@ impl Default for LiveOptions {
             poll: Duration::from_millis(50),
             record_dir: None,
             dump: None,
+            control: None,
             ring: RingOptions::default(),
         }
     }

@@ -45,7 +45,7 @@ pub use super::ports::RingOptions;
 pub use super::sys::interface_mtu;
 
 use super::ports::{
-    finish_recorders, port_book, LiveError, LiveOptions, LivePortStats, LiveReport, Recorder,
+    finish_recorders, port_book, LiveError, LiveOptions, LivePortStats, LiveReport, Recorder, Wake,
 };
 use super::sys::os_err;
 use super::{sys, PortSpec};
@@ -453,7 +453,7 @@ pub fn run<D: Datapath>(
     ports: Vec<(PortSpec, RingPort)>,
     stop: Arc<AtomicBool>,
     opts: &LiveOptions,
-    hook: &mut dyn FnMut(&D, &[LivePortStats]),
+    hook: &mut dyn FnMut(&mut D, &[LivePortStats], Wake),
 ) -> Result<LiveReport, LiveError> {
     let mut ports = ports;
     ports.sort_by(|a, b| a.0.cmp(&b.0));
@@ -482,7 +482,13 @@ pub fn run<D: Datapath>(
     'main: while !stop.load(Ordering::Relaxed) {
         if let Some(flag) = &opts.dump {
             if flag.swap(false, Ordering::Relaxed) {
-                hook(dp, &stats);
+                hook(dp, &stats, Wake::Dump);
+            }
+        }
+        if let Some(flag) = &opts.control {
+            if flag.load(Ordering::Relaxed) {
+                flag.store(false, Ordering::Relaxed);
+                hook(dp, &stats, Wake::Control);
             }
         }
         let now = time_of(Instant::now()).max(last);
@@ -815,7 +821,7 @@ mod tests {
                 vec![("0@a".parse().unwrap(), a)],
                 stop2,
                 &opts,
-                &mut |_, _| hooks += 1,
+                &mut |_, _, _| hooks += 1,
             )
             .unwrap();
             (rep, hooks)

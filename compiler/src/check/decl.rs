@@ -341,6 +341,7 @@ impl Checker<'_> {
         Some(self.m.actions.append(ir::Action {
             name: a.name.name.clone(),
             cp_name: Self::annotation_str(&a.annotations, "name"),
+            p4rt_id: Self::annotation_ints(&a.annotations, "id").first().copied(),
             owner,
             params,
             body,

@@ -205,6 +205,7 @@ impl Checker<'_> {
         Some(self.m.tables.append(ir::Table {
             name: t.name.name.clone(),
             cp_name: Self::annotation_str(&t.annotations, "name"),
+            p4rt_id: Self::annotation_ints(&t.annotations, "id").first().copied(),
             owner,
             keys,
             actions,
@@ -228,6 +229,7 @@ impl Checker<'_> {
         let h = self.m.actions.append(ir::Action {
             name: "NoAction".into(),
             cp_name: None,
+            p4rt_id: None,
             owner: None,
             params: Vec::new(),
             body: ir::Block::default(),

@@ -606,6 +606,8 @@ pub struct Action {
     pub name: String,
     /// `@name` annotation, if any.
     pub cp_name: Option<String>,
+    /// `@id` annotation (P4Runtime id), if any.
+    pub p4rt_id: Option<u32>,
     /// The control it is declared in (`None`: top level).
     pub owner: Option<Handle<Control>>,
     /// Parameters: directional first, then directionless.
@@ -687,6 +689,8 @@ pub struct Table {
     pub name: String,
     /// `@name` annotation, if any.
     pub cp_name: Option<String>,
+    /// `@id` annotation (P4Runtime id), if any.
+    pub p4rt_id: Option<u32>,
     /// The control it is declared in.
     pub owner: Handle<Control>,
     /// Keys.

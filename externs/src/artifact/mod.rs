@@ -985,6 +985,9 @@ pub struct Control {
 pub struct Action {
     /// Fully-qualified name (`MyIngress.ipv4_forward`, `NoAction`).
     pub name: String,
+    /// `@id`: the P4Runtime id the program asks for.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub p4rt_id: Option<u32>,
     /// Directionless parameters (action data), in declaration order.
     pub params: Vec<ActionParam>,
     /// The body.
@@ -1023,6 +1026,9 @@ pub enum MatchKind {
 pub struct Table {
     /// Fully-qualified name (`MyIngress.ipv4_lpm`).
     pub name: String,
+    /// `@id`: the P4Runtime id the program asks for.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub p4rt_id: Option<u32>,
     /// Key fields in order.
     pub keys: Vec<TableKey>,
     /// Actions the table may run.

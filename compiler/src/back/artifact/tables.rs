@@ -28,6 +28,7 @@ impl Lower<'_> {
             return *id;
         }
         let name = self.action_name(idx, act);
+        let p4rt_id = act.p4rt_id;
         let mut params = Vec::new();
         for p in &act.params {
             let var = &self.m.vars[*p];
@@ -51,6 +52,7 @@ impl Lower<'_> {
         let id = ActionId(u32_of(self.actions.len()));
         self.actions.push(a::Action {
             name,
+            p4rt_id,
             params,
             body: Vec::new(),
         });
@@ -114,8 +116,10 @@ impl Lower<'_> {
                 self.copy_out(&outs, &mut body);
                 let id = ActionId(u32_of(self.actions.len()));
                 let data = self.actions[base.index()].params.clone();
+                let p4rt_id = self.actions[base.index()].p4rt_id;
                 self.actions.push(a::Action {
                     name: format!("{cp}${}", self.actions.len()),
+                    p4rt_id,
                     params: data,
                     body,
                 });
@@ -186,6 +190,7 @@ impl Lower<'_> {
         }
         self.tables.push(a::Table {
             name,
+            p4rt_id: t.p4rt_id,
             keys,
             actions,
             default_action,

@@ -1,0 +1,278 @@
+//! Read: table entries (all tables with `table_id` 0, all entries of a
+//! table without matches, one entry with them), direct counters, indexed
+//! counters and registers (all of them with id 0, every cell without an
+//! index), and the NetSparse statistics pseudo-extern. The whole request
+//! is read in one datapath job, so it sees one consistent state.
+
+use netsparse_externs::artifact::KeyMatch;
+use tonic::Status;
+
+use super::write::{entity_kind, status_of};
+use super::{gone, Shared, STATS_TYPE_ID, STATS_TYPE_URL};
+use crate::convert;
+use crate::p4info::{name_of, Entity, Schema};
+use crate::proto::{cfg, v1};
+use crate::target::Target;
+
+fn counter_data(c: netsparse_externs::stateful::CounterCell) -> v1::CounterData {
+    v1::CounterData {
+        byte_count: c.bytes as i64,
+        packet_count: c.packets as i64,
+    }
+}
+
+fn bad(msg: impl Into<String>) -> Status {
+    Status::invalid_argument(msg.into())
+}
+
+/// The entries of `table` that match the filter in `want` (its matches
+/// and priority, when given).
+fn table_entries<T: Target>(
+    t: &T,
+    schema: &Schema,
+    table: &cfg::Table,
+    want: &v1::TableEntry,
+    with_counters: bool,
+    out: &mut Vec<v1::Entity>,
+) -> Result<(), Status> {
+    let tname = name_of(&table.preamble);
+    let filter: Option<Vec<KeyMatch>> = if want.r#match.is_empty() {
+        None
+    } else {
+        Some(convert::key_matches(table, &want.r#match).map_err(bad)?)
+    };
+    let entries = t.entries(tname).map_err(|e| status_of(&e))?;
+    let has_counter = !table.direct_resource_ids.is_empty();
+    for e in entries {
+        if filter.as_ref().is_some_and(|f| *f != e.matches) {
+            continue;
+        }
+        if want.priority != 0 && want.priority as u32 != e.priority {
+            continue;
+        }
+        let action_id = schema
+            .find(&e.action, |s, id| s.action(id).map(|_| id))
+            .unwrap_or(0);
+        let action = schema.action(action_id);
+        let params = e
+            .args
+            .iter()
+            .enumerate()
+            .map(|(i, v)| v1::action::Param {
+                param_id: action
+                    .and_then(|a| a.params.get(i))
+                    .map_or(i as u32 + 1, |p| p.id),
+                value: convert::to_bytes(*v),
+            })
+            .collect();
+        out.push(v1::Entity {
+            entity: Some(v1::entity::Entity::TableEntry(v1::TableEntry {
+                table_id: crate::p4info::id_of(&table.preamble),
+                r#match: convert::field_matches(table, &e.matches),
+                action: Some(v1::TableAction {
+                    r#type: Some(v1::table_action::Type::Action(v1::Action {
+                        action_id,
+                        params,
+                    })),
+                }),
+                priority: if convert::needs_priority(table) {
+                    e.priority as i32
+                } else {
+                    0
+                },
+                counter_data: (with_counters && has_counter).then(|| counter_data(e.counter)),
+                is_const: e.is_const,
+                ..Default::default()
+            })),
+        });
+    }
+    Ok(())
+}
+
+fn read_one<T: Target>(
+    t: &T,
+    schema: &Schema,
+    entity: &v1::Entity,
+    out: &mut Vec<v1::Entity>,
+) -> Result<(), Status> {
+    use v1::entity::Entity as En;
+    let Some(e) = &entity.entity else {
+        return Err(bad("entities: an entity with nothing set"));
+    };
+    match e {
+        En::TableEntry(want) => {
+            if want.is_default_action {
+                return Err(Status::unimplemented(
+                    "reading default entries is not supported",
+                ));
+            }
+            if want.table_id == 0 {
+                for table in &schema.info.tables {
+                    table_entries(t, schema, table, want, want.counter_data.is_some(), out)?;
+                }
+                return Ok(());
+            }
+            let Some(table) = schema.table(want.table_id) else {
+                return Err(Status::not_found(format!(
+                    "table_entry.table_id {:#x}: no such table",
+                    want.table_id
+                )));
+            };
+            table_entries(t, schema, table, want, want.counter_data.is_some(), out)
+        }
+        En::DirectCounterEntry(d) => {
+            let want = d.table_entry.clone().unwrap_or_default();
+            let tables: Vec<&cfg::Table> = if want.table_id == 0 {
+                schema
+                    .info
+                    .tables
+                    .iter()
+                    .filter(|t| !t.direct_resource_ids.is_empty())
+                    .collect()
+            } else {
+                vec![schema.table(want.table_id).ok_or_else(|| {
+                    Status::not_found(format!(
+                        "direct_counter_entry.table_entry.table_id {:#x}: no such table",
+                        want.table_id
+                    ))
+                })?]
+            };
+            let mut rows = Vec::new();
+            for table in tables {
+                table_entries(t, schema, table, &want, true, &mut rows)?;
+            }
+            for r in rows {
+                if let Some(En::TableEntry(mut te)) = r.entity {
+                    let data = te.counter_data.take();
+                    te.action = None;
+                    out.push(v1::Entity {
+                        entity: Some(En::DirectCounterEntry(v1::DirectCounterEntry {
+                            table_entry: Some(te),
+                            data,
+                        })),
+                    });
+                }
+            }
+            Ok(())
+        }
+        En::CounterEntry(c) => {
+            let ids: Vec<usize> = if c.counter_id == 0 {
+                (0..schema.info.counters.len()).collect()
+            } else {
+                match schema.entity(c.counter_id) {
+                    Some(Entity::Counter(i)) => vec![*i],
+                    _ => {
+                        return Err(Status::not_found(format!(
+                            "counter_entry.counter_id {:#x}: no such counter",
+                            c.counter_id
+                        )))
+                    }
+                }
+            };
+            for i in ids {
+                let ctr = &schema.info.counters[i];
+                let name = name_of(&ctr.preamble);
+                let cells: Vec<u64> = match &c.index {
+                    Some(ix) if ix.index < 0 || ix.index >= ctr.size => {
+                        return Err(Status::out_of_range(format!(
+                            "counter {name}: index {} outside 0..{}",
+                            ix.index, ctr.size
+                        )))
+                    }
+                    Some(ix) => vec![ix.index as u64],
+                    None => (0..ctr.size.max(0) as u64).collect(),
+                };
+                for ix in cells {
+                    let cell = t.counter_read(name, ix).map_err(|e| status_of(&e))?;
+                    out.push(v1::Entity {
+                        entity: Some(En::CounterEntry(v1::CounterEntry {
+                            counter_id: crate::p4info::id_of(&ctr.preamble),
+                            index: Some(v1::Index { index: ix as i64 }),
+                            data: Some(counter_data(cell)),
+                        })),
+                    });
+                }
+            }
+            Ok(())
+        }
+        En::RegisterEntry(r) => {
+            let ids: Vec<usize> = if r.register_id == 0 {
+                (0..schema.info.registers.len()).collect()
+            } else {
+                match schema.entity(r.register_id) {
+                    Some(Entity::Register(i)) => vec![*i],
+                    _ => {
+                        return Err(Status::not_found(format!(
+                            "register_entry.register_id {:#x}: no such register",
+                            r.register_id
+                        )))
+                    }
+                }
+            };
+            for i in ids {
+                let reg = &schema.info.registers[i];
+                let name = name_of(&reg.preamble);
+                let cells: Vec<u64> = match &r.index {
+                    Some(ix) if ix.index < 0 || ix.index >= i64::from(reg.size) => {
+                        return Err(Status::out_of_range(format!(
+                            "register {name}: index {} outside 0..{}",
+                            ix.index, reg.size
+                        )))
+                    }
+                    Some(ix) => vec![ix.index as u64],
+                    None => (0..reg.size.max(0) as u64).collect(),
+                };
+                for ix in cells {
+                    let v = t.register_read(name, ix).map_err(|e| status_of(&e))?;
+                    out.push(v1::Entity {
+                        entity: Some(En::RegisterEntry(v1::RegisterEntry {
+                            register_id: crate::p4info::id_of(&reg.preamble),
+                            index: Some(v1::Index { index: ix as i64 }),
+                            data: Some(v1::P4Data {
+                                data: Some(v1::p4_data::Data::Bitstring(convert::to_bytes(v))),
+                            }),
+                        })),
+                    });
+                }
+            }
+            Ok(())
+        }
+        En::ExternEntry(x) if x.extern_type_id == STATS_TYPE_ID => {
+            let doc = serde_json::json!({ "switch": t.stats_json() });
+            out.push(v1::Entity {
+                entity: Some(En::ExternEntry(v1::ExternEntry {
+                    extern_type_id: STATS_TYPE_ID,
+                    extern_id: 0,
+                    entry: Some(prost_types::Any {
+                        type_url: STATS_TYPE_URL.to_owned(),
+                        value: serde_json::to_vec(&doc).unwrap_or_default(),
+                    }),
+                })),
+            });
+            Ok(())
+        }
+        other => Err(Status::unimplemented(format!(
+            "reading {} entities is not supported",
+            entity_kind(other)
+        ))),
+    }
+}
+
+/// Serve a Read (device already checked).
+pub(crate) async fn read<T: Target>(
+    shared: &Shared<T>,
+    entities: Vec<v1::Entity>,
+) -> Result<Vec<v1::Entity>, Status> {
+    let schema = std::sync::Arc::clone(&shared.pipeline().schema);
+    shared
+        .poster
+        .run(move |t: &mut T| {
+            let mut out = Vec::new();
+            for e in &entities {
+                read_one(&*t, &schema, e, &mut out)?;
+            }
+            Ok(out)
+        })
+        .await
+        .map_err(|_| gone())?
+}

@@ -1,0 +1,424 @@
+//! Write: each update is checked against the pipeline's P4Info on the
+//! gRPC side (ids, widths, match kinds, parameters, priorities) and turned
+//! into an [`Op`] on names; the valid ops of a batch then run as one job
+//! on the datapath, between two packets. Updates are independent
+//! (CONTINUE_ON_ERROR): a bad update fails alone, with its own status in
+//! the Write's details, and changes nothing.
+
+use netsparse_engine::control::ControlPlane;
+use netsparse_engine::ControlPlaneError;
+use netsparse_externs::artifact::KeyMatch;
+use tonic::Status;
+
+use super::{batch_status, gone, Shared, PROPERTY_CACHE_TYPE_ID};
+use crate::convert;
+use crate::p4info::{name_of, Entity, Schema};
+use crate::proto::v1;
+use crate::target::Target;
+
+/// One checked update, on names.
+#[derive(Clone, Debug)]
+pub(crate) enum Op {
+    Insert {
+        table: String,
+        matches: Vec<KeyMatch>,
+        action: String,
+        args: Vec<u128>,
+        priority: Option<u32>,
+    },
+    Modify {
+        table: String,
+        matches: Vec<KeyMatch>,
+        priority: Option<u32>,
+        action: String,
+        args: Vec<u128>,
+    },
+    Delete {
+        table: String,
+        matches: Vec<KeyMatch>,
+        priority: Option<u32>,
+    },
+    SetDefault {
+        table: String,
+        action: String,
+        args: Vec<u128>,
+    },
+    RegisterWrite {
+        name: String,
+        index: Option<u64>,
+        size: u64,
+        value: u128,
+    },
+    CounterReset {
+        name: String,
+    },
+    CacheInvalidate,
+}
+
+/// The gRPC code of an engine error.
+pub(crate) fn status_of(e: &ControlPlaneError) -> Status {
+    use ControlPlaneError as E;
+    let msg = e.to_string();
+    match e {
+        E::NoSuchName { .. } | E::NoSuchEntry { .. } => Status::not_found(msg),
+        E::Duplicate { .. } => Status::already_exists(msg),
+        E::TableFull { .. } => Status::resource_exhausted(msg),
+        E::ConstEntries { .. } | E::ConstDefault { .. } => Status::permission_denied(msg),
+        E::IndexOutOfRange { .. } => Status::out_of_range(msg),
+        E::Replication(_) => Status::unimplemented(msg),
+        _ => Status::invalid_argument(msg),
+    }
+}
+
+fn bad(msg: impl Into<String>) -> Status {
+    Status::invalid_argument(msg.into())
+}
+
+/// Check a table entry of an update; returns (table name, matches,
+/// priority) and, when present, (action name, args).
+#[allow(clippy::type_complexity)]
+fn table_parts(
+    schema: &Schema,
+    e: &v1::TableEntry,
+) -> Result<
+    (
+        String,
+        Vec<KeyMatch>,
+        Option<u32>,
+        Option<(String, Vec<u128>)>,
+    ),
+    Status,
+> {
+    let Some(table) = schema.table(e.table_id) else {
+        return Err(Status::not_found(format!(
+            "table_entry.table_id {:#x}: no such table",
+            e.table_id
+        )));
+    };
+    let tname = name_of(&table.preamble).to_owned();
+    let matches = convert::key_matches(table, &e.r#match).map_err(bad)?;
+    let prio = if convert::needs_priority(table) {
+        if e.priority <= 0 && !e.is_default_action {
+            return Err(bad(format!(
+                "table {tname}: priority must be > 0 (the table has ternary, range or optional keys)"
+            )));
+        }
+        Some(e.priority as u32)
+    } else {
+        if e.priority != 0 {
+            return Err(bad(format!(
+                "table {tname}: priority {} given for a table without ternary, range or optional keys",
+                e.priority
+            )));
+        }
+        None
+    };
+    let action = match &e.action {
+        None => None,
+        Some(v1::TableAction {
+            r#type: Some(v1::table_action::Type::Action(a)),
+        }) => {
+            let Some(ad) = schema.action(a.action_id) else {
+                return Err(Status::not_found(format!(
+                    "table {tname}: action_id {:#x}: no such action",
+                    a.action_id
+                )));
+            };
+            if !table.action_refs.iter().any(|r| r.id == a.action_id) {
+                return Err(bad(format!(
+                    "table {tname}: action {} is not one of the table's actions",
+                    name_of(&ad.preamble)
+                )));
+            }
+            let args = convert::action_args(ad, &a.params).map_err(bad)?;
+            Some((name_of(&ad.preamble).to_owned(), args))
+        }
+        Some(_) => {
+            return Err(Status::unimplemented(format!(
+                "table {tname}: action profiles are not supported"
+            )))
+        }
+    };
+    Ok((tname, matches, prio, action))
+}
+
+/// Check one update.
+pub(crate) fn op_of(schema: &Schema, u: &v1::Update) -> Result<Op, Status> {
+    use v1::entity::Entity as En;
+    use v1::update::Type;
+    let ty = Type::try_from(u.r#type).unwrap_or(Type::Unspecified);
+    if ty == Type::Unspecified {
+        return Err(bad("update.type: unspecified"));
+    }
+    let Some(entity) = u.entity.as_ref().and_then(|e| e.entity.as_ref()) else {
+        return Err(bad("update.entity: missing"));
+    };
+    match entity {
+        En::TableEntry(e) => {
+            let (table, matches, priority, action) = table_parts(schema, e)?;
+            if e.is_default_action {
+                if !e.r#match.is_empty() {
+                    return Err(bad(format!(
+                        "table {table}: a default entry has no match fields"
+                    )));
+                }
+                return match (ty, action) {
+                    (Type::Modify, Some((action, args))) => Ok(Op::SetDefault {
+                        table,
+                        action,
+                        args,
+                    }),
+                    (Type::Modify, None) => Err(bad(format!("table {table}: action missing"))),
+                    _ => Err(bad(format!(
+                        "table {table}: the default entry can only be modified"
+                    ))),
+                };
+            }
+            match ty {
+                Type::Insert | Type::Modify => {
+                    let Some((action, args)) = action else {
+                        return Err(bad(format!("table {table}: action missing")));
+                    };
+                    Ok(if ty == Type::Insert {
+                        Op::Insert {
+                            table,
+                            matches,
+                            action,
+                            args,
+                            priority,
+                        }
+                    } else {
+                        Op::Modify {
+                            table,
+                            matches,
+                            priority,
+                            action,
+                            args,
+                        }
+                    })
+                }
+                _ => Ok(Op::Delete {
+                    table,
+                    matches,
+                    priority,
+                }),
+            }
+        }
+        En::RegisterEntry(r) => {
+            if ty != Type::Modify {
+                return Err(bad("register_entry: registers can only be modified"));
+            }
+            let Some(Entity::Register(i)) = schema.entity(r.register_id) else {
+                return Err(Status::not_found(format!(
+                    "register_entry.register_id {:#x}: no such register",
+                    r.register_id
+                )));
+            };
+            let reg = &schema.info.registers[*i];
+            let name = name_of(&reg.preamble).to_owned();
+            let width = match &reg.type_spec {
+                Some(crate::proto::cfg::P4DataTypeSpec {
+                    type_spec:
+                        Some(crate::proto::cfg::p4_data_type_spec::TypeSpec::Bitstring(
+                            crate::proto::cfg::P4BitstringLikeTypeSpec {
+                                type_spec:
+                                    Some(crate::proto::cfg::p4_bitstring_like_type_spec::TypeSpec::Bit(
+                                        b,
+                                    )),
+                                ..
+                            },
+                        )),
+                }) => b.bitwidth,
+                _ => 128,
+            };
+            let value = match &r.data {
+                Some(v1::P4Data {
+                    data: Some(v1::p4_data::Data::Bitstring(b)),
+                }) => {
+                    convert::from_bytes(b, width, &format!("register {name} data")).map_err(bad)?
+                }
+                _ => return Err(bad(format!("register {name}: data must be a bitstring"))),
+            };
+            let index = match &r.index {
+                Some(ix) if ix.index < 0 || ix.index >= i64::from(reg.size) => {
+                    return Err(Status::out_of_range(format!(
+                        "register {name}: index {} outside 0..{}",
+                        ix.index, reg.size
+                    )))
+                }
+                Some(ix) => Some(ix.index as u64),
+                None => None,
+            };
+            Ok(Op::RegisterWrite {
+                name,
+                index,
+                size: reg.size.max(0) as u64,
+                value,
+            })
+        }
+        En::CounterEntry(c) => {
+            if ty != Type::Modify {
+                return Err(bad("counter_entry: counters can only be modified"));
+            }
+            let Some(Entity::Counter(i)) = schema.entity(c.counter_id) else {
+                return Err(Status::not_found(format!(
+                    "counter_entry.counter_id {:#x}: no such counter",
+                    c.counter_id
+                )));
+            };
+            let name = name_of(&schema.info.counters[*i].preamble).to_owned();
+            let zero = c
+                .data
+                .as_ref()
+                .is_none_or(|d| d.byte_count == 0 && d.packet_count == 0);
+            if c.index.is_some() || !zero {
+                return Err(Status::unimplemented(format!(
+                    "counter {name}: only resetting every cell to zero (no index, zero data) is supported"
+                )));
+            }
+            Ok(Op::CounterReset { name })
+        }
+        En::ExternEntry(x) if x.extern_type_id == PROPERTY_CACHE_TYPE_ID => {
+            if ty != Type::Modify {
+                return Err(bad(
+                    "extern_entry: the Property Cache is invalidated with MODIFY",
+                ));
+            }
+            match schema.entity(x.extern_id) {
+                Some(Entity::PropertyCache(_)) => Ok(Op::CacheInvalidate),
+                _ => Err(Status::not_found(format!(
+                    "extern_entry.extern_id {:#x}: no such Property Cache",
+                    x.extern_id
+                ))),
+            }
+        }
+        other => Err(Status::unimplemented(format!(
+            "writing {} entities is not supported",
+            entity_kind(other)
+        ))),
+    }
+}
+
+/// A short name of an entity kind, for messages.
+pub(crate) fn entity_kind(e: &v1::entity::Entity) -> &'static str {
+    use v1::entity::Entity as En;
+    match e {
+        En::ExternEntry(_) => "extern_entry",
+        En::TableEntry(_) => "table_entry",
+        En::ActionProfileMember(_) => "action_profile_member",
+        En::ActionProfileGroup(_) => "action_profile_group",
+        En::MeterEntry(_) => "meter_entry",
+        En::DirectMeterEntry(_) => "direct_meter_entry",
+        En::CounterEntry(_) => "counter_entry",
+        En::DirectCounterEntry(_) => "direct_counter_entry",
+        En::PacketReplicationEngineEntry(_) => "packet_replication_engine_entry",
+        En::ValueSetEntry(_) => "value_set_entry",
+        En::RegisterEntry(_) => "register_entry",
+        En::DigestEntry(_) => "digest_entry",
+    }
+}
+
+/// Apply one op to the target.
+pub(crate) fn apply<T: ControlPlane + ?Sized>(t: &mut T, op: &Op) -> Result<(), Status> {
+    let st = |e: ControlPlaneError| status_of(&e);
+    match op {
+        Op::Insert {
+            table,
+            matches,
+            action,
+            args,
+            priority,
+        } => {
+            // The engine's index finds duplicates (ALREADY_EXISTS).
+            t.add_entry(table, matches, action, args, *priority)
+                .map(|_| ())
+                .map_err(st)
+        }
+        Op::Modify {
+            table,
+            matches,
+            priority,
+            action,
+            args,
+        } => {
+            let Some(h) = t.find_entry(table, matches, *priority).map_err(st)? else {
+                return Err(Status::not_found(format!(
+                    "table {table}: no entry with this match"
+                )));
+            };
+            t.modify_entry(table, h, action, args).map_err(st)
+        }
+        Op::Delete {
+            table,
+            matches,
+            priority,
+        } => {
+            let Some(h) = t.find_entry(table, matches, *priority).map_err(st)? else {
+                return Err(Status::not_found(format!(
+                    "table {table}: no entry with this match"
+                )));
+            };
+            t.delete_entry(table, h).map_err(st)
+        }
+        Op::SetDefault {
+            table,
+            action,
+            args,
+        } => t.set_default(table, action, args).map_err(st),
+        Op::RegisterWrite {
+            name,
+            index,
+            size,
+            value,
+        } => match index {
+            Some(i) => t.register_write(name, *i, *value).map_err(st),
+            None => (0..*size).try_for_each(|i| t.register_write(name, i, *value).map_err(st)),
+        },
+        Op::CounterReset { name } => t.counter_reset(name).map_err(st),
+        Op::CacheInvalidate => match t.command("cache_invalidate", &[]) {
+            Some(Ok(_)) => Ok(()),
+            Some(Err(e)) => Err(Status::internal(format!("{e:?}"))),
+            None => Err(Status::unimplemented("this switch has no Property Cache")),
+        },
+    }
+}
+
+/// Serve a Write (device and primary already checked).
+pub(crate) async fn write<T: Target>(
+    shared: &Shared<T>,
+    req: v1::WriteRequest,
+) -> Result<(), Status> {
+    use v1::write_request::Atomicity;
+    if Atomicity::try_from(req.atomicity).unwrap_or(Atomicity::ContinueOnError)
+        != Atomicity::ContinueOnError
+    {
+        return Err(Status::unimplemented(
+            "atomicity: only CONTINUE_ON_ERROR is supported (each batch is applied between two packets all the same)",
+        ));
+    }
+    let schema = std::sync::Arc::clone(&shared.pipeline().schema);
+    let checked: Vec<Result<Op, Status>> = req.updates.iter().map(|u| op_of(&schema, u)).collect();
+    let ops: Vec<Option<Op>> = checked.iter().map(|r| r.as_ref().ok().cloned()).collect();
+    let applied = shared
+        .poster
+        .run(move |t: &mut T| {
+            ops.iter()
+                .map(|op| op.as_ref().map(|op| apply(t, op)))
+                .collect::<Vec<_>>()
+        })
+        .await
+        .map_err(|_| gone())?;
+    let results: Vec<Result<(), Status>> = checked
+        .into_iter()
+        .zip(applied)
+        .map(|(c, a)| match (c, a) {
+            (Err(s), _) => Err(s),
+            (Ok(_), Some(r)) => r,
+            (Ok(_), None) => Err(Status::internal("update lost")),
+        })
+        .collect();
+    match batch_status(&results) {
+        Some(s) => Err(s),
+        None => Ok(()),
+    }
+}

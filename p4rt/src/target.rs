@@ -1,0 +1,48 @@
+//! What the P4Runtime server needs of a running datapath beyond the
+//! engine's [`ControlPlane`]: loading a new pipeline in place and its
+//! counters as JSON (the `--stats-json` document). Implemented for the
+//! v1model switch and the NetSparse multi-pipe switch.
+
+use netsparse_bmv2::nsswitch::NsSwitch;
+use netsparse_bmv2::Switch;
+use netsparse_engine::control::ControlPlane;
+use netsparse_externs::artifact::{Arch, Artifact};
+
+/// A datapath the server can drive.
+pub trait Target: ControlPlane + 'static {
+    /// The architecture of the programs it runs.
+    fn arch(&self) -> Arch;
+    /// Replace the running program with `artifact` (same options and
+    /// shape; tables start empty). On error the old program keeps running.
+    fn load(&mut self, artifact: &Artifact) -> Result<(), String>;
+    /// Its counters (what `--stats-json` writes under `"switch"`).
+    fn stats_json(&self) -> serde_json::Value;
+}
+
+impl Target for Switch {
+    fn arch(&self) -> Arch {
+        Arch::V1Model
+    }
+    fn load(&mut self, artifact: &Artifact) -> Result<(), String> {
+        let sw = Switch::new(artifact, self.config().clone()).map_err(|e| e.to_string())?;
+        *self = sw;
+        Ok(())
+    }
+    fn stats_json(&self) -> serde_json::Value {
+        serde_json::to_value(self.stats()).unwrap_or_default()
+    }
+}
+
+impl Target for NsSwitch {
+    fn arch(&self) -> Arch {
+        Arch::NetSparseSwitch
+    }
+    fn load(&mut self, artifact: &Artifact) -> Result<(), String> {
+        let sw = NsSwitch::new(artifact, self.config().clone()).map_err(|e| e.to_string())?;
+        *self = sw;
+        Ok(())
+    }
+    fn stats_json(&self) -> serde_json::Value {
+        serde_json::to_value(self.stats()).unwrap_or_default()
+    }
+}

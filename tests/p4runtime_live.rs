@@ -1,0 +1,251 @@
+//! Live test: `netsparse switch --grpc-server-addr` between two network
+//! namespaces, driven by `netsparse ctl`: the switch starts with no
+//! entries (drops), a `table_add` over P4Runtime makes it forward, a
+//! `table_delete` makes it drop again, and SIGINT still stops it cleanly.
+//! Needs root and `ip` (iproute2); otherwise it prints why and returns.
+//! Namespaces, veths and the switch are removed on drop (also on panic).
+
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+use etherparse::PacketBuilder;
+use netsparse_bmv2::drivers::live::{AfPacket, PortIo};
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn ip(args: &[&str]) -> Result<(), String> {
+    let out = Command::new("ip")
+        .args(args)
+        .output()
+        .map_err(|e| format!("ip: {e}"))?;
+    if out.status.success() {
+        Ok(())
+    } else {
+        Err(format!(
+            "ip {}: {}",
+            args.join(" "),
+            String::from_utf8_lossy(&out.stderr).trim()
+        ))
+    }
+}
+
+/// Namespaces, veths and the switch; everything is removed on drop.
+struct Topo {
+    nsa: String,
+    nsb: String,
+    switch: Option<Child>,
+}
+
+impl Drop for Topo {
+    fn drop(&mut self) {
+        if let Some(mut c) = self.switch.take() {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+        // Deleting a namespace deletes its veth end, which deletes the peer.
+        let _ = ip(&["netns", "del", &self.nsa]);
+        let _ = ip(&["netns", "del", &self.nsb]);
+    }
+}
+
+fn skip_reason() -> Option<String> {
+    let uid = Command::new("id")
+        .arg("-u")
+        .output()
+        .ok()
+        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_owned());
+    if uid.as_deref() != Some("0") {
+        return Some("not running as root".into());
+    }
+    if Command::new("ip").arg("-V").output().is_err() {
+        return Some("`ip` (iproute2) is not installed".into());
+    }
+    None
+}
+
+fn setup(pid: u32) -> Result<(Topo, String, String, String, String), String> {
+    let topo = Topo {
+        nsa: format!("pna{pid}"),
+        nsb: format!("pnb{pid}"),
+        switch: None,
+    };
+    let (vsa, vna, vsb, vnb) = (
+        format!("psa{pid}"),
+        format!("pva{pid}"),
+        format!("psb{pid}"),
+        format!("pvb{pid}"),
+    );
+    ip(&["netns", "add", &topo.nsa])?;
+    ip(&["netns", "add", &topo.nsb])?;
+    for (s, n, ns) in [(&vsa, &vna, &topo.nsa), (&vsb, &vnb, &topo.nsb)] {
+        ip(&["link", "add", s, "type", "veth", "peer", "name", n])?;
+        ip(&["link", "set", n, "netns", ns])?;
+        ip(&["link", "set", s, "up"])?;
+        ip(&["netns", "exec", ns, "ip", "link", "set", n, "up"])?;
+        // Less background noise (router solicitations...); best effort.
+        let _ = Command::new("ip")
+            .args([
+                "netns",
+                "exec",
+                ns,
+                "sh",
+                "-c",
+                "echo 1 > /proc/sys/net/ipv6/conf/all/disable_ipv6",
+            ])
+            .output();
+    }
+    Ok((topo, vsa, vna, vsb, vnb))
+}
+
+fn udp(dst_mac: [u8; 6], dst: [u8; 4], payload: &[u8]) -> Vec<u8> {
+    let b = PacketBuilder::ethernet2([2, 0, 0, 0, 0, 0xaa], dst_mac)
+        .ipv4([10, 0, 1, 1], dst, 64)
+        .udp(7000, 7001);
+    let mut v = Vec::new();
+    b.write(&mut v, payload).unwrap();
+    v
+}
+
+/// Wait for an IPv4 frame to `dst` on `sock` (other traffic is ignored).
+fn expect_ipv4(sock: &AfPacket, dst: [u8; 4], within: Duration) -> Option<Vec<u8>> {
+    let end = Instant::now() + within;
+    let mut buf = vec![0u8; 2048];
+    while Instant::now() < end {
+        if let Ok(Some(n)) = sock.recv(&mut buf, Duration::from_millis(100)) {
+            let f = &buf[..n.min(buf.len())];
+            if f.len() >= 34 && f[12..14] == [8, 0] && f[30..34] == dst {
+                return Some(f.to_vec());
+            }
+        }
+    }
+    None
+}
+
+fn ctl(addr: &str, args: &[&str]) -> bool {
+    let o = Command::new(env!("CARGO_BIN_EXE_netsparse"))
+        .args(["ctl", addr, "--timeout", "10"])
+        .args(args)
+        .output()
+        .unwrap();
+    println!(
+        "ctl {}: {}{}",
+        args.join(" "),
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    );
+    o.status.success()
+}
+
+/// Send `frame` from `a` a few times; whether an IPv4 frame to `dst` came
+/// out at `b`.
+fn passes(a: &AfPacket, b: &AfPacket, frame: &[u8], dst: [u8; 4]) -> Option<Vec<u8>> {
+    for _ in 0..3 {
+        a.send(frame).unwrap();
+        if let Some(f) = expect_ipv4(b, dst, Duration::from_millis(700)) {
+            return Some(f);
+        }
+    }
+    None
+}
+
+#[test]
+fn ctl_changes_forwarding_while_running() {
+    if let Some(why) = skip_reason() {
+        println!("skipping the live P4Runtime test: {why}");
+        return;
+    }
+    let pid = std::process::id();
+    let (mut topo, vsa, vna, vsb, vnb) = match setup(pid) {
+        Ok(t) => t,
+        Err(e) => {
+            println!("skipping the live P4Runtime test: cannot build the namespaces ({e})");
+            return;
+        }
+    };
+    let mut child = Command::new(env!("CARGO_BIN_EXE_netsparse"))
+        .arg("switch")
+        .arg(root().join("programs/ipv4_forward.p4"))
+        .args(["-i", &format!("1@{vsa}"), "-i", &format!("2@{vsb}")])
+        .args(["--grpc-server-addr", "127.0.0.1:0"])
+        .stderr(Stdio::piped())
+        .stdout(Stdio::null())
+        .spawn()
+        .unwrap();
+    let (tx, rx) = mpsc::channel::<String>();
+    let stderr = child.stderr.take().unwrap();
+    topo.switch = Some(child);
+    let reader = std::thread::spawn(move || {
+        for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+            let _ = tx.send(line);
+        }
+    });
+    let mut log: Vec<String> = Vec::new();
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while !log.iter().any(|l| l.contains("switch running")) {
+        match rx.recv_timeout(Duration::from_millis(200)) {
+            Ok(l) => log.push(l),
+            Err(_) if Instant::now() > deadline => panic!("the switch did not start: {log:?}"),
+            Err(_) => {
+                if let Some(Ok(Some(st))) = topo.switch.as_mut().map(Child::try_wait) {
+                    panic!("the switch exited with {st}: {log:?}");
+                }
+            }
+        }
+    }
+    let addr = log
+        .iter()
+        .find_map(|l| l.strip_prefix("P4Runtime server listening on "))
+        .and_then(|r| r.split_whitespace().next())
+        .expect("the server's address is printed")
+        .to_owned();
+    let a = AfPacket::open_in_netns(&vna, &Path::new("/var/run/netns").join(&topo.nsa)).unwrap();
+    let b = AfPacket::open_in_netns(&vnb, &Path::new("/var/run/netns").join(&topo.nsb)).unwrap();
+    let frame = udp([2, 0, 0, 0, 0, 0x51], [10, 0, 2, 5], b"over P4Runtime");
+    assert!(
+        passes(&a, &b, &frame, [10, 0, 2, 5]).is_none(),
+        "no entries: dropped"
+    );
+    assert!(ctl(
+        &addr,
+        &[
+            "table_add",
+            "ipv4_lpm",
+            "ipv4_forward",
+            "10.0.2.0/24",
+            "=>",
+            "02:00:00:00:02:02",
+            "2"
+        ]
+    ));
+    let got = passes(&a, &b, &frame, [10, 0, 2, 5]).expect("forwarded after table_add");
+    assert_eq!(&got[0..6], &[2, 0, 0, 0, 2, 2]);
+    assert!(ctl(&addr, &["table_delete", "ipv4_lpm", "10.0.2.0/24"]));
+    assert!(
+        passes(&a, &b, &frame, [10, 0, 2, 5]).is_none(),
+        "dropped after table_delete"
+    );
+
+    let mut child = topo.switch.take().unwrap();
+    let _ = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status();
+    let end = Instant::now() + Duration::from_secs(20);
+    let status = loop {
+        if let Some(s) = child.try_wait().unwrap() {
+            break s;
+        }
+        if Instant::now() > end {
+            let _ = child.kill();
+            panic!("the switch did not stop on SIGINT");
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    let _ = reader.join();
+    log.extend(rx.try_iter());
+    assert!(status.success(), "exit status {status}: {log:?}");
+}

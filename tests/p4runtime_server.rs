@@ -1,0 +1,619 @@
+//! The P4Runtime server driving a running v1model switch, in process: the
+//! switch runs on the live driver (the same loop and mailbox as
+//! `netsparse switch --grpc-server-addr`) over in-memory ports, the
+//! server listens on 127.0.0.1:0, and a tonic client inserts, modifies
+//! and deletes entries and checks that forwarding follows; bad requests get
+//! the status codes the P4Runtime specification names and change nothing
+//! else. Every wait is bounded.
+
+mod p4rt_support;
+
+use std::time::Duration;
+
+use netsparse_p4rt::client::{update, Client};
+use netsparse_p4rt::proto::v1;
+use netsparse_p4rt::server::update_errors;
+use netsparse_p4rt::tonic::Code;
+
+use p4rt_support::*;
+
+async fn primary(addr: &str) -> Client {
+    let mut c = Client::connect(addr, 1, WAIT).await.expect("connects");
+    assert_eq!(c.arbitrate(10).await.expect("arbitrates"), Code::Ok);
+    c
+}
+
+fn insert(c: &Client, table: &str, keys: &[&str], action: &str, params: &[&str]) -> v1::Update {
+    let e = c
+        .table_entry(table, keys, Some((action, params)), None)
+        .expect("entry builds");
+    update(v1::update::Type::Insert, v1::entity::Entity::TableEntry(e))
+}
+
+async fn entry_count(c: &mut Client, table: &str) -> usize {
+    let t = c.table(table).unwrap();
+    let id = netsparse_p4rt::p4info::id_of(&t.preamble);
+    c.read(vec![v1::Entity {
+        entity: Some(v1::entity::Entity::TableEntry(v1::TableEntry {
+            table_id: id,
+            ..Default::default()
+        })),
+    }])
+    .await
+    .expect("read")
+    .len()
+}
+
+#[test]
+fn entries_change_forwarding_and_read_back() {
+    let rig = rig("programs/ipv4_forward.p4");
+    let rt = rt();
+    rt.block_on(async {
+        let mut c = primary(&rig.addr).await;
+        let frame = ipv4_frame([10, 0, 0, 1], [10, 0, 2, 7], 64);
+        assert!(rig.send_1_to_2(frame.clone()).is_none(), "default: drop");
+
+        let u = insert(
+            &c,
+            "ipv4_lpm",
+            &["10.0.2.0/24"],
+            "ipv4_forward",
+            &["00:00:00:00:02:02", "2"],
+        );
+        c.write(vec![u]).await.expect("insert");
+        let out = rig
+            .send_1_to_2(frame.clone())
+            .expect("forwarded after insert");
+        assert_eq!(&out[0..6], &[0, 0, 0, 0, 2, 2]);
+        assert_eq!(out[14 + 8], 63, "TTL decremented");
+
+        // Read back: one entry, same match and params.
+        let got = c
+            .read(vec![v1::Entity {
+                entity: Some(v1::entity::Entity::TableEntry(v1::TableEntry::default())),
+            }])
+            .await
+            .unwrap();
+        assert_eq!(got.len(), 1);
+        let Some(v1::entity::Entity::TableEntry(te)) = &got[0].entity else {
+            panic!("a table entry")
+        };
+        let Some(v1::field_match::FieldMatchType::Lpm(l)) = &te.r#match[0].field_match_type else {
+            panic!("an LPM match")
+        };
+        assert_eq!(
+            (l.value.as_slice(), l.prefix_len),
+            (&[10u8, 0, 2, 0][..], 24)
+        );
+
+        // Modify: new MAC.
+        let e = c
+            .table_entry(
+                "ipv4_lpm",
+                &["10.0.2.0/24"],
+                Some(("ipv4_forward", &["00:00:00:00:02:03", "2"])),
+                None,
+            )
+            .unwrap();
+        c.write(vec![update(
+            v1::update::Type::Modify,
+            v1::entity::Entity::TableEntry(e),
+        )])
+        .await
+        .expect("modify");
+        let out = rig.send_1_to_2(frame.clone()).expect("still forwarded");
+        assert_eq!(&out[0..6], &[0, 0, 0, 0, 2, 3]);
+
+        // Delete: dropped again.
+        let e = c
+            .table_entry("ipv4_lpm", &["10.0.2.0/24"], None, None)
+            .unwrap();
+        c.write(vec![update(
+            v1::update::Type::Delete,
+            v1::entity::Entity::TableEntry(e),
+        )])
+        .await
+        .expect("delete");
+        assert!(rig.send_1_to_2(frame).is_none(), "dropped after delete");
+        assert_eq!(entry_count(&mut c, "ipv4_lpm").await, 0);
+    });
+}
+
+#[test]
+fn bad_updates_fail_alone_with_their_codes() {
+    let rig = rig("programs/ipv4_forward.p4");
+    let rt = rt();
+    rt.block_on(async {
+        let mut c = primary(&rig.addr).await;
+        let good = insert(
+            &c,
+            "ipv4_lpm",
+            &["10.0.2.0/24"],
+            "ipv4_forward",
+            &["00:00:00:00:02:02", "2"],
+        );
+        c.write(vec![good.clone()]).await.expect("insert");
+
+        let tid = netsparse_p4rt::p4info::id_of(&c.table("ipv4_lpm").unwrap().preamble);
+        // Unknown table id.
+        let unknown = update(
+            v1::update::Type::Insert,
+            v1::entity::Entity::TableEntry(v1::TableEntry {
+                table_id: 0x0200_0001,
+                ..Default::default()
+            }),
+        );
+        // Match value wider than the 32-bit key.
+        let mut wide = c
+            .table_entry(
+                "ipv4_lpm",
+                &["10.0.3.0/24"],
+                Some(("ipv4_forward", &["00:00:00:00:03:03", "2"])),
+                None,
+            )
+            .unwrap();
+        if let Some(v1::field_match::FieldMatchType::Lpm(l)) = &mut wide.r#match[0].field_match_type
+        {
+            l.value = vec![1, 10, 0, 3, 0];
+        }
+        let wide = update(
+            v1::update::Type::Insert,
+            v1::entity::Entity::TableEntry(wide),
+        );
+        // A valid new entry in the same batch.
+        let fine = insert(
+            &c,
+            "ipv4_lpm",
+            &["10.0.4.0/24"],
+            "ipv4_forward",
+            &["00:00:00:00:04:04", "2"],
+        );
+        let st = c
+            .write(vec![unknown, good, wide, fine])
+            .await
+            .expect_err("the batch has bad updates");
+        assert_eq!(st.code(), Code::Unknown, "{st:?}");
+        let errs = update_errors(&st);
+        let codes: Vec<i32> = errs.iter().map(|e| e.canonical_code).collect();
+        assert_eq!(
+            codes,
+            vec![
+                Code::NotFound as i32,
+                Code::AlreadyExists as i32,
+                Code::InvalidArgument as i32,
+                Code::Ok as i32
+            ],
+            "{errs:?}"
+        );
+        assert!(
+            errs[2].message.contains("hdr.ipv4.dstAddr"),
+            "names the field: {}",
+            errs[2].message
+        );
+        let _ = tid;
+        // Only the valid update took effect.
+        assert_eq!(entry_count(&mut c, "ipv4_lpm").await, 2);
+
+        // Modify/delete of a missing entry: NOT_FOUND.
+        let e = c
+            .table_entry("ipv4_lpm", &["10.9.0.0/16"], None, None)
+            .unwrap();
+        let st = c
+            .write(vec![update(
+                v1::update::Type::Delete,
+                v1::entity::Entity::TableEntry(e),
+            )])
+            .await
+            .unwrap_err();
+        assert_eq!(update_errors(&st)[0].canonical_code, Code::NotFound as i32);
+
+        // A backup controller cannot write; nothing changes.
+        let mut b = Client::connect(&rig.addr, 1, WAIT).await.unwrap();
+        assert_eq!(b.arbitrate(5).await.unwrap(), Code::AlreadyExists);
+        let u = insert(
+            &b,
+            "ipv4_lpm",
+            &["10.0.5.0/24"],
+            "ipv4_forward",
+            &["00:00:00:00:05:05", "2"],
+        );
+        let st = b.write(vec![u]).await.unwrap_err();
+        assert_eq!(st.code(), Code::PermissionDenied, "{st:?}");
+        // A client that never arbitrated cannot either.
+        let mut n = Client::connect(&rig.addr, 1, WAIT).await.unwrap();
+        let u = insert(
+            &n,
+            "ipv4_lpm",
+            &["10.0.6.0/24"],
+            "ipv4_forward",
+            &["00:00:00:00:06:06", "2"],
+        );
+        assert_eq!(
+            n.write(vec![u]).await.unwrap_err().code(),
+            Code::PermissionDenied
+        );
+        // The same election id twice is refused.
+        let mut d = Client::connect(&rig.addr, 1, WAIT).await.unwrap();
+        assert!(d.arbitrate(10).await.is_err(), "duplicate election id");
+        // Wrong device id: NOT_FOUND.
+        let mut w = Client::connect(&rig.addr, 1, WAIT).await.unwrap();
+        w.device_id = 7;
+        assert_eq!(w.read(vec![]).await.unwrap_err().code(), Code::NotFound);
+        assert_eq!(entry_count(&mut c, "ipv4_lpm").await, 2);
+
+        // Malformed device configs are refused and the pipeline stays.
+        for bad in [
+            &b"{\"format\": 3}"[..],
+            b"control X(",
+            &[0xff, 0xfe][..],
+            b"",
+        ] {
+            let st = c.set_pipeline(bad.to_vec(), None).await.unwrap_err();
+            assert_eq!(st.code(), Code::InvalidArgument, "{st:?}");
+        }
+        assert_eq!(entry_count(&mut c, "ipv4_lpm").await, 2);
+        let frame = ipv4_frame([10, 0, 0, 1], [10, 0, 4, 9], 64);
+        assert!(rig.send_1_to_2(frame).is_some(), "still forwarding");
+
+        // When the primary leaves, the backup is promoted and can write.
+        drop(c);
+        let mut promoted = false;
+        for _ in 0..20 {
+            match b.next_stream_message(Duration::from_millis(250)).await {
+                Some(Ok(v1::StreamMessageResponse {
+                    update: Some(v1::stream_message_response::Update::Arbitration(a)),
+                })) if a.status.as_ref().is_some_and(|s| s.code == 0) => {
+                    promoted = true;
+                    break;
+                }
+                _ => {}
+            }
+        }
+        assert!(promoted, "the backup becomes primary");
+        let u = insert(
+            &b,
+            "ipv4_lpm",
+            &["10.0.5.0/24"],
+            "ipv4_forward",
+            &["00:00:00:00:05:05", "2"],
+        );
+        b.write(vec![u]).await.expect("the new primary writes");
+    });
+}
+
+#[test]
+fn ternary_range_optional_counters_and_registers() {
+    let rig = rig("tests/data/p4rt_features.p4");
+    let rt = rt();
+    rt.block_on(async {
+        let mut c = primary(&rig.addr).await;
+        let u = insert(
+            &c,
+            "ipv4_lpm",
+            &["10.0.2.0/24"],
+            "ipv4_forward",
+            &["00:00:00:00:02:02", "2"],
+        );
+        c.write(vec![u]).await.unwrap();
+        // ACL: drop src 10.0.0.0/8 (ternary) with TTL 1..32, any protocol.
+        let e = c
+            .table_entry(
+                "acl",
+                &["10.0.0.0&&&255.0.0.0", "1->32", "*"],
+                Some(("drop", &[])),
+                Some(5),
+            )
+            .unwrap();
+        c.write(vec![update(
+            v1::update::Type::Insert,
+            v1::entity::Entity::TableEntry(e),
+        )])
+        .await
+        .unwrap();
+        // Priority missing on a ternary table: INVALID_ARGUMENT.
+        let e = c
+            .table_entry(
+                "acl",
+                &["11.0.0.0&&&255.0.0.0", "*", "17"],
+                Some(("drop", &[])),
+                None,
+            )
+            .unwrap();
+        let st = c
+            .write(vec![update(
+                v1::update::Type::Insert,
+                v1::entity::Entity::TableEntry(e),
+            )])
+            .await
+            .unwrap_err();
+        assert_eq!(
+            update_errors(&st)[0].canonical_code,
+            Code::InvalidArgument as i32
+        );
+
+        assert!(
+            rig.send_1_to_2(ipv4_frame([10, 1, 1, 1], [10, 0, 2, 1], 20))
+                .is_none(),
+            "ACL drops"
+        );
+        assert!(
+            rig.send_1_to_2(ipv4_frame([10, 1, 1, 1], [10, 0, 2, 1], 64))
+                .is_some(),
+            "TTL outside the range"
+        );
+        assert!(
+            rig.send_1_to_2(ipv4_frame([11, 1, 1, 1], [10, 0, 2, 1], 20))
+                .is_some(),
+            "source outside the mask"
+        );
+
+        // Optional key: drop protocol 17 from 11/8 at priority 9.
+        let e = c
+            .table_entry(
+                "acl",
+                &["11.0.0.0&&&255.0.0.0", "*", "17"],
+                Some(("drop", &[])),
+                Some(9),
+            )
+            .unwrap();
+        c.write(vec![update(
+            v1::update::Type::Insert,
+            v1::entity::Entity::TableEntry(e),
+        )])
+        .await
+        .unwrap();
+        assert!(
+            rig.send_1_to_2(ipv4_frame([11, 1, 1, 1], [10, 0, 2, 1], 20))
+                .is_none(),
+            "optional key matches"
+        );
+
+        // Default action: INSERT is refused, MODIFY sets it.
+        let t = c.table("ipv4_lpm").unwrap();
+        let tid = netsparse_p4rt::p4info::id_of(&t.preamble);
+        let e = c
+            .table_entry("ipv4_lpm", &["10.0.9.0/24"], Some(("NoAction", &[])), None)
+            .unwrap();
+        let st = c
+            .write(vec![update(
+                v1::update::Type::Insert,
+                v1::entity::Entity::TableEntry(v1::TableEntry {
+                    is_default_action: true,
+                    r#match: Vec::new(),
+                    ..e.clone()
+                }),
+            )])
+            .await
+            .unwrap_err();
+        assert_eq!(
+            update_errors(&st)[0].canonical_code,
+            Code::InvalidArgument as i32
+        );
+        c.write(vec![update(
+            v1::update::Type::Modify,
+            v1::entity::Entity::TableEntry(v1::TableEntry {
+                is_default_action: true,
+                r#match: Vec::new(),
+                ..e
+            }),
+        )])
+        .await
+        .expect("default action modified");
+
+        // Direct counter of the LPM entry: the 4 packets sent all hit
+        // 10.0.2.0/24 (the ACL decides after the LPM table).
+        let dc = c
+            .read(vec![v1::Entity {
+                entity: Some(v1::entity::Entity::DirectCounterEntry(
+                    v1::DirectCounterEntry {
+                        table_entry: Some(v1::TableEntry {
+                            table_id: tid,
+                            ..Default::default()
+                        }),
+                        data: None,
+                    },
+                )),
+            }])
+            .await
+            .unwrap();
+        assert_eq!(dc.len(), 1);
+        let Some(v1::entity::Entity::DirectCounterEntry(d)) = &dc[0].entity else {
+            panic!()
+        };
+        assert_eq!(d.data.as_ref().unwrap().packet_count, 4);
+        assert!(d.data.as_ref().unwrap().byte_count >= 4 * 42);
+
+        // Indexed counter: port 1 counted the 4 packets.
+        let (cid, _) = c.extern_id("port_pkts").unwrap();
+        let cells = c
+            .read(vec![v1::Entity {
+                entity: Some(v1::entity::Entity::CounterEntry(v1::CounterEntry {
+                    counter_id: cid,
+                    index: Some(v1::Index { index: 1 }),
+                    data: None,
+                })),
+            }])
+            .await
+            .unwrap();
+        let Some(v1::entity::Entity::CounterEntry(ce)) = &cells[0].entity else {
+            panic!()
+        };
+        assert_eq!(ce.data.as_ref().unwrap().packet_count, 4);
+        // Out-of-range index.
+        let st = c
+            .read(vec![v1::Entity {
+                entity: Some(v1::entity::Entity::CounterEntry(v1::CounterEntry {
+                    counter_id: cid,
+                    index: Some(v1::Index { index: 16 }),
+                    data: None,
+                })),
+            }])
+            .await
+            .unwrap_err();
+        assert_eq!(st.code(), Code::OutOfRange);
+
+        // Register: cell 1 holds the last destination; write and read back.
+        let (rid, _) = c.extern_id("last_dst").unwrap();
+        let reg = |ix: i64, v: Option<Vec<u8>>| v1::RegisterEntry {
+            register_id: rid,
+            index: Some(v1::Index { index: ix }),
+            data: v.map(|b| v1::P4Data {
+                data: Some(v1::p4_data::Data::Bitstring(b)),
+            }),
+        };
+        let got = c
+            .read(vec![v1::Entity {
+                entity: Some(v1::entity::Entity::RegisterEntry(reg(1, None))),
+            }])
+            .await
+            .unwrap();
+        let Some(v1::entity::Entity::RegisterEntry(r)) = &got[0].entity else {
+            panic!()
+        };
+        assert_eq!(
+            r.data.as_ref().unwrap().data,
+            Some(v1::p4_data::Data::Bitstring(vec![10, 0, 2, 1]))
+        );
+        c.write(vec![update(
+            v1::update::Type::Modify,
+            v1::entity::Entity::RegisterEntry(reg(3, Some(vec![0xde, 0xad]))),
+        )])
+        .await
+        .unwrap();
+        let all = c
+            .read(vec![v1::Entity {
+                entity: Some(v1::entity::Entity::RegisterEntry(v1::RegisterEntry {
+                    register_id: rid,
+                    ..Default::default()
+                })),
+            }])
+            .await
+            .unwrap();
+        assert_eq!(all.len(), 16, "every cell without an index");
+        let Some(v1::entity::Entity::RegisterEntry(r)) = &all[3].entity else {
+            panic!()
+        };
+        assert_eq!(
+            r.data.as_ref().unwrap().data,
+            Some(v1::p4_data::Data::Bitstring(vec![0xde, 0xad]))
+        );
+        // Too wide for bit<32>.
+        let st = c
+            .write(vec![update(
+                v1::update::Type::Modify,
+                v1::entity::Entity::RegisterEntry(reg(3, Some(vec![1, 0, 0, 0, 0]))),
+            )])
+            .await
+            .unwrap_err();
+        assert_eq!(
+            update_errors(&st)[0].canonical_code,
+            Code::InvalidArgument as i32
+        );
+
+        // Counter reset.
+        c.write(vec![update(
+            v1::update::Type::Modify,
+            v1::entity::Entity::CounterEntry(v1::CounterEntry {
+                counter_id: cid,
+                index: None,
+                data: None,
+            }),
+        )])
+        .await
+        .unwrap();
+        let cells = c
+            .read(vec![v1::Entity {
+                entity: Some(v1::entity::Entity::CounterEntry(v1::CounterEntry {
+                    counter_id: cid,
+                    index: Some(v1::Index { index: 1 }),
+                    data: None,
+                })),
+            }])
+            .await
+            .unwrap();
+        let Some(v1::entity::Entity::CounterEntry(ce)) = &cells[0].entity else {
+            panic!()
+        };
+        assert_eq!(ce.data.as_ref().unwrap().packet_count, 0);
+    });
+}
+
+#[test]
+fn pipeline_replaced_through_set_forwarding_pipeline_config() {
+    let rig = rig("programs/ipv4_forward.p4");
+    let rt = rt();
+    rt.block_on(async {
+        let mut c = primary(&rig.addr).await;
+        let u = insert(
+            &c,
+            "ipv4_lpm",
+            &["10.0.2.0/24"],
+            "ipv4_forward",
+            &["00:00:00:00:02:02", "2"],
+        );
+        c.write(vec![u]).await.unwrap();
+        // Push the features program as P4 source; the tables start empty.
+        let src = std::fs::read(
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/p4rt_features.p4"),
+        )
+        .unwrap();
+        c.set_pipeline(src, None).await.expect("pipeline pushed");
+        c.refresh_p4info().await.unwrap();
+        assert!(c.table("acl").is_ok(), "the new P4Info has the ACL");
+        assert_eq!(entry_count(&mut c, "ipv4_lpm").await, 0);
+        let frame = ipv4_frame([10, 0, 0, 1], [10, 0, 2, 7], 64);
+        assert!(rig.send_1_to_2(frame.clone()).is_none());
+        let u = insert(
+            &c,
+            "ipv4_lpm",
+            &["10.0.2.0/24"],
+            "ipv4_forward",
+            &["00:00:00:00:02:02", "2"],
+        );
+        c.write(vec![u]).await.unwrap();
+        assert!(rig.send_1_to_2(frame).is_some());
+        // A NetSparse program on a v1model switch: refused, nothing changes.
+        let tor = std::fs::read(
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("programs/netsparse_tor.p4"),
+        )
+        .unwrap();
+        let st = c.set_pipeline(tor, None).await.unwrap_err();
+        assert_eq!(st.code(), Code::InvalidArgument);
+        assert!(st.message().contains("v1model"), "{}", st.message());
+        assert_eq!(entry_count(&mut c, "ipv4_lpm").await, 1);
+
+        // A controller's own P4Info (other ids, as from p4c) is used for the
+        // same program; one naming a table the program lacks is refused.
+        let src = std::fs::read(
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("programs/ipv4_forward.p4"),
+        )
+        .unwrap();
+        c.refresh_p4info().await.unwrap();
+        let mut theirs = netsparse_p4rt::p4info::build(&compile("programs/ipv4_forward.p4"));
+        let mut wrong = theirs.clone();
+        wrong.tables[0].preamble.as_mut().unwrap().name = "MyIngress.nope".into();
+        let st = c.set_pipeline(src.clone(), Some(wrong)).await.unwrap_err();
+        assert_eq!(st.code(), Code::InvalidArgument);
+        assert!(st.message().contains("MyIngress.nope"), "{}", st.message());
+        theirs.tables[0].preamble.as_mut().unwrap().id = 0x0200_0abc;
+        c.set_pipeline(src, Some(theirs))
+            .await
+            .expect("pushed with its P4Info");
+        c.refresh_p4info().await.unwrap();
+        let t = c.table("ipv4_lpm").unwrap();
+        assert_eq!(netsparse_p4rt::p4info::id_of(&t.preamble), 0x0200_0abc);
+        let u = insert(
+            &c,
+            "ipv4_lpm",
+            &["10.0.2.0/24"],
+            "ipv4_forward",
+            &["00:00:00:00:02:02", "2"],
+        );
+        c.write(vec![u])
+            .await
+            .expect("written with the controller's ids");
+        assert!(rig
+            .send_1_to_2(ipv4_frame([10, 0, 0, 1], [10, 0, 2, 7], 64))
+            .is_some());
+    });
+}
