@@ -49,7 +49,24 @@ impl Builder<'_> {
                 let ty = self.type_ref(first)?;
                 (Some(ty), self.ident(self.need(&mut parts, hspan)?))
             } else {
-                (None, self.ident(first))
+                // P4_16's grammar declares the loop variable here, with its
+                // type (`for (bit<8> i in 1 .. 6)`); a bare name is a syntax
+                // error in p4c too.
+                let var = self.ident(first);
+                return Err(self.stop(
+                    Diagnostic::error(
+                        "E0001",
+                        format!(
+                            "`for ({} in ...)`: the loop variable needs a type",
+                            var.name
+                        ),
+                        var.span,
+                    )
+                    .with_hint(format!(
+                        "declare it in the loop: `for (bit<8> {} in ...)`",
+                        var.name
+                    )),
+                ));
             };
             let a = self.expr(self.need(&mut parts, hspan)?)?;
             let collection = match parts.next() {
