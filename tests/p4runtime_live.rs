@@ -6,125 +6,16 @@
 //! Namespaces, veths and the switch are removed on drop (also on panic).
 
 use std::io::{BufRead, BufReader};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
-use etherparse::PacketBuilder;
 use netsparse_bmv2::drivers::live::{AfPacket, PortIo};
 
-fn root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
+mod live_support;
 
-fn ip(args: &[&str]) -> Result<(), String> {
-    let out = Command::new("ip")
-        .args(args)
-        .output()
-        .map_err(|e| format!("ip: {e}"))?;
-    if out.status.success() {
-        Ok(())
-    } else {
-        Err(format!(
-            "ip {}: {}",
-            args.join(" "),
-            String::from_utf8_lossy(&out.stderr).trim()
-        ))
-    }
-}
-
-/// Namespaces, veths and the switch; everything is removed on drop.
-struct Topo {
-    nsa: String,
-    nsb: String,
-    switch: Option<Child>,
-}
-
-impl Drop for Topo {
-    fn drop(&mut self) {
-        if let Some(mut c) = self.switch.take() {
-            let _ = c.kill();
-            let _ = c.wait();
-        }
-        // Deleting a namespace deletes its veth end, which deletes the peer.
-        let _ = ip(&["netns", "del", &self.nsa]);
-        let _ = ip(&["netns", "del", &self.nsb]);
-    }
-}
-
-fn skip_reason() -> Option<String> {
-    let uid = Command::new("id")
-        .arg("-u")
-        .output()
-        .ok()
-        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_owned());
-    if uid.as_deref() != Some("0") {
-        return Some("not running as root".into());
-    }
-    if Command::new("ip").arg("-V").output().is_err() {
-        return Some("`ip` (iproute2) is not installed".into());
-    }
-    None
-}
-
-fn setup(pid: u32) -> Result<(Topo, String, String, String, String), String> {
-    let topo = Topo {
-        nsa: format!("pna{pid}"),
-        nsb: format!("pnb{pid}"),
-        switch: None,
-    };
-    let (vsa, vna, vsb, vnb) = (
-        format!("psa{pid}"),
-        format!("pva{pid}"),
-        format!("psb{pid}"),
-        format!("pvb{pid}"),
-    );
-    ip(&["netns", "add", &topo.nsa])?;
-    ip(&["netns", "add", &topo.nsb])?;
-    for (s, n, ns) in [(&vsa, &vna, &topo.nsa), (&vsb, &vnb, &topo.nsb)] {
-        ip(&["link", "add", s, "type", "veth", "peer", "name", n])?;
-        ip(&["link", "set", n, "netns", ns])?;
-        ip(&["link", "set", s, "up"])?;
-        ip(&["netns", "exec", ns, "ip", "link", "set", n, "up"])?;
-        // Less background noise (router solicitations...); best effort.
-        let _ = Command::new("ip")
-            .args([
-                "netns",
-                "exec",
-                ns,
-                "sh",
-                "-c",
-                "echo 1 > /proc/sys/net/ipv6/conf/all/disable_ipv6",
-            ])
-            .output();
-    }
-    Ok((topo, vsa, vna, vsb, vnb))
-}
-
-fn udp(dst_mac: [u8; 6], dst: [u8; 4], payload: &[u8]) -> Vec<u8> {
-    let b = PacketBuilder::ethernet2([2, 0, 0, 0, 0, 0xaa], dst_mac)
-        .ipv4([10, 0, 1, 1], dst, 64)
-        .udp(7000, 7001);
-    let mut v = Vec::new();
-    b.write(&mut v, payload).unwrap();
-    v
-}
-
-/// Wait for an IPv4 frame to `dst` on `sock` (other traffic is ignored).
-fn expect_ipv4(sock: &AfPacket, dst: [u8; 4], within: Duration) -> Option<Vec<u8>> {
-    let end = Instant::now() + within;
-    let mut buf = vec![0u8; 2048];
-    while Instant::now() < end {
-        if let Ok(Some(n)) = sock.recv(&mut buf, Duration::from_millis(100)) {
-            let f = &buf[..n.min(buf.len())];
-            if f.len() >= 34 && f[12..14] == [8, 0] && f[30..34] == dst {
-                return Some(f.to_vec());
-            }
-        }
-    }
-    None
-}
+use live_support::*;
 
 fn ctl(addr: &str, args: &[&str]) -> bool {
     let o = Command::new(env!("CARGO_BIN_EXE_netsparse"))
@@ -160,7 +51,7 @@ fn ctl_changes_forwarding_while_running() {
         return;
     }
     let pid = std::process::id();
-    let (mut topo, vsa, vna, vsb, vnb) = match setup(pid) {
+    let (mut topo, vsa, vna, vsb, vnb) = match setup("p", pid) {
         Ok(t) => t,
         Err(e) => {
             println!("skipping the live P4Runtime test: cannot build the namespaces ({e})");

@@ -1,0 +1,124 @@
+//! Shared by the live tests that run `netsparse switch` between two network
+//! namespaces (`switch_live`, `p4runtime_live`): root and iproute2 checks,
+//! namespaces and veths named after a tag and the process id (removed on
+//! drop, also on panic), UDP frames and waiting for one on a socket.
+#![allow(dead_code)]
+
+use std::path::PathBuf;
+use std::process::{Child, Command};
+use std::time::{Duration, Instant};
+
+use etherparse::PacketBuilder;
+use netsparse_bmv2::drivers::live::{AfPacket, PortIo};
+
+pub fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+pub fn ip(args: &[&str]) -> Result<(), String> {
+    let out = Command::new("ip")
+        .args(args)
+        .output()
+        .map_err(|e| format!("ip: {e}"))?;
+    if out.status.success() {
+        Ok(())
+    } else {
+        Err(format!(
+            "ip {}: {}",
+            args.join(" "),
+            String::from_utf8_lossy(&out.stderr).trim()
+        ))
+    }
+}
+
+/// Namespaces, veths and the switch; everything is removed on drop.
+pub struct Topo {
+    pub nsa: String,
+    pub nsb: String,
+    pub switch: Option<Child>,
+}
+
+impl Drop for Topo {
+    fn drop(&mut self) {
+        if let Some(mut c) = self.switch.take() {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+        // Deleting a namespace deletes its veth end, which deletes the peer.
+        let _ = ip(&["netns", "del", &self.nsa]);
+        let _ = ip(&["netns", "del", &self.nsb]);
+    }
+}
+
+pub fn skip_reason() -> Option<String> {
+    let uid = Command::new("id")
+        .arg("-u")
+        .output()
+        .ok()
+        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_owned());
+    if uid.as_deref() != Some("0") {
+        return Some("not running as root".into());
+    }
+    if Command::new("ip").arg("-V").output().is_err() {
+        return Some("`ip` (iproute2) is not installed".into());
+    }
+    None
+}
+
+pub fn setup(tag: &str, pid: u32) -> Result<(Topo, String, String, String, String), String> {
+    let topo = Topo {
+        nsa: format!("{tag}na{pid}"),
+        nsb: format!("{tag}nb{pid}"),
+        switch: None,
+    };
+    let (vsa, vna, vsb, vnb) = (
+        format!("{tag}sa{pid}"),
+        format!("{tag}va{pid}"),
+        format!("{tag}sb{pid}"),
+        format!("{tag}vb{pid}"),
+    );
+    ip(&["netns", "add", &topo.nsa])?;
+    ip(&["netns", "add", &topo.nsb])?;
+    for (s, n, ns) in [(&vsa, &vna, &topo.nsa), (&vsb, &vnb, &topo.nsb)] {
+        ip(&["link", "add", s, "type", "veth", "peer", "name", n])?;
+        ip(&["link", "set", n, "netns", ns])?;
+        ip(&["link", "set", s, "up"])?;
+        ip(&["netns", "exec", ns, "ip", "link", "set", n, "up"])?;
+        // Less background noise (router solicitations...); best effort.
+        let _ = Command::new("ip")
+            .args([
+                "netns",
+                "exec",
+                ns,
+                "sh",
+                "-c",
+                "echo 1 > /proc/sys/net/ipv6/conf/all/disable_ipv6",
+            ])
+            .output();
+    }
+    Ok((topo, vsa, vna, vsb, vnb))
+}
+
+pub fn udp(dst_mac: [u8; 6], dst: [u8; 4], payload: &[u8]) -> Vec<u8> {
+    let b = PacketBuilder::ethernet2([2, 0, 0, 0, 0, 0xaa], dst_mac)
+        .ipv4([10, 0, 1, 1], dst, 64)
+        .udp(7000, 7001);
+    let mut v = Vec::new();
+    b.write(&mut v, payload).unwrap();
+    v
+}
+
+/// Wait for an IPv4 frame to `dst` on `sock` (other traffic is ignored).
+pub fn expect_ipv4(sock: &AfPacket, dst: [u8; 4], within: Duration) -> Option<Vec<u8>> {
+    let end = Instant::now() + within;
+    let mut buf = vec![0u8; 2048];
+    while Instant::now() < end {
+        if let Ok(Some(n)) = sock.recv(&mut buf, Duration::from_millis(100)) {
+            let f = &buf[..n.min(buf.len())];
+            if f.len() >= 34 && f[12..14] == [8, 0] && f[30..34] == dst {
+                return Some(f.to_vec());
+            }
+        }
+    }
+    None
+}
