@@ -217,4 +217,20 @@ fn grpc_server_addr_usage_errors() {
     let (code, err) = run(&["--grpc-server-addr", "not-an-address"]);
     assert_eq!(code, Some(2), "{err}");
     assert!(err.contains("--grpc-server-addr not-an-address"), "{err}");
+    // --cpu-port: needs the server, a v1model port, and no interface on it.
+    let (code, err) = run(&["--cpu-port", "255"]);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(
+        err.contains("--cpu-port 255: needs --grpc-server-addr"),
+        "{err}"
+    );
+    let (code, err) = run(&["--cpu-port", "511", "--grpc-server-addr", "127.0.0.1:0"]);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(err.contains("the switch has ports 0..=510"), "{err}");
+    let (code, err) = run(&["--cpu-port", "1", "--grpc-server-addr", "127.0.0.1:0"]);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(
+        err.contains("port 1 is bound to an interface (-i 1@p1)"),
+        "{err}"
+    );
 }

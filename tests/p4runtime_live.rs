@@ -5,10 +5,8 @@
 //! Needs root and `ip` (iproute2); otherwise it prints why and returns.
 //! Namespaces, veths and the switch are removed on drop (also on panic).
 
-use std::io::{BufRead, BufReader};
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
-use std::sync::mpsc;
+use std::process::Command;
 use std::time::{Duration, Instant};
 
 use netsparse_bmv2::drivers::live::{AfPacket, PortIo};
@@ -58,42 +56,22 @@ fn ctl_changes_forwarding_while_running() {
             return;
         }
     };
-    let mut child = Command::new(env!("CARGO_BIN_EXE_netsparse"))
-        .arg("switch")
-        .arg(root().join("programs/ipv4_forward.p4"))
-        .args(["-i", &format!("1@{vsa}"), "-i", &format!("2@{vsb}")])
-        .args(["--grpc-server-addr", "127.0.0.1:0"])
-        .stderr(Stdio::piped())
-        .stdout(Stdio::null())
-        .spawn()
-        .unwrap();
-    let (tx, rx) = mpsc::channel::<String>();
-    let stderr = child.stderr.take().unwrap();
-    topo.switch = Some(child);
-    let reader = std::thread::spawn(move || {
-        for line in BufReader::new(stderr).lines().map_while(Result::ok) {
-            let _ = tx.send(line);
-        }
-    });
-    let mut log: Vec<String> = Vec::new();
-    let deadline = Instant::now() + Duration::from_secs(60);
-    while !log.iter().any(|l| l.contains("switch running")) {
-        match rx.recv_timeout(Duration::from_millis(200)) {
-            Ok(l) => log.push(l),
-            Err(_) if Instant::now() > deadline => panic!("the switch did not start: {log:?}"),
-            Err(_) => {
-                if let Some(Ok(Some(st))) = topo.switch.as_mut().map(Child::try_wait) {
-                    panic!("the switch exited with {st}: {log:?}");
-                }
-            }
-        }
-    }
-    let addr = log
-        .iter()
-        .find_map(|l| l.strip_prefix("P4Runtime server listening on "))
-        .and_then(|r| r.split_whitespace().next())
-        .expect("the server's address is printed")
-        .to_owned();
+    let program = root().join("programs/ipv4_forward.p4");
+    let args = [
+        program.display().to_string(),
+        "-i".into(),
+        format!("1@{vsa}"),
+        "-i".into(),
+        format!("2@{vsb}"),
+        "--grpc-server-addr".into(),
+        "127.0.0.1:0".into(),
+    ];
+    let Started {
+        mut log,
+        lines,
+        reader,
+    } = start_switch(&mut topo, &args);
+    let addr = Started::grpc_addr_of(&log).expect("the server's address is printed");
     let a = AfPacket::open_in_netns(&vna, &Path::new("/var/run/netns").join(&topo.nsa)).unwrap();
     let b = AfPacket::open_in_netns(&vnb, &Path::new("/var/run/netns").join(&topo.nsb)).unwrap();
     let frame = udp([2, 0, 0, 0, 0, 0x51], [10, 0, 2, 5], b"over P4Runtime");
@@ -137,6 +115,6 @@ fn ctl_changes_forwarding_while_running() {
         std::thread::sleep(Duration::from_millis(50));
     };
     let _ = reader.join();
-    log.extend(rx.try_iter());
+    log.extend(lines.try_iter());
     assert!(status.success(), "exit status {status}: {log:?}");
 }

@@ -81,6 +81,43 @@ fn p4info_netsparse_tor() {
 }
 
 #[test]
+fn p4info_controller_headers() {
+    // `@controller_header` types become controller_packet_metadata, with
+    // their fields in wire order as metadata 1, 2, ...
+    golden("programs/ipv4_cpu.p4", "ipv4_cpu");
+    let dir = tempfile::tempdir().unwrap();
+    let bin = dir.path().join("x.pb");
+    assert!(compile_p4info("programs/ipv4_cpu.p4", &bin)
+        .status
+        .success());
+    let info = cfg::P4Info::decode(std::fs::read(&bin).unwrap().as_slice()).unwrap();
+    type Meta = Vec<(u32, String, i32)>;
+    let got: Vec<(String, u8, Meta)> = info
+        .controller_packet_metadata
+        .iter()
+        .map(|c| {
+            let p = c.preamble.as_ref().unwrap();
+            (
+                p.name.clone(),
+                (p.id >> 24) as u8,
+                c.metadata
+                    .iter()
+                    .map(|m| (m.id, m.name.clone(), m.bitwidth))
+                    .collect(),
+            )
+        })
+        .collect();
+    let fields = |first: &str| vec![(1, first.to_owned(), 9), (2, "_pad".to_owned(), 7)];
+    assert_eq!(
+        got,
+        vec![
+            ("packet_in".to_owned(), 0x04, fields("ingress_port")),
+            ("packet_out".to_owned(), 0x04, fields("egress_port")),
+        ]
+    );
+}
+
+#[test]
 fn p4info_bad_extension_is_a_usage_error() {
     let dir = tempfile::tempdir().unwrap();
     for name in ["x.p4info.yaml", "x.p4info.json"] {

@@ -11,10 +11,8 @@
 //! (iproute2); otherwise the test prints why and returns. Namespaces, veths
 //! and the switch process are always cleaned up (Drop guard, also on panic).
 
-use std::io::{BufRead, BufReader};
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
-use std::sync::mpsc;
+use std::process::Command;
 use std::time::{Duration, Instant};
 
 use etherparse::Ipv4HeaderSlice;
@@ -48,43 +46,25 @@ fn forwards_between_namespaces() {
     .unwrap();
     let rec = dir.path().join("rec");
     std::fs::create_dir_all(&rec).unwrap();
-    let mut child = Command::new(env!("CARGO_BIN_EXE_netsparse"))
-        .arg("switch")
-        .arg(root().join("programs/ipv4_forward.p4"))
-        .arg("-i")
-        .arg(format!("1@{vsa}"))
-        .arg("-i")
-        .arg(format!("2@{vsb}"))
-        .arg("--entries")
-        .arg(&entries)
-        .arg("--pcap")
-        .arg(&rec)
-        .stderr(Stdio::piped())
-        .stdout(Stdio::null())
-        .spawn()
-        .unwrap();
-    // Collect the switch's stderr; wait until it runs.
-    let (tx, rx) = mpsc::channel::<String>();
-    let stderr = child.stderr.take().unwrap();
-    topo.switch = Some(child);
-    let reader = std::thread::spawn(move || {
-        for line in BufReader::new(stderr).lines().map_while(Result::ok) {
-            let _ = tx.send(line);
-        }
-    });
-    let mut log = Vec::new();
-    let deadline = Instant::now() + Duration::from_secs(60);
-    while !log.iter().any(|l: &String| l.contains("switch running")) {
-        match rx.recv_timeout(Duration::from_millis(200)) {
-            Ok(l) => log.push(l),
-            Err(_) if Instant::now() > deadline => panic!("the switch did not start: {log:?}"),
-            Err(_) => {
-                if let Some(Ok(Some(st))) = topo.switch.as_mut().map(Child::try_wait) {
-                    panic!("the switch exited with {st}: {log:?}");
-                }
-            }
-        }
-    }
+    let args = [
+        root()
+            .join("programs/ipv4_forward.p4")
+            .display()
+            .to_string(),
+        "-i".into(),
+        format!("1@{vsa}"),
+        "-i".into(),
+        format!("2@{vsb}"),
+        "--entries".into(),
+        entries.display().to_string(),
+        "--pcap".into(),
+        rec.display().to_string(),
+    ];
+    let Started {
+        mut log,
+        lines: rx,
+        reader,
+    } = start_switch(&mut topo, &args);
     let a = AfPacket::open_in_netns(&vna, &Path::new("/var/run/netns").join(&topo.nsa)).unwrap();
     let b = AfPacket::open_in_netns(&vnb, &Path::new("/var/run/netns").join(&topo.nsb)).unwrap();
 

@@ -106,11 +106,78 @@ impl Outputs {
     pub fn bytes(&self) -> &[u8] {
         &self.bytes
     }
+
+    /// Take the frames emitted on `port` out of the records from index
+    /// `from` on: each goes to `take`, the others stay in order (their
+    /// bytes compacted in place, nothing allocated). The number taken.
+    /// A CPU port uses it to hand frames to a controller instead of a wire.
+    pub fn divert(&mut self, from: usize, port: u32, mut take: impl FnMut(&[u8])) -> usize {
+        let from = from.min(self.frames.len());
+        if !self.frames[from..].iter().any(|f| f.port == port) {
+            return 0;
+        }
+        let mut keep = from;
+        let mut at = self.frames[from].range.start;
+        let mut taken = 0;
+        for i in from..self.frames.len() {
+            let f = self.frames[i].clone();
+            if f.port == port {
+                take(&self.bytes[f.range]);
+                taken += 1;
+                continue;
+            }
+            let len = f.range.len();
+            self.bytes.copy_within(f.range, at);
+            self.frames[keep] = OutFrame {
+                port: f.port,
+                range: at..at + len,
+            };
+            at += len;
+            keep += 1;
+        }
+        self.frames.truncate(keep);
+        self.bytes.truncate(at);
+        taken
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn divert_takes_one_port_and_keeps_the_rest_in_order() {
+        let mut o = Outputs::new();
+        o.push(1, &[1]);
+        o.push(255, &[2, 2]);
+        o.push(2, &[3, 3, 3]);
+        o.push(255, &[4]);
+        o.push(1, &[5, 5]);
+        let mut got = Vec::new();
+        // Frames before `from` are never taken.
+        assert_eq!(o.divert(2, 255, |b| got.push(b.to_vec())), 1);
+        assert_eq!(got, vec![vec![4]]);
+        let kept: Vec<(u32, Vec<u8>)> = o.iter().map(|(p, b)| (p, b.to_vec())).collect();
+        assert_eq!(
+            kept,
+            vec![
+                (1, vec![1]),
+                (255, vec![2, 2]),
+                (2, vec![3, 3, 3]),
+                (1, vec![5, 5])
+            ]
+        );
+        assert_eq!(o.divert(0, 255, |b| got.push(b.to_vec())), 1);
+        assert_eq!(got, vec![vec![4], vec![2, 2]]);
+        let kept: Vec<(u32, Vec<u8>)> = o.iter().map(|(p, b)| (p, b.to_vec())).collect();
+        assert_eq!(
+            kept,
+            vec![(1, vec![1]), (2, vec![3, 3, 3]), (1, vec![5, 5])]
+        );
+        assert_eq!(o.bytes().len(), 6);
+        assert_eq!(o.divert(0, 255, |_| panic!("nothing left to take")), 0);
+        assert_eq!(o.divert(9, 1, |_| panic!("out of range")), 0);
+    }
 
     #[test]
     fn outputs_keep_order_and_reuse() {

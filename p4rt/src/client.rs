@@ -167,6 +167,50 @@ impl Client {
         tokio::time::timeout(wait, inbound.next()).await.ok()?
     }
 
+    /// Send a PacketOut on the arbitrated stream.
+    pub async fn packet_out(&mut self, p: v1::PacketOut) -> Result<(), ClientError> {
+        let Some((tx, _)) = self.stream.as_ref() else {
+            return Err(ClientError::Input(
+                "PacketOut needs an arbitrated stream (arbitrate first)".into(),
+            ));
+        };
+        tx.send(v1::StreamMessageRequest {
+            update: Some(v1::stream_message_request::Update::Packet(p)),
+        })
+        .await
+        .map_err(|_| ClientError::Input("stream closed".into()))
+    }
+
+    /// The switch counters (the `--stats-json` document), read through the
+    /// NetSparse statistics extension.
+    pub async fn stats_json(&mut self) -> Result<serde_json::Value, ClientError> {
+        use v1::entity::Entity as En;
+        let got = self
+            .read(vec![v1::Entity {
+                entity: Some(En::ExternEntry(v1::ExternEntry {
+                    extern_type_id: crate::server::STATS_TYPE_ID,
+                    extern_id: 0,
+                    entry: None,
+                })),
+            }])
+            .await?;
+        for e in got {
+            if let Some(En::ExternEntry(x)) = e.entity {
+                if let Some(any) = x
+                    .entry
+                    .filter(|a| a.type_url == crate::server::STATS_TYPE_URL)
+                {
+                    return serde_json::from_slice(&any.value).map_err(|e| {
+                        ClientError::Input(format!("the statistics are not JSON: {e}"))
+                    });
+                }
+            }
+        }
+        Err(ClientError::Input(
+            "the switch did not answer the statistics read".into(),
+        ))
+    }
+
     /// Send a Write of `updates`.
     pub async fn write(&mut self, updates: Vec<v1::Update>) -> Result<(), Status> {
         self.rpc

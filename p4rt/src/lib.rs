@@ -3,7 +3,8 @@
 //! pipeline artifact ([`p4info`]) with its text-format writer
 //! ([`textfmt`]), the server a running switch or NIC serves ([`server`],
 //! whose table updates are applied by the datapath thread between two
-//! packets through a [`mailbox`]), and the client helpers `netsparse ctl`
+//! packets through a [`mailbox`]), PacketIn/PacketOut through a CPU port
+//! ([`packetio`]), and the client helpers `netsparse ctl`
 //! uses ([`client`]).
 #![warn(missing_docs)]
 
@@ -11,6 +12,7 @@ pub mod client;
 pub mod convert;
 pub mod mailbox;
 pub mod p4info;
+pub mod packetio;
 pub mod proto;
 pub mod server;
 pub mod target;

@@ -82,6 +82,14 @@ impl<T> Mailbox<T> {
 }
 
 impl<T: 'static> Poster<T> {
+    /// Run `f` on the datapath between two packets without waiting for it
+    /// (PacketOut: many queue up and are drained in one turn).
+    pub fn post(&self, f: impl FnOnce(&mut T) + Send + 'static) -> Result<(), Gone> {
+        self.tx.send(Box::new(f)).map_err(|_| Gone)?;
+        self.wake.store(true, Ordering::Release);
+        Ok(())
+    }
+
     /// Run `f` on the datapath between two packets and return its result.
     pub async fn run<R: Send + 'static>(
         &self,

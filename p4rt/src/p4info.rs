@@ -362,7 +362,89 @@ pub fn build(artifact: &Artifact) -> cfg::P4Info {
     if !cache.instances.is_empty() {
         info.externs.push(cache);
     }
+    let headers = controller_headers(artifact);
+    let names: Vec<&str> = headers.iter().map(|h| h.name.as_str()).collect();
+    for h in &headers {
+        info.controller_packet_metadata
+            .push(cfg::ControllerPacketMetadata {
+                preamble: Some(cfg::Preamble {
+                    annotations: vec![format!("@controller_header(\"{}\")", h.name)],
+                    ..preamble(ids.id(prefix::CONTROLLER_HEADER, &h.name), &h.name, &names)
+                        .unwrap_or_default()
+                }),
+                metadata: h
+                    .fields
+                    .iter()
+                    .enumerate()
+                    .map(|(i, f)| cfg::controller_packet_metadata::Metadata {
+                        id: i as u32 + 1,
+                        name: f.name.clone(),
+                        bitwidth: i32::from(f.width),
+                        ..Default::default()
+                    })
+                    .collect(),
+            });
+    }
     info
+}
+
+/// One `@controller_header` type: its name (`packet_in`, `packet_out`)
+/// and fields in wire order; metadata ids are 1 + the field's index.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ControllerHeader {
+    /// The annotation's name.
+    pub name: String,
+    /// Fields in wire order.
+    pub fields: Vec<ControllerField>,
+    /// Total width in bits.
+    pub bit_width: u32,
+}
+
+/// One field of a [`ControllerHeader`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ControllerField {
+    /// Field name (without the instance path).
+    pub name: String,
+    /// Width in bits.
+    pub width: u16,
+}
+
+impl ControllerHeader {
+    /// Bytes the header takes on the wire.
+    pub fn byte_len(&self) -> usize {
+        self.bit_width.div_ceil(8) as usize
+    }
+}
+
+/// The program's `@controller_header` types, first instance of each name
+/// in artifact order.
+pub fn controller_headers(artifact: &Artifact) -> Vec<ControllerHeader> {
+    let mut out: Vec<ControllerHeader> = Vec::new();
+    for h in &artifact.headers {
+        let Some(name) = &h.controller_header else {
+            continue;
+        };
+        if out.iter().any(|c| &c.name == name) {
+            continue;
+        }
+        let fields = h
+            .fields
+            .iter()
+            .map(|f| {
+                let full = &artifact.fields[f.field.0 as usize].name;
+                ControllerField {
+                    name: full.rsplit('.').next().unwrap_or(full).to_owned(),
+                    width: f.width,
+                }
+            })
+            .collect();
+        out.push(ControllerHeader {
+            name: name.clone(),
+            fields,
+            bit_width: h.bit_width,
+        });
+    }
+    out
 }
 
 /// What an id names, for the server and the client.

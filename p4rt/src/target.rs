@@ -17,6 +17,18 @@ pub trait Target: ControlPlane + 'static {
     fn load(&mut self, artifact: &Artifact) -> Result<(), String>;
     /// Its counters (what `--stats-json` writes under `"switch"`).
     fn stats_json(&self) -> serde_json::Value;
+    /// The CPU port's counters (what `--stats-json` writes under
+    /// `"cpu_port"`), if it has one.
+    fn cpu_port_json(&self) -> Option<serde_json::Value> {
+        None
+    }
+    /// Queue a PacketOut frame (its `packet_out` header included) as an
+    /// arrival on the CPU port. Only a [`CpuPort`](crate::packetio::CpuPort)
+    /// has one.
+    fn packet_out(&mut self, frame: Vec<u8>) -> Result<(), String> {
+        let _ = frame;
+        Err("this switch has no CPU port (start it with --cpu-port N)".into())
+    }
 }
 
 impl Target for Switch {

@@ -233,6 +233,18 @@ pub fn to_text(info: &cfg::P4Info) -> String {
         w.num("direct_table_id", i64::from(m.direct_table_id));
         w.close();
     }
+    for c in &info.controller_packet_metadata {
+        w.open("controller_packet_metadata");
+        w.preamble(&c.preamble);
+        for m in &c.metadata {
+            w.open("metadata");
+            w.num("id", i64::from(m.id));
+            w.string("name", &m.name);
+            w.num("bitwidth", i64::from(m.bitwidth));
+            w.close();
+        }
+        w.close();
+    }
     for r in &info.registers {
         w.open("registers");
         w.preamble(&r.preamble);

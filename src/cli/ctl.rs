@@ -9,9 +9,7 @@ use std::time::Duration;
 use netsparse_p4rt::client::{update, Client, ClientError};
 use netsparse_p4rt::p4info::{id_of, name_of, Entity};
 use netsparse_p4rt::proto::v1;
-use netsparse_p4rt::server::{
-    update_errors, PROPERTY_CACHE_TYPE_ID, STATS_TYPE_ID, STATS_TYPE_URL,
-};
+use netsparse_p4rt::server::{update_errors, PROPERTY_CACHE_TYPE_ID};
 use netsparse_p4rt::tonic::{Code, Status};
 
 /// Arguments of `netsparse ctl`.
@@ -461,20 +459,8 @@ async fn command(c: &mut Client, w: &[&str], election: u128) -> Result<(), Clien
             if !rest.is_empty() {
                 return Err(usage("stats"));
             }
-            let got = c
-                .read(vec![entity(En::ExternEntry(v1::ExternEntry {
-                    extern_type_id: STATS_TYPE_ID,
-                    extern_id: 0,
-                    entry: None,
-                }))])
-                .await?;
-            for e in got {
-                if let Some(En::ExternEntry(x)) = e.entity {
-                    if let Some(any) = x.entry.filter(|a| a.type_url == STATS_TYPE_URL) {
-                        println!("{}", String::from_utf8_lossy(&any.value));
-                    }
-                }
-            }
+            let v = c.stats_json().await?;
+            println!("{}", serde_json::to_string(&v).unwrap_or_default());
         }
         "p4info" => {
             print!("{}", netsparse_p4rt::textfmt::to_text(&c.schema.info));

@@ -93,6 +93,12 @@ pub struct Args {
     /// The P4Runtime device id controllers must send.
     #[arg(long, value_name = "N", default_value_t = 1)]
     pub device_id: u64,
+    /// The CPU port (simple_switch_grpc's flag): frames the program sends
+    /// to port N go to the P4Runtime controller as PacketIn, PacketOut
+    /// arrives on port N. Needs --grpc-server-addr; N must not be bound to
+    /// an interface.
+    #[arg(long, value_name = "N")]
+    pub cpu_port: Option<u32>,
 }
 
 /// Start the P4Runtime server if `--grpc-server-addr` was given: the
@@ -102,6 +108,7 @@ pub struct Args {
 fn start_server<T: netsparse_p4rt::target::Target>(
     args: &Args,
     artifact: &Artifact,
+    packet_in: Option<netsparse_p4rt::packetio::PacketInQueue>,
 ) -> Result<Option<netsparse_p4rt::mailbox::Mailbox<T>>, ExitCode> {
     use std::net::ToSocketAddrs as _;
     let Some(addr) = &args.grpc_server_addr else {
@@ -126,12 +133,13 @@ fn start_server<T: netsparse_p4rt::target::Target>(
         );
     }
     let (poster, mailbox) = netsparse_p4rt::mailbox::mailbox::<T>();
-    match netsparse_p4rt::server::spawn(
+    match netsparse_p4rt::server::spawn_with_cpu_port(
         sock,
         poster,
         artifact.clone(),
         artifact.to_json().into_bytes(),
         args.device_id,
+        packet_in,
     ) {
         Ok(h) => {
             eprintln!(
@@ -213,20 +221,83 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     if !apply_entries(&mut sw, args.entries.as_deref())? {
         return Ok(ExitCode::from(1));
     }
-    let mailbox = match start_server::<Switch>(&args, &artifact) {
-        Ok(m) => m,
-        Err(code) => return Ok(code),
-    };
-    drive(
-        &mut sw,
+    serve(
+        sw,
         &args,
-        mailbox.as_ref(),
+        &artifact,
+        netsparse_bmv2::v1model::DROP_PORT - 1,
         &|sw: &Switch| {
             let mut m = serde_json::Map::new();
             m.insert("switch".into(), serde_json::json!(sw.stats()));
             m
         },
         &print_stats,
+    )
+}
+
+type Head<'a, T> = &'a dyn Fn(&T) -> serde_json::Map<String, serde_json::Value>;
+
+/// Start the P4Runtime server (if asked) and run `sw`: wrapped with a CPU
+/// port when `--cpu-port` is given (checked here: it needs the server, must
+/// be at most `max_port`, and must not be bound to an interface).
+fn serve<T: netsparse_p4rt::target::Target + Datapath>(
+    mut sw: T,
+    args: &Args,
+    artifact: &Artifact,
+    max_port: u32,
+    head: Head<'_, T>,
+    summary: &dyn Fn(&T),
+) -> anyhow::Result<ExitCode> {
+    use netsparse_p4rt::packetio::CpuPort;
+    let Some(port) = args.cpu_port else {
+        let mailbox = match start_server::<T>(args, artifact, None) {
+            Ok(m) => m,
+            Err(code) => return Ok(code),
+        };
+        return drive(&mut sw, args, mailbox.as_ref(), head, summary);
+    };
+    if args.grpc_server_addr.is_none() {
+        eprintln!("error: --cpu-port {port}: needs --grpc-server-addr (PacketIn/PacketOut go through P4Runtime)");
+        return Ok(ExitCode::from(2));
+    }
+    if port > max_port {
+        eprintln!("error: --cpu-port {port}: the switch has ports 0..={max_port}");
+        return Ok(ExitCode::from(2));
+    }
+    if let Some(p) = args.interfaces.iter().find(|p| p.port == port) {
+        eprintln!("error: --cpu-port {port}: port {port} is bound to an interface (-i {p})");
+        return Ok(ExitCode::from(2));
+    }
+    let (mut cp, queue) = CpuPort::new(sw, port);
+    let mailbox = match start_server::<CpuPort<T>>(args, artifact, Some(queue)) {
+        Ok(m) => m,
+        Err(code) => return Ok(code),
+    };
+    drive(
+        &mut cp,
+        args,
+        mailbox.as_ref(),
+        &|c: &CpuPort<T>| {
+            let mut m = head(&c.inner);
+            m.insert("cpu_port".into(), serde_json::json!(c.stats()));
+            m
+        },
+        &|c: &CpuPort<T>| {
+            summary(&c.inner);
+            let s = c.stats();
+            eprintln!(
+                "cpu port {}: {} frames to the CPU, {} PacketIn delivered ({} without a controller, {} queue full, {} stream full, {} too short); {} PacketOut injected, {} refused",
+                s.port,
+                s.to_cpu,
+                s.packet_in,
+                s.packet_in_no_controller,
+                s.packet_in_queue_full,
+                s.packet_in_stream_full,
+                s.packet_in_too_short,
+                s.packet_out,
+                s.packet_out_refused
+            );
+        },
     )
 }
 
@@ -504,14 +575,12 @@ fn run_netsparse(args: &Args, artifact: &Artifact) -> anyhow::Result<ExitCode> {
     if !apply_entries(&mut sw, args.entries.as_deref())? {
         return Ok(ExitCode::from(1));
     }
-    let mailbox = match start_server::<NsSwitch>(args, artifact) {
-        Ok(m) => m,
-        Err(code) => return Ok(code),
-    };
-    drive(
-        &mut sw,
+    let max_port = sw.config().ports.saturating_sub(1);
+    serve(
+        sw,
         args,
-        mailbox.as_ref(),
+        artifact,
+        max_port,
         &|sw: &NsSwitch| {
             let mut m = serde_json::Map::new();
             m.insert("arch".into(), "netsparse_switch".into());

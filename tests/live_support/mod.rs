@@ -4,8 +4,11 @@
 //! drop, also on panic), UDP frames and waiting for one on a socket.
 #![allow(dead_code)]
 
+use std::io::{BufRead, BufReader};
 use std::path::PathBuf;
-use std::process::{Child, Command};
+use std::process::{Child, Command, Stdio};
+use std::sync::mpsc;
+use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use etherparse::PacketBuilder;
@@ -121,4 +124,65 @@ pub fn expect_ipv4(sock: &AfPacket, dst: [u8; 4], within: Duration) -> Option<Ve
         }
     }
     None
+}
+
+/// A `netsparse switch` started by [`start_switch`]: its stderr lines so
+/// far, the rest arriving on `lines`.
+pub struct Started {
+    pub log: Vec<String>,
+    pub lines: mpsc::Receiver<String>,
+    pub reader: JoinHandle<()>,
+}
+
+impl Started {
+    /// The P4Runtime address the switch printed.
+    pub fn grpc_addr(&self) -> Option<String> {
+        Started::grpc_addr_of(&self.log)
+    }
+
+    /// The P4Runtime address printed in `log`.
+    pub fn grpc_addr_of(log: &[String]) -> Option<String> {
+        log.iter()
+            .find_map(|l| l.strip_prefix("P4Runtime server listening on "))
+            .and_then(|r| r.split_whitespace().next())
+            .map(str::to_owned)
+    }
+}
+
+/// Start `netsparse switch ARGS` into `topo.switch` and wait (up to 60 s)
+/// until it says it is running; panics with its output if it exits first.
+pub fn start_switch(topo: &mut Topo, args: &[String]) -> Started {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_netsparse"))
+        .arg("switch")
+        .args(args)
+        .stderr(Stdio::piped())
+        .stdout(Stdio::null())
+        .spawn()
+        .unwrap();
+    let (tx, rx) = mpsc::channel::<String>();
+    let stderr = child.stderr.take().unwrap();
+    topo.switch = Some(child);
+    let reader = std::thread::spawn(move || {
+        for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+            let _ = tx.send(line);
+        }
+    });
+    let mut log: Vec<String> = Vec::new();
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while !log.iter().any(|l| l.contains("switch running")) {
+        match rx.recv_timeout(Duration::from_millis(200)) {
+            Ok(l) => log.push(l),
+            Err(_) if Instant::now() > deadline => panic!("the switch did not start: {log:?}"),
+            Err(_) => {
+                if let Some(Ok(Some(st))) = topo.switch.as_mut().map(Child::try_wait) {
+                    panic!("the switch exited with {st}: {log:?}");
+                }
+            }
+        }
+    }
+    Started {
+        log,
+        lines: rx,
+        reader,
+    }
 }

@@ -94,16 +94,34 @@ pub fn ns_rig(program: &str) -> Rig {
     rig_with(sw, &artifact)
 }
 
+/// A v1model switch running `program` with CPU port `cpu` (as
+/// `--cpu-port`), server on.
+pub fn cpu_rig(program: &str, cpu: u32) -> Rig {
+    let artifact = compile(program);
+    let sw = Switch::new(&artifact, SwitchConfig::default()).expect("switch");
+    let (sw, queue) = netsparse_p4rt::packetio::CpuPort::new(sw, cpu);
+    rig_inner(sw, &artifact, Some(queue))
+}
+
 /// `sw` on the live driver over in-memory ports 1 and 2, server on.
 pub fn rig_with<T: Target + Datapath + Send>(sw: T, artifact: &Artifact) -> Rig {
+    rig_inner(sw, artifact, None)
+}
+
+fn rig_inner<T: Target + Datapath + Send>(
+    sw: T,
+    artifact: &Artifact,
+    queue: Option<netsparse_p4rt::packetio::PacketInQueue>,
+) -> Rig {
     let mut sw = sw;
     let (poster, mailbox) = netsparse_p4rt::mailbox::mailbox::<T>();
-    let h = netsparse_p4rt::server::spawn(
+    let h = netsparse_p4rt::server::spawn_with_cpu_port(
         "127.0.0.1:0".parse().unwrap(),
         poster,
         artifact.clone(),
         artifact.to_json().into_bytes(),
         1,
+        queue,
     )
     .expect("server starts");
     println!("P4Runtime server on {}", h.addr);

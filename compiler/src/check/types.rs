@@ -467,6 +467,11 @@ impl Checker<'_> {
             is_header,
             is_union: false,
             fields,
+            controller_header: if is_header {
+                Self::annotation_str(&s.annotations, "controller_header")
+            } else {
+                None
+            },
             bundled,
             span: s.span,
         });

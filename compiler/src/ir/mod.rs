@@ -117,6 +117,10 @@ pub struct StructDef {
     pub is_union: bool,
     /// Fields in declaration order.
     pub fields: Vec<FieldDef>,
+    /// `@controller_header("packet_in" | "packet_out")` on a header type:
+    /// the header a P4Runtime server strips from (adds to) packets to (from)
+    /// the controller.
+    pub controller_header: Option<String>,
     /// Declared in a bundled include.
     pub bundled: bool,
     /// Where.

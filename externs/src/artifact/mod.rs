@@ -194,6 +194,10 @@ pub struct Header {
     /// the hidden 32-bit slot holding the field's current length in bits.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub varbit_len: Option<FieldId>,
+    /// The header type's `@controller_header("...")` name (`packet_in`,
+    /// `packet_out`): P4Runtime's controller packet metadata.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub controller_header: Option<String>,
 }
 
 /// A field's place in its header.

@@ -28,7 +28,8 @@ use tokio_stream::{Stream, StreamExt as _};
 use tonic::{Request, Response, Status};
 
 use crate::mailbox::Poster;
-use crate::p4info::{self, Schema};
+use crate::p4info::{self, ControllerHeader, Schema};
+use crate::packetio::{self, CpuPortCounters, PacketInQueue};
 use crate::proto::google::rpc;
 use crate::proto::v1::{self, p4_runtime_server::P4Runtime};
 use crate::proto::{cfg, v1::p4_runtime_server::P4RuntimeServer};
@@ -43,6 +44,10 @@ pub const STATS_TYPE_URL: &str = "type.googleapis.com/netsparse.StatsJson";
 /// The P4Runtime version this server implements.
 pub const API_VERSION: &str = "1.3.0";
 
+/// A controller header's wire layout and the P4Info metadata id of each
+/// field.
+pub(crate) type ControllerLayout = Arc<(ControllerHeader, Vec<u32>)>;
+
 /// The pipeline the switch runs, as the control plane sees it.
 #[derive(Clone)]
 pub(crate) struct Pipeline {
@@ -50,17 +55,60 @@ pub(crate) struct Pipeline {
     pub artifact: Arc<Artifact>,
     pub device_config: Vec<u8>,
     pub cookie: Option<u64>,
+    /// `@controller_header("packet_in")`, if the program has one.
+    pub packet_in: Option<ControllerLayout>,
+    /// `@controller_header("packet_out")`, if the program has one.
+    pub packet_out: Option<ControllerLayout>,
 }
 
 impl Pipeline {
     /// The pipeline of `artifact`, its P4Info built here.
     pub fn of(artifact: Artifact, device_config: Vec<u8>) -> Pipeline {
-        Pipeline {
+        let mut p = Pipeline {
             schema: Arc::new(Schema::new(p4info::build(&artifact))),
             artifact: Arc::new(artifact),
             device_config,
             cookie: None,
-        }
+            packet_in: None,
+            packet_out: None,
+        };
+        p.index_controller_headers();
+        p
+    }
+
+    /// Use the ids of `info` (a P4Info that describes this program).
+    pub fn with_p4info(mut self, info: cfg::P4Info) -> Pipeline {
+        self.schema = Arc::new(Schema::new(info));
+        self.index_controller_headers();
+        self
+    }
+
+    /// Match the program's controller headers with the P4Info's
+    /// `controller_packet_metadata` (by name; a field the P4Info does not
+    /// list keeps its position + 1 as id).
+    fn index_controller_headers(&mut self) {
+        let info = &self.schema.info;
+        let layout = |name: &str| {
+            let h = p4info::controller_headers(&self.artifact)
+                .into_iter()
+                .find(|h| h.name == name)?;
+            let meta = info
+                .controller_packet_metadata
+                .iter()
+                .find(|m| m.preamble.as_ref().is_some_and(|p| p.name == name));
+            let ids = h
+                .fields
+                .iter()
+                .enumerate()
+                .map(|(i, f)| {
+                    meta.and_then(|m| m.metadata.iter().find(|x| x.name == f.name))
+                        .map_or(i as u32 + 1, |x| x.id)
+                })
+                .collect();
+            Some(Arc::new((h, ids)))
+        };
+        self.packet_in = layout("packet_in");
+        self.packet_out = layout("packet_out");
     }
 }
 
@@ -136,6 +184,8 @@ pub(crate) struct Shared<T> {
     /// A pipeline saved by VERIFY_AND_SAVE, waiting for COMMIT.
     saved: Mutex<Option<Pipeline>>,
     arb: Mutex<Arbitration>,
+    /// The CPU port's counters, when the datapath has one.
+    cpu: Option<Arc<CpuPortCounters>>,
 }
 
 impl<T: Target> Shared<T> {
@@ -198,6 +248,21 @@ pub fn spawn<T: Target>(
     device_config: Vec<u8>,
     device_id: u64,
 ) -> std::io::Result<ServerHandle> {
+    spawn_with_cpu_port(addr, poster, artifact, device_config, device_id, None)
+}
+
+/// [`spawn`] for a datapath with a CPU port
+/// ([`CpuPort`](crate::packetio::CpuPort)): frames from `packet_in` go to
+/// the primary controller as PacketIn, and PacketOut reaches the datapath
+/// through [`Target::packet_out`].
+pub fn spawn_with_cpu_port<T: Target>(
+    addr: SocketAddr,
+    poster: Poster<T>,
+    artifact: Artifact,
+    device_config: Vec<u8>,
+    device_id: u64,
+    packet_in: Option<PacketInQueue>,
+) -> std::io::Result<ServerHandle> {
     let listener = std::net::TcpListener::bind(addr)?;
     listener.set_nonblocking(true)?;
     let bound = listener.local_addr()?;
@@ -207,6 +272,7 @@ pub fn spawn<T: Target>(
         pipeline: Mutex::new(Pipeline::of(artifact, device_config)),
         saved: Mutex::new(None),
         arb: Mutex::new(Arbitration::default()),
+        cpu: packet_in.as_ref().map(|q| Arc::clone(&q.counters)),
     });
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(1)
@@ -224,6 +290,9 @@ pub fn spawn<T: Target>(
                         return;
                     }
                 };
+                if let Some(q) = packet_in {
+                    tokio::spawn(forward_packet_in(Arc::clone(&shared), q));
+                }
                 let incoming = tokio_stream::wrappers::TcpListenerStream::new(listener);
                 let svc = P4RuntimeServer::new(Service { shared })
                     .max_decoding_message_size(64 << 20)
@@ -455,7 +524,7 @@ impl<T: Target> P4Runtime for Service<T> {
         if let Some(given) = config.p4info {
             check_p4info(&given, &pipeline.schema.info)
                 .map_err(|e| Status::invalid_argument(format!("config.p4info: {e}")))?;
-            pipeline.schema = Arc::new(Schema::new(given));
+            pipeline = pipeline.with_p4info(given);
         }
         pipeline.cookie = config.cookie.map(|c| c.cookie);
         match action {
@@ -533,13 +602,24 @@ impl<T: Target> P4Runtime for Service<T> {
                             break;
                         }
                     }
-                    Some(v1::stream_message_request::Update::Packet(_)) => {
-                        let _ = tx
-                            .send(Ok(stream_error(
-                                tonic::Code::Unimplemented,
-                                "PacketOut is not supported by this switch yet",
-                            )))
-                            .await;
+                    Some(v1::stream_message_request::Update::Packet(p)) => {
+                        if let Err(e) = packet_out(&shared, id, &p) {
+                            if let Some(c) = &shared.cpu {
+                                c.packet_out_refused
+                                    .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                            }
+                            let mut err = stream_error(e.code(), e.message());
+                            if let Some(v1::stream_message_response::Update::Error(se)) =
+                                &mut err.update
+                            {
+                                se.details = Some(v1::stream_error::Details::PacketOut(
+                                    v1::PacketOutError {
+                                        packet_out: Some(p),
+                                    },
+                                ));
+                            }
+                            let _ = tx.send(Ok(err)).await;
+                        }
                     }
                     Some(_) => {
                         let _ = tx
@@ -571,6 +651,87 @@ impl<T: Target> P4Runtime for Service<T> {
         Ok(Response::new(v1::CapabilitiesResponse {
             p4runtime_api_version: API_VERSION.to_owned(),
         }))
+    }
+}
+
+/// A PacketOut from stream `id`: from the primary only, on a switch with a
+/// CPU port, for a program with a `packet_out` controller header; queued
+/// into the datapath without waiting.
+fn packet_out<T: Target>(shared: &Shared<T>, id: u64, p: &v1::PacketOut) -> Result<(), Status> {
+    {
+        let arb = shared
+            .arb
+            .lock()
+            .map_err(|_| Status::internal("poisoned"))?;
+        let mine = arb.conns.get(&id).and_then(|c| c.election);
+        if mine.is_none() || mine != arb.primary() {
+            return Err(Status::permission_denied(
+                "PacketOut: only the primary controller may send packets",
+            ));
+        }
+    }
+    if shared.cpu.is_none() {
+        return Err(Status::failed_precondition(
+            "PacketOut: this switch has no CPU port (start it with --cpu-port N)",
+        ));
+    }
+    let Some(layout) = shared.pipeline().packet_out else {
+        return Err(Status::failed_precondition(
+            "PacketOut: the program has no @controller_header(\"packet_out\") header",
+        ));
+    };
+    let frame = packetio::decode_packet_out(&layout.0, &layout.1, p)
+        .map_err(|e| Status::invalid_argument(format!("PacketOut: {e}")))?;
+    shared
+        .poster
+        .post(move |t: &mut T| {
+            if let Err(e) = t.packet_out(frame) {
+                tracing::warn!("PacketOut dropped: {e}");
+            }
+        })
+        .map_err(|_| gone())
+}
+
+/// Frames the program sent to the CPU port, to the primary controller as
+/// PacketIn (dropped and counted when there is none, when the program has
+/// no `packet_in` header or the frame is shorter, or when its stream is
+/// full).
+async fn forward_packet_in<T: Target>(shared: Arc<Shared<T>>, mut q: PacketInQueue) {
+    use std::sync::atomic::Ordering::Relaxed;
+    let c = Arc::clone(&q.counters);
+    while let Some(frame) = q.rx.recv().await {
+        let layout = shared.pipeline().packet_in;
+        let msg = match &layout {
+            Some(l) => packetio::encode_packet_in(&l.0, &l.1, &frame),
+            // No header: the whole frame is the payload.
+            None => Some(v1::PacketIn {
+                payload: frame,
+                metadata: Vec::new(),
+            }),
+        };
+        let Some(msg) = msg else {
+            c.packet_in_too_short.fetch_add(1, Relaxed);
+            continue;
+        };
+        let tx = shared.arb.lock().ok().and_then(|arb| {
+            let p = arb.primary()?;
+            arb.conns
+                .values()
+                .find(|c| c.election == Some(p))
+                .map(|c| c.tx.clone())
+        });
+        let Some(tx) = tx else {
+            c.packet_in_no_controller.fetch_add(1, Relaxed);
+            continue;
+        };
+        let m = v1::StreamMessageResponse {
+            update: Some(v1::stream_message_response::Update::Packet(msg)),
+        };
+        if tx.try_send(Ok(m)).is_err() {
+            c.packet_in_stream_full.fetch_add(1, Relaxed);
+        } else {
+            c.packet_in.fetch_add(1, Relaxed);
+        }
     }
 }
 

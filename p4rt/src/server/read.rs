@@ -238,7 +238,10 @@ fn read_one<T: Target>(
             Ok(())
         }
         En::ExternEntry(x) if x.extern_type_id == STATS_TYPE_ID => {
-            let doc = serde_json::json!({ "switch": t.stats_json() });
+            let mut doc = serde_json::json!({ "switch": t.stats_json() });
+            if let (Some(m), Some(c)) = (doc.as_object_mut(), t.cpu_port_json()) {
+                m.insert("cpu_port".into(), c);
+            }
             out.push(v1::Entity {
                 entity: Some(En::ExternEntry(v1::ExternEntry {
                     extern_type_id: STATS_TYPE_ID,

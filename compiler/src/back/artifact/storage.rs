@@ -64,6 +64,7 @@ impl Lower<'_> {
             fields,
             bit_width: offset,
             varbit_len,
+            controller_header: def.controller_header.clone(),
         });
         hid
     }
