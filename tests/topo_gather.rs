@@ -4,9 +4,12 @@
 //! * With the NetSparse rack (`topo gen leaf-spine --netsparse`: ToRs run
 //!   `netsparse_tor.p4` in the multi-pipe switch, spines
 //!   `netsparse_spine.p4`, every host a `netsparse_nic.p4` endpoint): every
-//!   gathered property is right in two gathers on the running rack, at
-//!   least one read of the second (warm) gather was answered by a ToR's
-//!   Property Cache, PRs were concatenated (more than one PR per packet),
+//!   switch serves P4Runtime (its `grpc_addr` in `state.json`); every
+//!   gathered property is right in three gathers on the running rack; the
+//!   first and third invalidate the ToR caches over P4Runtime first (tor0's
+//!   invalidation counter moves), the second (`--keep-caches`) does not and
+//!   at least one of its reads was answered by a ToR's Property Cache; PRs
+//!   were concatenated (more than one PR per packet),
 //!   `topo down` leaves nothing behind (namespaces, links, processes), and
 //!   tshark with `tools/netsparse.lua` decodes tor0's captures of the run
 //!   (when tshark is installed).
@@ -41,7 +44,11 @@ fn recorded_pids(run: &Path) -> Vec<u32> {
         .unwrap()
         .iter()
         .filter(|r| r["kind"] == "process")
-        .map(|r| r["pid"].as_u64().unwrap() as u32)
+        .map(|r| {
+            // Every switch serves P4Runtime inside its namespace.
+            assert_eq!(r["grpc_addr"], "127.0.0.1:9559", "{r}");
+            r["pid"].as_u64().unwrap() as u32
+        })
         .collect()
 }
 
@@ -74,8 +81,10 @@ fn matrix(dir: &Path) -> PathBuf {
     m
 }
 
-/// Up, gather `rounds` times, down; returns each gather's JSON report.
-fn run_gather(dir: &Path, id: &str, gen_args: &[&str], rounds: usize) -> Vec<Value> {
+/// Up, gather once per entry of `rounds` (its extra `topo gather`
+/// arguments), down; returns each gather's JSON report, with tor0's
+/// counters as the gather left them under `"_tor0_stats"` (if it has them).
+fn run_gather(dir: &Path, id: &str, gen_args: &[&str], rounds: &[&[&str]]) -> Vec<Value> {
     let topo = dir.join("ls.json");
     let programs = root().join("programs");
     let mut args = vec![
@@ -108,9 +117,9 @@ fn run_gather(dir: &Path, id: &str, gen_args: &[&str], rounds: usize) -> Vec<Val
     assert!(o.status.success(), "{}", text(&o));
     let m = matrix(dir);
     let mut reports = Vec::new();
-    for round in 0..rounds {
+    for (round, extra) in rounds.iter().enumerate() {
         let json = dir.join(format!("gather{round}.json"));
-        let o = netsparse(&[
+        let mut args = vec![
             "topo",
             "gather",
             topo.to_str().unwrap(),
@@ -126,11 +135,18 @@ fn run_gather(dir: &Path, id: &str, gen_args: &[&str], rounds: usize) -> Vec<Val
             "30",
             "--json",
             json.to_str().unwrap(),
-        ]);
+        ];
+        args.extend_from_slice(extra);
+        let o = netsparse(&args);
         let out = text(&o);
         assert!(o.status.success(), "{out}");
         assert!(out.contains("remote properties verified"), "{out}");
-        reports.push(serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap());
+        let mut rep: Value =
+            serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+        if let Ok(t) = std::fs::read_to_string(run.join("tor0/stats.json")) {
+            rep["_tor0_stats"] = serde_json::from_str(&t).unwrap();
+        }
+        reports.push(rep);
     }
     let pids = recorded_pids(&run);
     assert_eq!(pids.len(), 4, "one process per switch");
@@ -197,10 +213,12 @@ fn gather_over_ipv4_routers() {
         dir.path(),
         &id[id.len() - 4..],
         &["--nic-program", nic.to_str().unwrap()],
-        1,
+        &[&[]],
     )
     .remove(0);
     check_common(&rep);
+    // Routers serve P4Runtime too, but have no Property Cache to invalidate.
+    assert_eq!(rep["caches_invalidated"], serde_json::json!([]), "{rep}");
     // Plain routers forward every frame; they have no cache.
     for s in rep["switches"].as_array().unwrap() {
         assert_eq!(s["cache_hits"], 0);
@@ -216,19 +234,43 @@ fn gather_over_netsparse_rack_hits_the_tor_cache() {
     }
     let dir = tempfile::tempdir().unwrap();
     let id = format!("{:x}", std::process::id() % 0xfff + 0x5000);
-    // Two gathers of the same matrix on one running rack: whether a read of
-    // the first (cold) round meets a cached response depends on the live
-    // timing, but the second round's reads find the first round's responses
-    // in the ToR caches (nothing invalidates them between gathers).
+    // Three gathers of the same matrix on one running rack. Each gather
+    // first invalidates the ToR caches over P4Runtime (`topo up` gave every
+    // switch an address), except with --keep-caches: whether a read of a
+    // cold round meets a cached response depends on the live timing, but
+    // the warm round's reads find the previous round's responses.
     let reps = run_gather(
         dir.path(),
         &id[id.len() - 4..],
         &["--netsparse", "--k", "16"],
-        2,
+        &[&[], &["--keep-caches"], &[]],
     );
     for rep in &reps {
         check_common(rep);
     }
+    let invalidations =
+        |r: &Value| r["_tor0_stats"]["switch"]["total"]["cache"]["invalidations"].as_u64();
+    let inv: Vec<u64> = reps
+        .iter()
+        .map(|r| invalidations(r).unwrap_or_else(|| panic!("tor0 counters: {r}")))
+        .collect();
+    let listed = |r: &Value| {
+        r["caches_invalidated"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|e| e[0].as_str().unwrap().to_owned())
+            .collect::<Vec<_>>()
+    };
+    assert!(listed(&reps[0]).contains(&"tor0".to_owned()), "{}", reps[0]);
+    assert!(listed(&reps[0]).contains(&"tor1".to_owned()), "{}", reps[0]);
+    assert!(inv[0] >= 1, "tor0's caches were invalidated: {inv:?}");
+    assert!(listed(&reps[1]).is_empty(), "--keep-caches: {}", reps[1]);
+    assert_eq!(inv[1], inv[0], "--keep-caches invalidates nothing");
+    assert!(
+        inv[2] > inv[1],
+        "the third gather invalidates again: {inv:?}"
+    );
     let rep = &reps[1];
     let tor_hits: u64 = rep["switches"]
         .as_array()

@@ -55,6 +55,7 @@ except ImportError:
     )
 
 READY = "switch running"  # v1model: "switch running on ...", NetSparse: "switch running (...)"
+GRPC_ADDR = "127.0.0.1:9559"  # each switch host has its own loopback
 
 
 def find_netsparse(given):
@@ -140,7 +141,10 @@ def main():
             for p, intf in sorted(ports[name].items()):
                 cmd += ["-i", f"{p}@{intf}"]
             cmd += ["--entries", os.path.join(os.path.dirname(topo_file), s["cli_input"]),
-                    "--stats-json", os.path.join(work, f"{name}-stats.json")]
+                    "--stats-json", os.path.join(work, f"{name}-stats.json"),
+                    # P4Runtime inside the switch host's namespace: `topo
+                    # gather` invalidates the Property Caches through it.
+                    "--grpc-server-addr", GRPC_ADDR]
             log = open(os.path.join(work, f"{name}.log"), "w")
             p = nodes[name].popen(cmd, stdout=log, stderr=subprocess.STDOUT)
             procs.append((name, p, log.name))
@@ -159,7 +163,8 @@ def main():
             "run_id": "mininet",
             "hosts": [{"name": n, "node": int(n[1:]), "netns": f"/proc/{nodes[n].pid}/ns/net",
                        "iface": f"{n}-eth0"} for n in sorted(hosts)],
-            "switches": [{"name": n, "pid": p.pid, "stats": os.path.join(work, f"{n}-stats.json")}
+            "switches": [{"name": n, "pid": p.pid, "stats": os.path.join(work, f"{n}-stats.json"),
+                          "grpc_addr": GRPC_ADDR}
                          for n, p, _ in procs],
             "nic_program": os.path.abspath(os.path.join(a.programs, "netsparse_nic.p4")),
             "work_dir": work,

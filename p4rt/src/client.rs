@@ -181,6 +181,53 @@ impl Client {
         .map_err(|_| ClientError::Input("stream closed".into()))
     }
 
+    /// The ids of the running program's Property Cache instances.
+    pub fn property_caches(&self) -> Vec<u32> {
+        self.schema
+            .info
+            .externs
+            .iter()
+            .filter(|x| x.extern_type_id == crate::p4info::PROPERTY_CACHE_TYPE_ID)
+            .flat_map(|x| {
+                x.instances
+                    .iter()
+                    .map(|i| crate::p4info::id_of(&i.preamble))
+            })
+            .collect()
+    }
+
+    /// Invalidate the Property Caches `ids` (the NetSparse extension: a
+    /// MODIFY of their `ExternEntry`), arbitrating first with `election` if
+    /// this client has not; one Write of all of them.
+    pub async fn invalidate_caches(
+        &mut self,
+        ids: &[u32],
+        election: u128,
+    ) -> Result<(), ClientError> {
+        if self.election.is_none() {
+            let code = self.arbitrate(election).await?;
+            if code != tonic::Code::Ok {
+                return Err(ClientError::Rpc(Status::permission_denied(format!(
+                    "election id {election} is not primary (another controller holds a higher one)"
+                ))));
+            }
+        }
+        let updates = ids
+            .iter()
+            .map(|&id| {
+                update(
+                    v1::update::Type::Modify,
+                    v1::entity::Entity::ExternEntry(v1::ExternEntry {
+                        extern_type_id: crate::p4info::PROPERTY_CACHE_TYPE_ID,
+                        extern_id: id,
+                        entry: None,
+                    }),
+                )
+            })
+            .collect();
+        self.write(updates).await.map_err(ClientError::Rpc)
+    }
+
     /// The switch counters (the `--stats-json` document), read through the
     /// NetSparse statistics extension.
     pub async fn stats_json(&mut self) -> Result<serde_json::Value, ClientError> {

@@ -9,7 +9,7 @@ use std::time::Duration;
 use netsparse_p4rt::client::{update, Client, ClientError};
 use netsparse_p4rt::p4info::{id_of, name_of, Entity};
 use netsparse_p4rt::proto::v1;
-use netsparse_p4rt::server::{update_errors, PROPERTY_CACHE_TYPE_ID};
+use netsparse_p4rt::server::update_errors;
 use netsparse_p4rt::tonic::{Code, Status};
 
 /// Arguments of `netsparse ctl`.
@@ -426,14 +426,7 @@ async fn command(c: &mut Client, w: &[&str], election: u128) -> Result<(), Clien
         }
         "cache_invalidate" => {
             let caches: Vec<u32> = match rest {
-                [] => c
-                    .schema
-                    .info
-                    .externs
-                    .iter()
-                    .filter(|x| x.extern_type_id == PROPERTY_CACHE_TYPE_ID)
-                    .flat_map(|x| x.instances.iter().map(|i| id_of(&i.preamble)))
-                    .collect(),
+                [] => c.property_caches(),
                 [n] => vec![c.extern_id(n)?.0],
                 _ => return Err(usage("cache_invalidate [NAME]")),
             };
@@ -442,17 +435,7 @@ async fn command(c: &mut Client, w: &[&str], election: u128) -> Result<(), Clien
                     "the running program has no Property Cache".into(),
                 ));
             }
-            for id in caches {
-                let u = update(
-                    Type::Modify,
-                    En::ExternEntry(v1::ExternEntry {
-                        extern_type_id: PROPERTY_CACHE_TYPE_ID,
-                        extern_id: id,
-                        entry: None,
-                    }),
-                );
-                write_one(c, election, u).await?;
-            }
+            c.invalidate_caches(&caches, election).await?;
             println!("ok");
         }
         "stats" => {

@@ -76,6 +76,11 @@ pub struct GatherArgs {
     /// Also write the report as JSON.
     #[arg(long, value_name = "FILE")]
     pub json: Option<PathBuf>,
+    /// Gather on warm Property Caches: skip the invalidation over
+    /// P4Runtime that otherwise runs first on every switch with a
+    /// `grpc_addr` (every switch of `topo up`).
+    #[arg(long)]
+    pub keep_caches: bool,
 }
 
 /// Arguments of `topo up`.
@@ -219,6 +224,7 @@ fn gather(a: GatherArgs) -> anyhow::Result<ExitCode> {
         batch: a.batch,
         nic_program: a.nic_program,
         timeout: Duration::from_secs(a.timeout),
+        invalidate_caches: !a.keep_caches,
         ..Default::default()
     };
     if let Some(c) = &a.nic_config {

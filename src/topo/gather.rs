@@ -71,6 +71,10 @@ pub struct GatherOptions {
     pub nic_config: NicConfig,
     /// Give up after this long.
     pub timeout: Duration,
+    /// Invalidate the switches' Property Caches over P4Runtime before the
+    /// gather (the control plane's job between two kernels); `false`
+    /// gathers on warm caches.
+    pub invalidate_caches: bool,
 }
 
 impl Default for GatherOptions {
@@ -84,6 +88,7 @@ impl Default for GatherOptions {
                 ..NicConfig::default()
             },
             timeout: Duration::from_secs(60),
+            invalidate_caches: true,
         }
     }
 }
@@ -143,6 +148,9 @@ pub struct GatherReport {
     pub nodes: Vec<NodeGather>,
     /// Per switch, by name.
     pub switches: Vec<SwitchGather>,
+    /// Property Caches invalidated over P4Runtime before the gather, per
+    /// switch that has any.
+    pub caches_invalidated: Vec<(String, usize)>,
     /// Wall-clock time from the start signal to the last completion.
     pub seconds: f64,
     /// Every command completed and every property is right.
@@ -217,6 +225,17 @@ impl GatherReport {
             for f in &n.failures {
                 s.push_str(&format!("     error: {f}\n"));
             }
+        }
+        if !self.caches_invalidated.is_empty() {
+            let list: Vec<String> = self
+                .caches_invalidated
+                .iter()
+                .map(|(n, c)| format!("{n} ({c})"))
+                .collect();
+            s.push_str(&format!(
+                "Property Caches invalidated over P4Runtime before the gather: {}\n",
+                list.join(", ")
+            ));
         }
         s.push_str("switch        frames in  frames out  cache hits  cache misses\n");
         for w in &self.switches {
@@ -374,6 +393,11 @@ pub struct SwitchEndpoint {
     pub start_time: Option<u64>,
     /// Its `--stats-json` file.
     pub stats: PathBuf,
+    /// Its P4Runtime address inside its network namespace (that of the
+    /// process, `/proc/PID/ns/net`): the gather invalidates its Property
+    /// Caches through it first.
+    #[serde(default)]
+    pub grpc_addr: Option<String>,
 }
 
 /// A host whose NIC endpoint the gather runs.
@@ -435,7 +459,7 @@ impl Endpoints {
             .collect();
         let mut switches = Vec::new();
         for name in topo.switches.keys() {
-            let (pid, t) = st
+            let (pid, t, grpc) = st
                 .resources
                 .iter()
                 .find_map(|r| match r {
@@ -444,8 +468,9 @@ impl Endpoints {
                         what,
                         pid: Some(p),
                         start_time: Some(t),
+                        grpc_addr,
                         ..
-                    } if n == name && what == "switch" => Some((*p, *t)),
+                    } if n == name && what == "switch" => Some((*p, *t, grpc_addr.clone())),
                     _ => None,
                 })
                 .ok_or_else(|| TopoError::State {
@@ -457,6 +482,7 @@ impl Endpoints {
                 pid,
                 start_time: Some(t),
                 stats: dir.join(name).join("stats.json"),
+                grpc_addr: grpc,
             });
         }
         Ok(Endpoints {
@@ -677,6 +703,11 @@ pub fn gather_on(
                 .collect(),
         })
         .collect();
+    let caches_invalidated = if opts.invalidate_caches {
+        invalidate_caches(&eps.switches)?
+    } else {
+        Vec::new()
+    };
     // Switch counters before.
     let mut before = Vec::new();
     for s in &eps.switches {
@@ -868,9 +899,50 @@ pub fn gather_on(
         prop_len,
         nodes,
         switches: sw,
+        caches_invalidated,
         seconds,
         ok,
     })
+}
+
+/// Invalidate every Property Cache of every switch that serves P4Runtime,
+/// connecting from inside the switch process's network namespace.
+/// Switches whose program has no cache are skipped; the count per switch
+/// that had some.
+fn invalidate_caches(switches: &[SwitchEndpoint]) -> Result<Vec<(String, usize)>, TopoError> {
+    let mut out = Vec::new();
+    for sw in switches {
+        let Some(addr) = sw.grpc_addr.clone() else {
+            continue;
+        };
+        let netns = PathBuf::from(format!("/proc/{}/ns/net", sw.pid));
+        let fail = |detail: String| TopoError::Command {
+            command: format!("P4Runtime {addr} of {} (pid {})", sw.name, sw.pid),
+            detail: format!("cannot invalidate the Property Caches: {detail}"),
+        };
+        let target = addr.clone();
+        let n = netsparse_bmv2::drivers::in_netns(&netns, move || {
+            let addr = target;
+            let rt = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()?;
+            rt.block_on(async {
+                let wait = Duration::from_secs(10);
+                let mut c = netsparse_p4rt::client::Client::connect(&addr, 1, wait).await?;
+                let ids = c.property_caches();
+                if !ids.is_empty() {
+                    c.invalidate_caches(&ids, 1).await?;
+                }
+                Ok::<usize, netsparse_p4rt::client::ClientError>(ids.len())
+            })
+            .map_err(std::io::Error::other)
+        })
+        .map_err(|e| fail(e.to_string()))?;
+        if n > 0 {
+            out.push((sw.name.clone(), n));
+        }
+    }
+    Ok(out)
 }
 
 #[cfg(test)]

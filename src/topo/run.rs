@@ -202,6 +202,7 @@ pub fn spawn_recorded(
     argv: &[std::ffi::OsString],
     log: &Path,
     ready: &'static str,
+    grpc_addr: Option<String>,
 ) -> Result<Starting, TopoError> {
     let resource = st.record(
         dir,
@@ -212,6 +213,7 @@ pub fn spawn_recorded(
             pid: None,
             start_time: None,
             log: log.to_owned(),
+            grpc_addr,
         },
     )?;
     let out = File::create(log).map_err(|e| io_err(log, e))?;
@@ -547,6 +549,16 @@ fn create(
         }
         argv.push("--stats-json".into());
         argv.push(node_dir.join("stats.json").into());
+        // Every switch serves P4Runtime in its own namespace (the same
+        // address in each), unless the topology's args choose one.
+        let grpc = match user_grpc_addr(&s.args) {
+            Some(a) => Some(a),
+            None => {
+                argv.push("--grpc-server-addr".into());
+                argv.push(TOPO_GRPC_ADDR.into());
+                Some(TOPO_GRPC_ADDR.to_owned())
+            }
+        };
         argv.extend(s.args.iter().map(Into::into));
         let log = node_dir.join("switch.log");
         starting.push(spawn_recorded(
@@ -558,10 +570,29 @@ fn create(
             &argv,
             &log,
             SWITCH_READY,
+            grpc,
         )?);
     }
     wait_ready(&mut starting, opts.ready_timeout)?;
     Ok(())
+}
+
+/// The P4Runtime address `topo up` gives every switch, inside the
+/// switch's own network namespace (so the same one in each).
+pub const TOPO_GRPC_ADDR: &str = "127.0.0.1:9559";
+
+/// The `--grpc-server-addr` a topology's switch `args` give, if any.
+fn user_grpc_addr(args: &[String]) -> Option<String> {
+    let mut it = args.iter();
+    while let Some(a) = it.next() {
+        if a == "--grpc-server-addr" {
+            return it.next().cloned();
+        }
+        if let Some(v) = a.strip_prefix("--grpc-server-addr=") {
+            return Some(v.to_owned());
+        }
+    }
+    None
 }
 
 /// What `down` removed.

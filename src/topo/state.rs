@@ -12,7 +12,8 @@
 //!     {"kind": "veth", "netns": "ns5a2f-h1", "name": "5a2f-h1-p0",
 //!      "peer_netns": "ns5a2f-s1", "peer": "5a2f-s1-p1"},
 //!     {"kind": "process", "node": "s1", "what": "switch", "netns": "ns5a2f-s1",
-//!      "pid": 4242, "start_time": 123456, "log": "/run/dir/s1/switch.log"}
+//!      "pid": 4242, "start_time": 123456, "log": "/run/dir/s1/switch.log",
+//!      "grpc_addr": "127.0.0.1:9559"}
 //!   ] }
 //! ```
 //!
@@ -67,6 +68,9 @@ pub enum Resource {
         start_time: Option<u64>,
         /// Its log file.
         log: PathBuf,
+        /// Its P4Runtime address inside its namespace (switches).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        grpc_addr: Option<String>,
     },
 }
 
@@ -187,6 +191,7 @@ mod tests {
                 pid: None,
                 start_time: None,
                 log: "/l".into(),
+                grpc_addr: Some("127.0.0.1:9559".into()),
             },
         )
         .unwrap();

@@ -17,6 +17,8 @@ pub mod live;
 pub mod pcap;
 mod ports;
 mod sys;
+
+pub use sys::in_netns;
 pub mod tpacket;
 
 use std::fmt;

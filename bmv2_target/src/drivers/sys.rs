@@ -164,7 +164,7 @@ pub(crate) fn bind_promiscuous(fd: &OwnedFd, ifindex: u32, name: &str) -> io::Re
 /// namespace at `netns` (e.g. `/var/run/netns/blue`, as `ip netns add`
 /// creates): a socket it opens stays in that namespace, and the calling
 /// thread does not move.
-pub(crate) fn in_netns<T: Send + 'static>(
+pub fn in_netns<T: Send + 'static>(
     netns: &Path,
     open: impl FnOnce() -> io::Result<T> + Send + 'static,
 ) -> io::Result<T> {
