@@ -65,12 +65,14 @@ mod rx;
 mod server;
 #[cfg(test)]
 mod test_support;
+mod triggered;
 mod tx;
 
 use crate::stats::{CommandStats, NicStats};
 use crate::verbs::{CommandId, Completion};
 use client::ClientUnit;
 use server::ServerUnit;
+use triggered::TriggerTable;
 use tx::Tx;
 
 /// `rig.outcome` values of `netsparse.p4` (`NS_ISSUED` is 0).
@@ -115,6 +117,7 @@ pub enum NicError {
 /// Which kind of event comes next (in priority order at equal times).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Event {
+    Trigger,
     Unit(usize),
     Server(usize),
     Concat,
@@ -150,6 +153,9 @@ pub struct Nic<M: HostMemory = DenseMemory> {
     watchdogs: BTreeSet<(Time, u32)>,
     completions: BTreeMap<(Time, u32), Completion>,
     cq: VecDeque<Completion>,
+    /// Triggered operations (GPU-TN): counters, waiting operations,
+    /// triggers on their way.
+    trig: TriggerTable,
     now: Time,
 }
 
@@ -253,6 +259,7 @@ impl<M: HostMemory> Nic<M> {
             watchdogs: BTreeSet::new(),
             completions: BTreeMap::new(),
             cq: VecDeque::new(),
+            trig: TriggerTable::default(),
             now: Time::ZERO,
             cfg,
         })
@@ -421,6 +428,7 @@ impl<M: HostMemory> Nic<M> {
                 }
             }
         };
+        consider(self.trig.next_arrival(), Event::Trigger);
         debug_assert!((0..self.units.len()).all(|u| self.unit_at[u] == self.unit_next(u)));
         for (u, &t) in self.unit_at.iter().enumerate() {
             consider(t, Event::Unit(u));
@@ -458,6 +466,7 @@ impl<M: HostMemory> Nic<M> {
                 break;
             };
             match kind {
+                Event::Trigger => self.deliver_triggers(e),
                 Event::Unit(u) => self.unit_step(u, e),
                 Event::Server(s) => self.server_step(s, e),
                 Event::Concat => self.concat_expire(e),
