@@ -586,18 +586,17 @@ impl Host {
         for c in chunks {
             nic.trigger(c.done, TAG);
         }
-        let (mut k, mut accepted) = (0u64, 0u64);
+        let mut accepted = 0u64;
         let mut fallback: Vec<(u64, u64)> = Vec::new();
         let mut i = 0;
         while i < count {
             let c = self.command(i, count - i);
             let threshold = hostmodel::chunks_needed(chunks, i + c.count);
             let op = TriggeredOp::Rig(c);
-            match nic.post_triggered(self.slot(Time::ZERO, k), TAG, threshold, op) {
-                Ok(_) => {
-                    k += 1;
-                    accepted += 1;
-                }
+            // Registered ahead of time: before the kernel starts, off the
+            // iteration's critical path.
+            match nic.post_triggered(Time::ZERO, TAG, threshold, op) {
+                Ok(_) => accepted += 1,
                 Err(TriggerError::TableFull { .. } | TriggerError::TagsFull { .. }) => {
                     fallback.push((i, c.count));
                 }
@@ -610,7 +609,7 @@ impl Host {
             }
             i += self.batch;
         }
-        let start = kernel_end.max(self.slot(Time::ZERO, k));
+        let start = kernel_end;
         for (j, &(first, count)) in fallback.iter().enumerate() {
             accepted += self.post(nic, n, first, count, start, j as u64, ver);
         }

@@ -12,18 +12,21 @@
 //!   Ch. 6): the node's kernel walks its nonzeros in row order at a
 //!   constant rate — `compute-rate` nonzeros per second, or the node's
 //!   roofline time under `--compute` spread evenly over its nonzeros — in
-//!   chunks of `chunk-nnz`. Before the kernel starts, the host registers
-//!   the same RIG commands as post-at-zero (`rig-batch` consecutive remote
-//!   idxs each, so the two models gather alike and differ only in time) as
-//!   triggered operations on one tag per node, one per `host-post-ns`:
-//!   a command whose last idx lies in chunk `j` gets threshold `j + 1`.
+//!   chunks of `chunk-nnz`. Ahead of time (before the kernel starts, e.g.
+//!   during the previous phase, so their posting cost is off the
+//!   iteration's critical path, GPU-TN's point), the host registers the
+//!   same RIG commands as post-at-zero (`rig-batch` consecutive remote
+//!   idxs each, so the two models gather alike and differ only in time)
+//!   as triggered operations on one tag per node: a command whose last idx
+//!   lies in chunk `j` gets threshold `j + 1`. The registrations reach the
+//!   NIC one PCIe latency after time 0.
 //!   The kernel stores the tag as each chunk completes, so the counter is
 //!   the number of chunks done and a command fires as soon as the chunk
 //!   with its last idx is complete (at once, by the early-trigger rule, if
-//!   the kernel got there before the registration). A registration refused
-//!   because the trigger table is full is counted and its command posted by
-//!   the host when the kernel ends (the fallback a host without the slot
-//!   would take). A node's end-to-end time is the later of its kernel's end
+//!   the kernel got there before the registration arrived). A registration
+//!   refused because the trigger table is full is counted and its command
+//!   posted by the host when the kernel ends, one per `host-post-ns` (the
+//!   fallback a host without the slot would take). A node's end-to-end time is the later of its kernel's end
 //!   and its last completion.
 //!
 //! The figures per node: computation `comp` (the kernel, from 0);
