@@ -443,7 +443,10 @@ fn parallel_and_serial_runs_give_identical_reports_with_triggered_commands() {
         ..SimConfig::default()
     };
     let json = serial_equals_parallel(&cfg, &[Mode::Rig, Mode::NetSparse]);
-    assert!(json.contains("\"model\": \"triggered\""), "the host block is in the report");
+    assert!(
+        json.contains("\"model\": \"triggered\""),
+        "the host block is in the report"
+    );
 }
 
 /// Run `modes` serially and with 1, 2 and 3 threads; the JSON reports must
@@ -699,7 +702,10 @@ fn host_model_parameters_are_range_checked() {
         ..small_cfg()
     };
     let msg = e(t.clone());
-    assert!(msg.contains("host-model") && msg.contains("compute-rate"), "{msg}");
+    assert!(
+        msg.contains("host-model") && msg.contains("compute-rate"),
+        "{msg}"
+    );
     let msg = e(SimConfig {
         compute_rate: Some(0.0),
         ..t.clone()
@@ -710,13 +716,19 @@ fn host_model_parameters_are_range_checked() {
         chunk_nnz: 0,
         ..t.clone()
     });
-    assert!(msg.starts_with("chunk-nnz = 0 is out of range: 1..="), "{msg}");
+    assert!(
+        msg.starts_with("chunk-nnz = 0 is out of range: 1..="),
+        "{msg}"
+    );
     let msg = e(SimConfig {
         compute_rate: Some(1e9),
         trigger_table: 0,
         ..t
     });
-    assert!(msg.starts_with("trigger-table = 0 is out of range"), "{msg}");
+    assert!(
+        msg.starts_with("trigger-table = 0 is out of range"),
+        "{msg}"
+    );
     let mut c = small_cfg();
     let msg = c.set("host-model", "eager").unwrap_err().to_string();
     assert!(msg.contains("post-at-zero, triggered"), "{msg}");

@@ -558,7 +558,10 @@ impl Host {
                 Ok(_) => k += 1,
                 Err(e) => {
                     ver.rejected_commands += 1;
-                    ver.note(format!("node {n}: RIG command at idx {} rejected: {e}", first + i));
+                    ver.note(format!(
+                        "node {n}: RIG command at idx {} rejected: {e}",
+                        first + i
+                    ));
                 }
             }
             i += self.batch;

@@ -16,8 +16,8 @@ use netsparse_externs::wire::{pr_stride, PrType, IP_OVERHEAD};
 use netsparse_externs::Time;
 
 use super::compute::{ComputeModel, Rates, COMPUTE_MODELS};
-use super::hostmodel::HostModel;
 use super::engine::{BufferKind, BufferSpec, EngineConfig, LinkParams};
+use super::hostmodel::HostModel;
 use super::topology::{LeafSpine, Routing, TopologyError};
 
 /// Which header sizes the links charge NetSparse packets (Table 5
@@ -646,9 +646,7 @@ impl SimConfig {
             "compute-rate" => self.compute_rate = Some(p(value).ok_or_else(|| bad("a number"))?),
             "chunk-nnz" => self.chunk_nnz = p(value).ok_or_else(|| bad(int))?,
             "trigger-table" => self.trigger_table = p(value).ok_or_else(|| bad(int))?,
-            "host-model" => {
-                self.host_model = value.parse().map_err(|_| bad(HostModel::NAMES))?
-            }
+            "host-model" => self.host_model = value.parse().map_err(|_| bad(HostModel::NAMES))?,
             _ => {
                 return Err(ConfigError::OutOfRange {
                     name: "sweep parameter",

@@ -109,8 +109,8 @@ impl Kernel {
         if self.nnz == 0 {
             return Time::ZERO;
         }
-        let ps = u128::from(self.time.as_ps()) * u128::from(done.min(self.nnz))
-            / u128::from(self.nnz);
+        let ps =
+            u128::from(self.time.as_ps()) * u128::from(done.min(self.nnz)) / u128::from(self.nnz);
         Time::from_ps(ps as u64)
     }
 }
@@ -371,7 +371,10 @@ mod tests {
         assert_eq!(chunks(&m, &part, 0, &k, 100).len(), 1);
         // A chunk without remote nonzeros still counts.
         let c = chunks(&m, &part, 0, &k, 1);
-        assert_eq!(c.iter().map(|c| c.count).collect::<Vec<_>>(), [0, 1, 0, 1, 1]);
+        assert_eq!(
+            c.iter().map(|c| c.count).collect::<Vec<_>>(),
+            [0, 1, 0, 1, 1]
+        );
         assert_eq!(chunks_needed(&c, 1), 2);
         assert_eq!(chunks_needed(&c, 2), 4);
     }

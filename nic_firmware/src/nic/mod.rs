@@ -33,6 +33,11 @@
 //!   property, each server unit issuing one read per cycle. Responses retire
 //!   their pending entry and are written to host memory (a DMA write:
 //!   one PCIe latency plus the transfer).
+//! * **Triggered operations.** `post_triggered` registers a RIG command or
+//!   a put on a tag with a threshold; `trigger` stores a tag. Both reach
+//!   the NIC one PCIe latency after the host issues them; triggers in
+//!   flight are timed events. A fired RIG command is queued like a posted
+//!   one but visible at once (no doorbell). See `triggered.rs`.
 //! * **Completion.** A command completes when all its idxs went through
 //!   host_to_net and every PR it issued was answered and written; the
 //!   completion reaches the host's completion queue one PCIe latency after
