@@ -398,11 +398,15 @@ fn triggered_host_model_reports_the_overlap() {
             model,
             "--json",
             json.to_str().unwrap(),
+            "--plot-dir",
+            dir.path().join(model).to_str().unwrap(),
             "-q",
         ]);
         let (out, err) = text(&o);
         assert_eq!(o.status.code(), Some(0), "{out}{err}");
         assert!(out.contains(&format!("host model {model}")), "{out}");
+        let svg = std::fs::read_to_string(dir.path().join(model).join("host.svg")).unwrap();
+        assert!(svg.contains(&format!("netsparse {model}")), "{svg}");
         let v: serde_json::Value =
             serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
         let h = &v["modes"][0]["host"];

@@ -667,6 +667,13 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             let p = dir.join("ablation.svg");
             plots.push((p.clone(), plot::ablation_report_chart(&p, last)));
         }
+        if reports
+            .iter()
+            .any(|r| r.modes.iter().any(|m| m.host.is_some()))
+        {
+            let p = dir.join("host.svg");
+            plots.push((p.clone(), plot::host_chart(&p, &reports)));
+        }
         if let Some((key, values)) = &sweep {
             let p = dir.join("sweep.svg");
             let r = plot::sweep_chart(&p, key, values, &reports, &args.mode, false);
