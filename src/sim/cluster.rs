@@ -35,6 +35,12 @@
 //! mode's communication time is the last finish (the tail node). A node
 //! without remote nonzeros finishes at 0 (it still serves reads).
 //!
+//! That is the `post-at-zero` host model. Under `triggered` the same
+//! commands are registered as triggered operations ahead of time and fired
+//! by the node's compute kernel as its chunks complete (see
+//! [`hostmodel`](super::hostmodel)); with a compute time either way, each
+//! mode also gets the kernel/gather overlap ([`HostResult`]).
+//!
 //! # Verification
 //!
 //! Every destination write is checked as it happens ([`SimMemory`]); at the
