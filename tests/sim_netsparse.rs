@@ -420,18 +420,44 @@ fn the_host_posts_commands_one_after_another() {
 /// are zeroed; and the parallel runs did use more than one thread.
 #[test]
 fn parallel_and_serial_runs_give_identical_reports() {
-    let spec: GenSpec = "rmat:scale=12,ef=4".parse().unwrap();
-    let (m, _) = spec.generate(3).unwrap();
     let cfg = SimConfig {
         nodes: 16,
         racks: 4,
         ..SimConfig::default()
     };
-    let modes = &Mode::ALL;
+    serial_equals_parallel(&cfg, Mode::ALL);
+}
+
+/// The same with the triggered host model: the kernel's triggers are timed
+/// events of each NIC, so they run alike in every event loop.
+#[test]
+fn parallel_and_serial_runs_give_identical_reports_with_triggered_commands() {
+    use netsparse::sim::hostmodel::HostModel;
+    let cfg = SimConfig {
+        nodes: 16,
+        racks: 4,
+        rig_batch: 256,
+        host_model: HostModel::Triggered,
+        compute_rate: Some(4e8),
+        chunk_nnz: 1024,
+        ..SimConfig::default()
+    };
+    let json = serial_equals_parallel(&cfg, &[Mode::Rig, Mode::NetSparse]);
+    assert!(
+        json.contains("\"model\": \"triggered\""),
+        "the host block is in the report"
+    );
+}
+
+/// Run `modes` serially and with 1, 2 and 3 threads; the JSON reports must
+/// be equal once the wall-clock fields are zeroed. Returns the serial one.
+fn serial_equals_parallel(cfg: &SimConfig, modes: &[Mode]) -> String {
+    let spec: GenSpec = "rmat:scale=12,ef=4".parse().unwrap();
+    let (m, _) = spec.generate(3).unwrap();
     let json = |threads: usize| {
         let mut r = run(
             &m,
-            &cfg,
+            cfg,
             modes,
             &RunOptions {
                 spmm: true,
@@ -479,6 +505,7 @@ fn parallel_and_serial_runs_give_identical_reports() {
             );
         }
     }
+    serial
 }
 
 /// Every routing between racks gathers every property through the
@@ -571,4 +598,141 @@ fn paper_header_accounting_charges_six_bytes_less_per_packet() {
         header(ns_w)
     );
     assert_eq!(payload(ns_p), payload(ns_w));
+}
+
+/// One SpMM iteration with the kernel's chunks firing triggered RIG
+/// commands ends sooner than the bulk-synchronous post-at-zero iteration
+/// (kernel, then gather), gathers the same properties with the same
+/// commands, and reports the overlap.
+#[test]
+fn triggered_commands_overlap_the_gather_with_compute_and_end_sooner() {
+    use netsparse::sim::hostmodel::HostModel;
+    let spec: GenSpec = "rmat:scale=12,ef=4".parse().unwrap();
+    let (m, _) = spec.generate(3).unwrap();
+    let base = SimConfig {
+        nodes: 16,
+        racks: 4,
+        rig_batch: 256,
+        compute_rate: Some(4e8),
+        chunk_nnz: 1024,
+        ..SimConfig::default()
+    };
+    let opts = RunOptions {
+        spmm: true,
+        ..RunOptions::default()
+    };
+    let host = |model: HostModel| {
+        let cfg = SimConfig {
+            host_model: model,
+            ..base.clone()
+        };
+        let r = run(&m, &cfg, &[Mode::NetSparse], &opts);
+        r.check().expect("every property and the SpMM verified");
+        let mr = r.mode("netsparse").unwrap();
+        let prs = mr.nodes.iter().map(|n| n.prs.unwrap_or(0)).sum::<u64>();
+        (mr.host.clone().expect("a host block"), prs, r.table())
+    };
+    let (zero, _, _) = host(HostModel::PostAtZero);
+    let (trig, _, text) = host(HostModel::Triggered);
+    // The same kernel in both.
+    assert_eq!(zero.compute_max, trig.compute_max);
+    assert!(zero.compute_max > netsparse_externs::Time::ZERO);
+    // Post-at-zero: nothing overlaps; end-to-end = computation + gather
+    // on the tail node.
+    assert_eq!(zero.overlapped, netsparse_externs::Time::ZERO);
+    assert_eq!(zero.overlap_fraction, 0.0);
+    assert_eq!(zero.end_to_end, zero.compute + zero.communication);
+    // Triggered: the gather overlaps the kernel and the iteration ends
+    // sooner, but not before the slowest kernel.
+    assert!(trig.overlapped > netsparse_externs::Time::ZERO, "{trig:?}");
+    assert!(trig.overlap_fraction > 0.0, "{}", trig.overlap_fraction);
+    // What is left of the gather after the tail's kernel is shorter than
+    // the whole gather after it.
+    assert!(trig.end_to_end - trig.compute < zero.communication);
+    assert!(
+        trig.end_to_end < zero.end_to_end,
+        "triggered {} vs post-at-zero {}",
+        trig.end_to_end,
+        zero.end_to_end
+    );
+    assert!(trig.end_to_end >= trig.compute_max);
+    // Every registration fired, none for a full table; early firings
+    // only when the kernel outran the host's registrations.
+    assert!(trig.registered > 16);
+    assert_eq!((trig.fired, trig.table_full), (trig.registered, 0));
+    for n in &trig.nodes {
+        assert!(n.end_to_end >= n.compute && n.end_to_end >= n.comm_end);
+        assert!(n.overlapped <= n.compute && n.overlapped <= n.communication());
+    }
+    assert!(text.contains("host model triggered"), "{text}");
+}
+
+/// A trigger table too small for a node's commands: the refused
+/// registrations are counted and posted when the kernel ends; everything
+/// is still gathered.
+#[test]
+fn a_full_trigger_table_falls_back_to_posting_after_the_kernel() {
+    use netsparse::sim::hostmodel::HostModel;
+    let m = skewed();
+    let cfg = SimConfig {
+        rig_batch: 2,
+        host_post_ns: 0,
+        host_model: HostModel::Triggered,
+        // A slow kernel: every registration waits for its chunk.
+        compute_rate: Some(1e6),
+        chunk_nnz: 8,
+        trigger_table: 3,
+        ..small_cfg()
+    };
+    let r = run(&m, &cfg, &[Mode::NetSparse], &RunOptions::default());
+    r.check().expect("every property verified");
+    let h = r.mode("netsparse").unwrap().host.clone().unwrap();
+    assert!(h.table_full > 0, "{h:?}");
+    assert_eq!(h.fired, h.registered);
+    // 4 nodes, at most 3 registrations each.
+    assert!(h.registered <= 12, "{h:?}");
+}
+
+#[test]
+fn host_model_parameters_are_range_checked() {
+    use netsparse::sim::hostmodel::HostModel;
+    let e = |cfg: SimConfig| cfg.validate().unwrap_err().to_string();
+    let t = SimConfig {
+        host_model: HostModel::Triggered,
+        ..small_cfg()
+    };
+    let msg = e(t.clone());
+    assert!(
+        msg.contains("host-model") && msg.contains("compute-rate"),
+        "{msg}"
+    );
+    let msg = e(SimConfig {
+        compute_rate: Some(0.0),
+        ..t.clone()
+    });
+    assert!(msg.starts_with("compute-rate = 0 is out of range"), "{msg}");
+    let msg = e(SimConfig {
+        compute_rate: Some(1e9),
+        chunk_nnz: 0,
+        ..t.clone()
+    });
+    assert!(
+        msg.starts_with("chunk-nnz = 0 is out of range: 1..="),
+        "{msg}"
+    );
+    let msg = e(SimConfig {
+        compute_rate: Some(1e9),
+        trigger_table: 0,
+        ..t
+    });
+    assert!(
+        msg.starts_with("trigger-table = 0 is out of range"),
+        "{msg}"
+    );
+    let mut c = small_cfg();
+    let msg = c.set("host-model", "eager").unwrap_err().to_string();
+    assert!(msg.contains("post-at-zero, triggered"), "{msg}");
+    c.set("host-model", "triggered").unwrap();
+    c.set("compute-rate", "5e8").unwrap();
+    c.validate().unwrap();
 }

@@ -162,6 +162,26 @@ fn bad_parameters_name_the_value() {
             "k = 12 is out of range",
         ),
         (vec!["--sweep", "cache-bytes=lots"], "cache-bytes = lots"),
+        (
+            vec!["--host-model", "triggered"],
+            "host-model = triggered is out of range",
+        ),
+        (
+            vec!["--host-model", "eager"],
+            "unknown host model \"eager\" (one of post-at-zero, triggered)",
+        ),
+        (
+            vec!["--host-model", "triggered", "--compute-rate", "1e20"],
+            "compute-rate = 100000000000000000000 is out of range: 1e3..=1e15",
+        ),
+        (
+            vec!["--compute", "spade", "--chunk-nnz", "0"],
+            "chunk-nnz = 0 is out of range: 1..=4294967296",
+        ),
+        (
+            vec!["--trigger-table", "0"],
+            "trigger-table = 0 is out of range: 1..=16777216",
+        ),
     ];
     for (extra, needle) in cases {
         let mut args = vec!["sim", "--gen", GEN, "--nodes", "8", "--racks", "2"];
@@ -348,4 +368,57 @@ fn an_oversize_run_is_refused_before_anything_large_is_allocated() {
     let err = text(&o).1;
     assert_eq!(o.status.code(), Some(2), "{err}");
     assert!(err.contains("not enough memory for paper:arabic"), "{err}");
+}
+
+/// `--host-model triggered` through the binary: the text report and the
+/// JSON carry the overlap, and the iteration ends before post-at-zero's.
+#[test]
+fn triggered_host_model_reports_the_overlap() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut e2e = Vec::new();
+    for model in ["post-at-zero", "triggered"] {
+        let json = dir.path().join(format!("{model}.json"));
+        let o = run(&[
+            "sim",
+            "--gen",
+            "rmat:scale=11,ef=8",
+            "--nodes",
+            "8",
+            "--racks",
+            "2",
+            "--mode",
+            "netsparse",
+            "--rig-batch",
+            "256",
+            "--compute-rate",
+            "2e8",
+            "--chunk-nnz",
+            "1024",
+            "--host-model",
+            model,
+            "--json",
+            json.to_str().unwrap(),
+            "--plot-dir",
+            dir.path().join(model).to_str().unwrap(),
+            "-q",
+        ]);
+        let (out, err) = text(&o);
+        assert_eq!(o.status.code(), Some(0), "{out}{err}");
+        assert!(out.contains(&format!("host model {model}")), "{out}");
+        let svg = std::fs::read_to_string(dir.path().join(model).join("host.svg")).unwrap();
+        assert!(svg.contains(&format!("netsparse {model}")), "{svg}");
+        let v: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+        let h = &v["modes"][0]["host"];
+        assert_eq!(h["model"], model);
+        assert_eq!(v["config"]["host-model"], model);
+        let ps = |k: &str| h[k].as_u64().unwrap_or_else(|| panic!("{k}: {h}"));
+        if model == "triggered" {
+            assert!(ps("overlapped") > 0, "{h}");
+        } else {
+            assert_eq!(ps("overlapped"), 0, "{h}");
+        }
+        e2e.push(ps("end_to_end"));
+    }
+    assert!(e2e[1] < e2e[0], "{e2e:?}");
 }

@@ -61,6 +61,15 @@ pub struct NicConfig {
     pub filter_memory: FilterMemoryConfig,
     /// Seed of the program's random generator.
     pub seed: u64,
+    /// Triggered operations the NIC can hold registered and not yet fired
+    /// (`post_triggered`; GPU-TN's trigger table). A registration beyond it
+    /// is refused with `TriggerError::TableFull` (counted).
+    pub trigger_ops: usize,
+    /// Trigger tags the NIC keeps a counter for (a tag with registered
+    /// operations or triggers counted before its registration). A new tag
+    /// beyond it is refused at registration and dropped (counted) at a
+    /// trigger.
+    pub trigger_tags: usize,
 }
 
 impl Default for NicConfig {
@@ -84,6 +93,8 @@ impl Default for NicConfig {
             filter_set_at_write: true,
             filter_memory: FilterMemoryConfig::default(),
             seed: 1,
+            trigger_ops: 1024,
+            trigger_tags: 1024,
         }
     }
 }
@@ -230,6 +241,14 @@ impl NicConfig {
                 "batch_idxs",
                 format!("{} (must be 1..=65536)", self.batch_idxs),
             ));
+        }
+        for (key, v) in [
+            ("trigger_ops", self.trigger_ops),
+            ("trigger_tags", self.trigger_tags),
+        ] {
+            if v == 0 || v > 1 << 24 {
+                return Err(bad(key, format!("{v} (must be 1..=16777216)")));
+            }
         }
         if self.watchdog_us == 0 || self.watchdog_us > 3_600_000_000 {
             return Err(bad(
@@ -397,6 +416,20 @@ mod tests {
                     ..Default::default()
                 },
                 "dma_gbytes_per_s",
+            ),
+            (
+                NicConfig {
+                    trigger_ops: 0,
+                    ..Default::default()
+                },
+                "trigger_ops",
+            ),
+            (
+                NicConfig {
+                    trigger_tags: 1 << 25,
+                    ..Default::default()
+                },
+                "trigger_tags",
             ),
         ];
         for (c, key) in cases {

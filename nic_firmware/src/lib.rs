@@ -14,7 +14,9 @@
 //!   the **Concatenator** and **Deconcatenator** of `netsparse_externs`;
 //! * a **host memory** model ([`HostMemory`], [`DenseMemory`]) with DMA
 //!   latency and bandwidth, and a verbs-like host API ([`Nic::post_rig`],
-//!   [`Nic::poll_cq`]) with a watchdog per command (§7.1).
+//!   [`Nic::poll_cq`]) with a watchdog per command (§7.1), and triggered
+//!   operations ([`Nic::post_triggered`], [`Nic::trigger`]: GPU-TN's
+//!   {operation, tag, counter, threshold}, see `nic/triggered.rs`).
 //!
 //! Like the switch, the NIC is a clocked state machine ([`Datapath`]):
 //! drivers deliver frames, wake it at [`Datapath::next_deadline`] and collect
@@ -49,6 +51,7 @@ pub use crate::memory::{
 pub use crate::nic::{Nic, NicError};
 pub use crate::stats::{CommandStats, NicStats};
 pub use crate::verbs::{
-    CommandId, Completion, CompletionStatus, FailReason, PostError, RigCommand, IBV_WR_RIG,
+    CommandId, Completion, CompletionStatus, FailReason, PostError, PutCommand, RigCommand,
+    TriggerError, TriggeredId, TriggeredOp, IBV_WR_RIG,
 };
 pub use netsparse_externs::{Datapath, Outputs, Time};

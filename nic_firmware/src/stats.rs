@@ -123,6 +123,22 @@ pub struct NicStats {
     pub tx_buffer_peak: u64,
     /// Where Idx Filter lookups were served and the cycles they added.
     pub filter_memory: FilterMemoryStats,
+    /// Triggered operations registered (`post_triggered` accepted).
+    pub triggered_registered: u64,
+    /// Registrations refused (table full, tag table full, threshold 0, bad
+    /// operation).
+    pub triggered_rejected: u64,
+    /// Triggered operations fired (their tag's counter reached the threshold).
+    pub triggered_fired: u64,
+    /// Of which fired at registration: the threshold had been reached by
+    /// triggers that arrived before it (the early-trigger rule).
+    pub triggered_early: u64,
+    /// Triggers that reached the NIC.
+    pub triggers_received: u64,
+    /// Of which dropped: a new tag while every tag counter was in use.
+    pub triggers_dropped: u64,
+    /// Puts performed (fired triggered puts).
+    pub puts: u64,
 }
 
 impl NicStats {

@@ -133,3 +133,68 @@ pub enum PostError {
         count: u64,
     },
 }
+
+/// A put (GPU-TN's triggered put, in its local form): the NIC writes the
+/// 8 bytes of `value` (little-endian) by DMA into a registered destination
+/// region of its own host memory at `dest_addr` — a flag or counter the
+/// host or an accelerator polls. It completes on the completion queue like
+/// a RIG command (after the DMA write).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct PutCommand {
+    /// Host address written (8 bytes inside one destination region).
+    pub dest_addr: u64,
+    /// The value written.
+    pub value: u64,
+}
+
+/// What a triggered operation does when it fires.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TriggeredOp {
+    /// Start a RIG command (as `post_rig` would, without the doorbell: the
+    /// work request is on the NIC since its registration).
+    Rig(RigCommand),
+    /// Write a value into host memory.
+    Put(PutCommand),
+}
+
+/// The id of a registered triggered operation, in registration order.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(transparent)]
+pub struct TriggeredId(pub u32);
+
+/// Why `post_triggered` refused an operation (nothing is registered;
+/// counted in `NicStats::triggered_rejected`).
+#[derive(Clone, Debug, PartialEq, Eq, Error)]
+pub enum TriggerError {
+    /// Every slot of the trigger table holds an operation not yet fired.
+    #[error(
+        "trigger table full: {capacity} triggered operations are registered and not yet fired \
+         (NicConfig trigger_ops)"
+    )]
+    TableFull {
+        /// The table's size.
+        capacity: usize,
+    },
+    /// The operation's tag is new and every tag counter is in use.
+    #[error(
+        "trigger tag table full: tag {tag} is new and {capacity} tags already have counters \
+         (NicConfig trigger_tags; release_tag frees one)"
+    )]
+    TagsFull {
+        /// The tag.
+        tag: u64,
+        /// The counter table's size.
+        capacity: usize,
+    },
+    /// A threshold of 0 (an operation fires when its tag's counter reaches
+    /// the threshold; at least one trigger is needed).
+    #[error("threshold 0 for tag {tag}: the threshold must be at least 1")]
+    ZeroThreshold {
+        /// The tag.
+        tag: u64,
+    },
+    /// The operation itself is invalid (checked at registration).
+    #[error("triggered operation: {0}")]
+    Op(#[from] PostError),
+}

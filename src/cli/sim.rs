@@ -39,7 +39,8 @@ link-latency-ns, switch-latency-ns, rig-batch, rig-units, rig-clients,\n\
 pending-entries, nic-delay-cycles, switch-delay-cycles, nic-clock-mhz,\n\
 switch-clock-mhz, cache-bytes, cache-unbounded, cache-ways,\n\
 cache-latency-cycles, sa-cores, sa-pr-overhead-ns, seed, max-events,\n\
-max-sim-time-ms, switch-pr-cycles, host-post-ns, compute, compute-gflops, compute-gbps); command-line flags\n\
+max-sim-time-ms, switch-pr-cycles, host-post-ns, compute, compute-gflops, compute-gbps,\n\
+host-model, compute-rate, chunk-nnz, trigger-table); command-line flags\n\
 override the file. --sweep also takes\n\
 delay-cycles=V (NIC V, switch V/4, as Figure 17) and cache-bytes=unbounded.\n\
 \n\
@@ -196,6 +197,25 @@ pub struct Args {
     /// Override the compute engine's sustained memory bandwidth, GB/s.
     #[arg(long)]
     pub compute_gbps: Option<f64>,
+    /// When the hosts hand RIG commands to their SmartNICs: post-at-zero
+    /// (default: every command from time 0, one per --host-post-ns) or
+    /// triggered (registered as triggered operations and fired as the
+    /// compute kernel's chunks complete; needs --compute or --compute-rate).
+    #[arg(long, value_name = "MODEL")]
+    pub host_model: Option<netsparse::sim::hostmodel::HostModel>,
+    /// The compute kernel's rate for the host model, nonzeros per second
+    /// per node (1e3..=1e15; default: the --compute model's roofline time).
+    #[arg(long, value_name = "NNZ_PER_S")]
+    pub compute_rate: Option<f64>,
+    /// Nonzeros per kernel chunk (triggered: each chunk's completion fires
+    /// its remote nonzeros' RIG commands; 1..=2^32, default 4096).
+    #[arg(long, value_name = "N")]
+    pub chunk_nnz: Option<u64>,
+    /// Each SmartNIC's trigger table: operations waiting and tags with a
+    /// counter (each; 1..=2^24, default 1024). Registrations beyond it are
+    /// counted and posted when the kernel ends.
+    #[arg(long, value_name = "N")]
+    pub trigger_table: Option<u64>,
     /// Seed of the generators.
     #[arg(long)]
     pub seed: Option<u64>,
@@ -315,8 +335,16 @@ fn config(args: &Args) -> anyhow::Result<SimConfig> {
         switch_pr_cycles,
         switch_buffer_bytes,
         nic_buffer_bytes,
+        chunk_nnz,
+        trigger_table,
         seed
     );
+    if let Some(h) = args.host_model {
+        c.host_model = h;
+    }
+    if args.compute_rate.is_some() {
+        c.compute_rate = args.compute_rate;
+    }
     if args.spines.is_some() {
         c.spines = args.spines;
     }
@@ -638,6 +666,13 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         if args.mode.iter().any(|m| Mode::ABLATION.contains(m)) {
             let p = dir.join("ablation.svg");
             plots.push((p.clone(), plot::ablation_report_chart(&p, last)));
+        }
+        if reports
+            .iter()
+            .any(|r| r.modes.iter().any(|m| m.host.is_some()))
+        {
+            let p = dir.join("host.svg");
+            plots.push((p.clone(), plot::host_chart(&p, &reports)));
         }
         if let Some((key, values)) = &sweep {
             let p = dir.join("sweep.svg");

@@ -35,6 +35,12 @@
 //! mode's communication time is the last finish (the tail node). A node
 //! without remote nonzeros finishes at 0 (it still serves reads).
 //!
+//! That is the `post-at-zero` host model. Under `triggered` the same
+//! commands are registered as triggered operations ahead of time and fired
+//! by the node's compute kernel as its chunks complete (see
+//! [`hostmodel`](super::hostmodel)); with a compute time either way, each
+//! mode also gets the kernel/gather overlap ([`HostResult`]).
+//!
 //! # Verification
 //!
 //! Every destination write is checked as it happens ([`SimMemory`]); at the
@@ -55,11 +61,15 @@ use netsparse_externs::cache::{CacheCapacity, CacheMode};
 use netsparse_externs::time::serialization_time;
 use netsparse_externs::wire::DeviceAddr;
 use netsparse_externs::{Clock, Datapath, Outputs, Time};
-use netsparse_nic::{property_word, CompletionStatus, Nic, NicConfig, PropertySlice, RigCommand};
+use netsparse_nic::{
+    property_word, CompletionStatus, Nic, NicConfig, PropertySlice, RigCommand, TriggerError,
+    TriggeredOp,
+};
 
 use super::config::{ConfigError, FilterBit, SimConfig};
 use super::engine::{DeviceId, Engine, Outcome};
 use super::hostmem::{SimMemory, DEST_BASE, IDX_BASE, PROP_BASE};
+use super::hostmodel::{self, Chunk, HostModel, HostNode, HostResult};
 use super::matrix::CsrMatrix;
 use super::partition::Partition;
 use super::report::{
@@ -245,6 +255,8 @@ pub fn run_mode(
                 enabled: cfg.filter_memory,
                 ..netsparse_nic::FilterMemoryConfig::default()
             },
+            trigger_ops: cfg.trigger_table as usize,
+            trigger_tags: cfg.trigger_table as usize,
             ..NicConfig::default()
         };
         let mut nic =
@@ -311,11 +323,12 @@ pub fn run_mode(
             .map_err(SimError::Engine)?;
     }
 
-    // The hosts post their commands: one host core per node, one command
-    // after another, each `host-post-ns` after the previous.
-    let batch = u64::from(cfg.rig_batch);
-    let post_cost = Time::from_ns(cfg.host_post_ns);
+    // The hosts post their commands (see `hostmodel`): one host core per
+    // node, one command (or registration) after another, each
+    // `host-post-ns` after the previous.
+    let kernels = hostmodel::kernels(m, part, cfg);
     let mut posted = vec![0u64; nodes as usize];
+    let mut table_full = 0u64;
     let mut ver = Verification {
         nodes,
         ..Verification::default()
@@ -325,23 +338,20 @@ pub fn run_mode(
             continue;
         };
         let count = remote_nnz[n as usize];
-        let mut i = 0;
-        while i < count {
-            let c = RigCommand {
-                idx_addr: IDX_BASE + i * 8,
-                dest_addr: DEST_BASE,
-                count: batch.min(count - i),
-                property_size: prop_len,
-            };
-            let at = Time::from_ps(post_cost.as_ps().saturating_mul(posted[n as usize]));
-            match nic.post_rig(at, c) {
-                Ok(_) => posted[n as usize] += 1,
-                Err(e) => {
-                    ver.rejected_commands += 1;
-                    ver.note(format!("node {n}: RIG command at idx {i} rejected: {e}"));
-                }
+        let host = Host {
+            batch: u64::from(cfg.rig_batch),
+            post_cost: Time::from_ns(cfg.host_post_ns),
+            prop_len,
+        };
+        let kernel = kernels.as_ref().and_then(|k| k.get(n as usize));
+        match (cfg.host_model, kernel) {
+            (HostModel::Triggered, Some(k)) => {
+                let chunks = hostmodel::chunks(m, part, n, k, cfg.chunk_nnz);
+                let r = host.register(nic, n, &chunks, count, k.time, &mut ver);
+                posted[n as usize] = r.0;
+                table_full += r.1;
             }
-            i += batch;
+            _ => posted[n as usize] = host.post(nic, n, 0, count, Time::ZERO, 0, &mut ver),
         }
     }
     let setup_secs = setup_start.elapsed().as_secs_f64();
@@ -404,6 +414,8 @@ pub fn run_mode(
         memory: account,
         ..RunStats::default()
     };
+    let mut host_nodes = Vec::new();
+    let mut trig = (0u64, 0u64, 0u64);
     for n in 0..nodes {
         let rx = engine.rx_counters(n, 0).unwrap_or_default();
         let tx = engine.tx_counters(n, 0).unwrap_or_default();
@@ -412,10 +424,12 @@ pub fn run_mode(
             continue;
         };
         let mut finish = Time::ZERO;
+        let mut first_post: Option<Time> = None;
         let mut completed = 0u64;
         while let Some(c) = nic.poll_cq() {
             completed += 1;
             finish = finish.max(c.at);
+            first_post = Some(first_post.map_or(c.stats.posted_at, |f| f.min(c.stats.posted_at)));
             if let CompletionStatus::Failed(reason) = &c.status {
                 ver.failed_commands += 1;
                 ver.note(format!("node {n}: RIG command {} failed: {reason}", c.id.0));
@@ -433,6 +447,12 @@ pub fn run_mode(
             }
         }
         let s = nic.stats_ref();
+        trig.0 += s.triggered_registered;
+        trig.1 += s.triggered_fired;
+        trig.2 += s.triggered_early;
+        if let Some(k) = kernels.as_ref().and_then(|k| k.get(n as usize)) {
+            host_nodes.push(HostNode::new(cfg.host_model, k.time, first_post, finish));
+        }
         stats.idxs += s.idxs_read;
         stats.prs_issued += s.prs_issued;
         stats.responses += s.responses_received;
@@ -490,7 +510,120 @@ pub fn run_mode(
     mr.fabric = Some(fabric_use(&engine, cfg, &t));
     mr.verification = (!stopped).then_some(ver);
     mr.run = Some(stats);
+    if kernels.is_some() && !stopped {
+        let mut h = HostResult::new(cfg.host_model, cfg, host_nodes);
+        (h.registered, h.fired, h.early, h.table_full) = (trig.0, trig.1, trig.2, table_full);
+        mr.host = Some(h);
+    }
     Ok(mr)
+}
+
+/// A node's host core posting or registering RIG commands over its idx
+/// array.
+struct Host {
+    batch: u64,
+    post_cost: Time,
+    prop_len: u32,
+}
+
+impl Host {
+    /// The command over idx positions `first..first + count` (at most one batch).
+    fn command(&self, first: u64, count: u64) -> RigCommand {
+        RigCommand {
+            idx_addr: IDX_BASE + first * 8,
+            dest_addr: DEST_BASE,
+            count: self.batch.min(count),
+            property_size: self.prop_len,
+        }
+    }
+
+    /// When the host's `k`-th command goes out, starting at `start`.
+    fn slot(&self, start: Time, k: u64) -> Time {
+        start + Time::from_ps(self.post_cost.as_ps().saturating_mul(k))
+    }
+
+    /// Post commands over positions `first..first + count`, one per batch,
+    /// the host's `k0`-th onwards from `start`. Returns how many were
+    /// accepted (refusals noted in `ver`).
+    #[allow(clippy::too_many_arguments)]
+    fn post(
+        &self,
+        nic: &mut Nic<SimMemory>,
+        n: u32,
+        first: u64,
+        count: u64,
+        start: Time,
+        k0: u64,
+        ver: &mut Verification,
+    ) -> u64 {
+        let mut k = 0;
+        let mut i = 0;
+        while i < count {
+            let c = self.command(first + i, count - i);
+            match nic.post_rig(self.slot(start, k0 + k), c) {
+                Ok(_) => k += 1,
+                Err(e) => {
+                    ver.rejected_commands += 1;
+                    ver.note(format!(
+                        "node {n}: RIG command at idx {} rejected: {e}",
+                        first + i
+                    ));
+                }
+            }
+            i += self.batch;
+        }
+        k
+    }
+
+    /// The triggered model (see `hostmodel`): the kernel's stores of the
+    /// node's tag (0), one per chunk, are queued first (they count in time
+    /// order whatever the order of the calls), then each command is
+    /// registered on the tag with the number of chunks its idxs need as
+    /// threshold. A registration the full trigger table refuses is posted
+    /// when the kernel ends (`kernel_end`). Returns (commands accepted,
+    /// registrations refused for a full table).
+    fn register(
+        &self,
+        nic: &mut Nic<SimMemory>,
+        n: u32,
+        chunks: &[Chunk],
+        count: u64,
+        kernel_end: Time,
+        ver: &mut Verification,
+    ) -> (u64, u64) {
+        const TAG: u64 = 0;
+        for c in chunks {
+            nic.trigger(c.done, TAG);
+        }
+        let mut accepted = 0u64;
+        let mut fallback: Vec<(u64, u64)> = Vec::new();
+        let mut i = 0;
+        while i < count {
+            let c = self.command(i, count - i);
+            let threshold = hostmodel::chunks_needed(chunks, i + c.count);
+            let op = TriggeredOp::Rig(c);
+            // Registered ahead of time: before the kernel starts, off the
+            // iteration's critical path.
+            match nic.post_triggered(Time::ZERO, TAG, threshold, op) {
+                Ok(_) => accepted += 1,
+                Err(TriggerError::TableFull { .. } | TriggerError::TagsFull { .. }) => {
+                    fallback.push((i, c.count));
+                }
+                Err(e) => {
+                    ver.rejected_commands += 1;
+                    ver.note(format!(
+                        "node {n}: triggered RIG command at idx {i} rejected: {e}"
+                    ));
+                }
+            }
+            i += self.batch;
+        }
+        let start = kernel_end;
+        for (j, &(first, count)) in fallback.iter().enumerate() {
+            accepted += self.post(nic, n, first, count, start, j as u64, ver);
+        }
+        (accepted, fallback.len() as u64)
+    }
 }
 
 /// Buffers and flow control over the run, from the engine's counters.

@@ -17,6 +17,7 @@ use netsparse_externs::Time;
 
 use super::compute::{ComputeModel, Rates, COMPUTE_MODELS};
 use super::engine::{BufferKind, BufferSpec, EngineConfig, LinkParams};
+use super::hostmodel::HostModel;
 use super::topology::{LeafSpine, Routing, TopologyError};
 
 /// Which header sizes the links charge NetSparse packets (Table 5
@@ -230,6 +231,19 @@ pub struct SimConfig {
     pub compute_gflops: Option<f64>,
     /// Override of the compute engine's sustained memory bandwidth, GB/s.
     pub compute_gbps: Option<f64>,
+    /// When the hosts hand their RIG commands to the SmartNICs
+    /// (post-at-zero; triggered: fired by the kernel's chunks, see
+    /// [`crate::sim::hostmodel`]).
+    pub host_model: HostModel,
+    /// The kernel's rate, nonzeros per second per node; overrides the
+    /// `compute` model's roofline time for the host model's kernel.
+    pub compute_rate: Option<f64>,
+    /// Nonzeros per kernel chunk: a chunk's completion triggers the RIG
+    /// commands of its remote nonzeros (triggered).
+    pub chunk_nnz: u64,
+    /// Each SmartNIC's trigger table: operations registered and not yet
+    /// fired, and tags with a counter (each).
+    pub trigger_table: u64,
 }
 
 /// Default cost of posting one RIG command on the host core, ns: building
@@ -237,6 +251,12 @@ pub struct SimConfig {
 /// order of a verbs `ibv_post_send`. The paper gives no value; see the
 /// README's notes on Figure 15.
 pub const DEFAULT_HOST_POST_NS: u64 = 250;
+
+/// Default nonzeros per kernel chunk of the triggered host model.
+pub const DEFAULT_CHUNK_NNZ: u64 = 4096;
+
+/// Default size of a SmartNIC's trigger table (operations and tags).
+pub const DEFAULT_TRIGGER_TABLE: u64 = 1024;
 
 /// Default switch packet buffer: Table 5's 96 MB (taken as MiB).
 pub const DEFAULT_SWITCH_BUFFER_BYTES: u64 = 96 << 20;
@@ -287,6 +307,10 @@ impl Default for SimConfig {
             compute: ComputeModel::None,
             compute_gflops: None,
             compute_gbps: None,
+            host_model: HostModel::PostAtZero,
+            compute_rate: None,
+            chunk_nnz: DEFAULT_CHUNK_NNZ,
+            trigger_table: DEFAULT_TRIGGER_TABLE,
         }
     }
 }
@@ -413,6 +437,30 @@ impl SimConfig {
             }
         }
         check("host-post-ns", self.host_post_ns, 0, 1_000_000_000)?;
+        if let Some(r) = self.compute_rate {
+            if !(r.is_finite() && (1e3..=1e15).contains(&r)) {
+                return Err(ConfigError::OutOfRange {
+                    name: "compute-rate",
+                    value: r.to_string(),
+                    range: "1e3..=1e15 nonzeros per second per node".into(),
+                });
+            }
+        }
+        check("chunk-nnz", self.chunk_nnz, 1, 1 << 32)?;
+        check("trigger-table", self.trigger_table, 1, 1 << 24)?;
+        if self.host_model == HostModel::Triggered
+            && self.compute_rate.is_none()
+            && self.compute == ComputeModel::None
+        {
+            return Err(ConfigError::OutOfRange {
+                name: "host-model",
+                value: "triggered".into(),
+                range: "post-at-zero without a compute time; triggered needs one: \
+                        compute = spade, cpu-ddr or cpu-hbm, or compute-rate = N (nonzeros \
+                        per second per node)"
+                    .into(),
+            });
+        }
         check("switch-pr-cycles", self.switch_pr_cycles, 0, 1_000_000)?;
         check("max-events", self.max_events, 1, u64::MAX)?;
         check("max-sim-time-ms", self.max_sim_time_ms, 1, 1_000_000_000)?;
@@ -595,6 +643,10 @@ impl SimConfig {
                 self.compute_gflops = Some(p(value).ok_or_else(|| bad("a number"))?)
             }
             "compute-gbps" => self.compute_gbps = Some(p(value).ok_or_else(|| bad("a number"))?),
+            "compute-rate" => self.compute_rate = Some(p(value).ok_or_else(|| bad("a number"))?),
+            "chunk-nnz" => self.chunk_nnz = p(value).ok_or_else(|| bad(int))?,
+            "trigger-table" => self.trigger_table = p(value).ok_or_else(|| bad(int))?,
+            "host-model" => self.host_model = value.parse().map_err(|_| bad(HostModel::NAMES))?,
             _ => {
                 return Err(ConfigError::OutOfRange {
                     name: "sweep parameter",
@@ -639,6 +691,10 @@ pub const SWEEPABLE: &[&str] = &[
     "compute",
     "compute-gflops",
     "compute-gbps",
+    "compute-rate",
+    "chunk-nnz",
+    "trigger-table",
+    "host-model",
 ];
 
 fn static_key(key: &str) -> &'static str {

@@ -1,6 +1,6 @@
 //! SVG plots of simulation results (plotters): speedup per mode over SU,
-//! ablation bars (Table 8 style) and parameter sweep lines (Figures 15, 17
-//! and 18 style).
+//! ablation bars (Table 8 style), parameter sweep lines (Figures 15, 17
+//! and 18 style) and the host models' kernel/gather timelines.
 //!
 //! Bar charts are grouped (one group per category, one bar per series) on a
 //! logarithmic y axis, since speedups and traffic reductions span orders of
@@ -382,4 +382,113 @@ pub fn sweep_chart(
         (format!("Speedup over SUOpt vs {key}"), "speedup over SU")
     };
     line_chart(path, &title, key, y, &lines, log_x)
+}
+
+/// The host models' timelines (`host.svg`): for every mode of every report
+/// with a `host` block, one row for its tail node — the kernel from 0, the
+/// gather (after the kernel for post-at-zero, from its first firing for
+/// triggered) and the end-to-end time — so a sweep over `host-model` shows
+/// post-at-zero and triggered one above the other.
+pub fn host_chart(path: &Path, reports: &[Report]) -> Result<(), PlotError> {
+    use super::hostmodel::HostModel;
+    let us = |t: netsparse_externs::Time| t.as_ps() as f64 / 1e6;
+    // (label, compute, gather start, gather end, end-to-end) in µs.
+    let mut rows: Vec<(String, f64, f64, f64, f64)> = Vec::new();
+    for r in reports {
+        for m in &r.modes {
+            let Some(h) = &m.host else { continue };
+            let (start, end) = match h.model {
+                HostModel::PostAtZero => (us(h.compute), us(h.compute + h.communication)),
+                HostModel::Triggered => {
+                    let n = h.nodes.get(h.tail as usize).copied().unwrap_or_default();
+                    (us(n.comm_start.unwrap_or_default()), us(n.comm_end))
+                }
+            };
+            let label = match h.model {
+                HostModel::PostAtZero => format!("{} post-at-zero", m.mode),
+                HostModel::Triggered => {
+                    format!("{} triggered ({} nnz chunks)", m.mode, h.chunk_nnz)
+                }
+            };
+            rows.push((label, us(h.compute), start, end, us(h.end_to_end)));
+        }
+    }
+    let x_max = rows.iter().map(|r| r.4.max(r.3)).fold(0.0, f64::max);
+    if rows.is_empty() || !(x_max.is_finite() && x_max > 0.0) {
+        return Err(PlotError::Empty("host model timelines".into()));
+    }
+    let n = rows.len();
+    let err = draw_err(path);
+    let root = SVGBackend::new(path, (SIZE.0, 140 + 70 * n as u32)).into_drawing_area();
+    root.fill(&WHITE).map_err(|e| err(e.to_string()))?;
+    let mut chart = ChartBuilder::on(&root)
+        .caption(
+            "One SpMM iteration: kernel and gather on the tail node",
+            ("sans-serif", 20),
+        )
+        .margin(12)
+        .x_label_area_size(40)
+        .y_label_area_size(12)
+        .build_cartesian_2d(0f64..x_max * 1.05, 0f64..n as f64)
+        .map_err(|e| err(e.to_string()))?;
+    chart
+        .configure_mesh()
+        .disable_y_mesh()
+        .y_labels(0)
+        .x_desc("simulated time (µs)")
+        .draw()
+        .map_err(|e| err(e.to_string()))?;
+    let (kc, gc) = (color(0), color(1));
+    let y = |i: usize| (n - 1 - i) as f64;
+    chart
+        .draw_series(
+            rows.iter()
+                .enumerate()
+                .map(|(i, r)| Rectangle::new([(0.0, y(i) + 0.55), (r.1, y(i) + 0.8)], kc.filled())),
+        )
+        .map_err(|e| err(e.to_string()))?
+        .label("kernel (computation)")
+        .legend(move |(x, y)| Rectangle::new([(x, y - 5), (x + 12, y + 5)], kc.filled()));
+    chart
+        .draw_series(
+            rows.iter()
+                .enumerate()
+                .map(|(i, r)| Rectangle::new([(r.2, y(i) + 0.25), (r.3, y(i) + 0.5)], gc.filled())),
+        )
+        .map_err(|e| err(e.to_string()))?
+        .label("gather (first command to last completion)")
+        .legend(move |(x, y)| Rectangle::new([(x, y - 5), (x + 12, y + 5)], gc.filled()));
+    chart
+        .draw_series(rows.iter().enumerate().map(|(i, r)| {
+            PathElement::new(
+                vec![(r.4, y(i) + 0.1), (r.4, y(i) + 0.95)],
+                BLACK.stroke_width(2),
+            )
+        }))
+        .map_err(|e| err(e.to_string()))?
+        .label("end-to-end")
+        .legend(|(x, y)| PathElement::new(vec![(x + 6, y - 6), (x + 6, y + 6)], BLACK));
+    let style =
+        TextStyle::from(("sans-serif", 14).into_font()).pos(Pos::new(HPos::Left, VPos::Top));
+    for (i, r) in rows.iter().enumerate() {
+        let (px, py) = chart.backend_coord(&(0.0, y(i) + 1.0));
+        let text = format!(
+            "{}: end-to-end {:.1} µs (kernel {:.1}, gather {:.1})",
+            r.0,
+            r.4,
+            r.1,
+            r.3 - r.2
+        );
+        root.draw(&Text::new(text, (px + 4, py + 2), style.clone()))
+            .map_err(|e| err(e.to_string()))?;
+    }
+    chart
+        .configure_series_labels()
+        .background_style(WHITE.mix(0.85))
+        .border_style(BLACK)
+        .position(SeriesLabelPosition::LowerRight)
+        .draw()
+        .map_err(|e| err(e.to_string()))?;
+    root.present().map_err(|e| err(e.to_string()))?;
+    Ok(())
 }

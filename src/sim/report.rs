@@ -22,6 +22,7 @@
 //! picoseconds in JSON and CSV; rates are fractions (0.5 = 50%).
 
 use super::compute::{evaluate, ComputeResult};
+use super::hostmodel::HostResult;
 use std::fmt::Write as _;
 use std::io::{self, Write};
 
@@ -167,6 +168,10 @@ pub struct ModeResult {
     pub middle_pipes: Option<MiddlePipeUse>,
     /// Buffers and flow control over the run (simulated modes).
     pub fabric: Option<FabricUse>,
+    /// Computation/communication overlap under the host model (simulated
+    /// modes with a compute time: `compute` or `compute-rate`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub host: Option<HostResult>,
 }
 
 /// Buffers and lossless flow control over a run (`fabric` in the report).
@@ -250,6 +255,7 @@ impl ModeResult {
             compute: None,
             middle_pipes: None,
             fabric: None,
+            host: None,
         }
     }
 
@@ -537,6 +543,32 @@ impl Report {
                     c.speedup_vs_single_overlapped,
                     c.single_node,
                     c.ideal_speedup
+                );
+            }
+        }
+        for m in &self.modes {
+            if let Some(h) = &m.host {
+                let _ = writeln!(
+                    s,
+                    "{}: host model {} ({}{}): end-to-end {} on node {} (computation {}, communication {}, overlapped {}); \
+                     {:.0}% of all communication overlaps computation",
+                    m.mode,
+                    h.model,
+                    h.compute_source,
+                    if h.model == crate::sim::hostmodel::HostModel::Triggered {
+                        format!(
+                            ", chunks of {} nonzeros; {} triggered, {} fired, {} early, {} table full",
+                            h.chunk_nnz, h.registered, h.fired, h.early, h.table_full
+                        )
+                    } else {
+                        String::new()
+                    },
+                    h.end_to_end,
+                    h.tail,
+                    h.compute,
+                    h.communication,
+                    h.overlapped,
+                    100.0 * h.overlap_fraction
                 );
             }
         }

@@ -25,6 +25,19 @@ impl<M: HostMemory> Nic<M> {
                 return Err(e);
             }
         };
+        let now = now.max(self.now);
+        Ok(self.enqueue_rig(cmd, dest, now, now + self.cfg.dma_one_way()))
+    }
+
+    /// Queue a checked command, posted at `now`, on the least-loaded client
+    /// unit, which can start it from `visible_at`.
+    pub(super) fn enqueue_rig(
+        &mut self,
+        cmd: RigCommand,
+        dest: crate::memory::Region,
+        now: Time,
+        visible_at: Time,
+    ) -> CommandId {
         let id = self.core.cmds.len() as u32;
         let unit = (0..self.units.len())
             .min_by_key(|&u| {
@@ -34,12 +47,11 @@ impl<M: HostMemory> Nic<M> {
                 )
             })
             .unwrap_or(0);
-        let now = now.max(self.now);
         self.core.cmds.push(CmdState {
             cmd,
             dest,
             unit: unit as u16,
-            visible_at: now + self.cfg.dma_one_way(),
+            visible_at,
             processed: 0,
             outstanding: 0,
             done: false,
@@ -55,7 +67,7 @@ impl<M: HostMemory> Nic<M> {
         self.refresh_unit(unit);
         self.next_cached = None;
         self.core.stats.commands_posted += 1;
-        Ok(CommandId(id))
+        CommandId(id)
     }
 
     pub(super) fn check_command(

@@ -33,6 +33,11 @@
 //!   property, each server unit issuing one read per cycle. Responses retire
 //!   their pending entry and are written to host memory (a DMA write:
 //!   one PCIe latency plus the transfer).
+//! * **Triggered operations.** `post_triggered` registers a RIG command or
+//!   a put on a tag with a threshold; `trigger` stores a tag. Both reach
+//!   the NIC one PCIe latency after the host issues them; triggers in
+//!   flight are timed events. A fired RIG command is queued like a posted
+//!   one but visible at once (no doorbell). See `triggered.rs`.
 //! * **Completion.** A command completes when all its idxs went through
 //!   host_to_net and every PR it issued was answered and written; the
 //!   completion reaches the host's completion queue one PCIe latency after
@@ -65,12 +70,14 @@ mod rx;
 mod server;
 #[cfg(test)]
 mod test_support;
+mod triggered;
 mod tx;
 
 use crate::stats::{CommandStats, NicStats};
 use crate::verbs::{CommandId, Completion};
 use client::ClientUnit;
 use server::ServerUnit;
+use triggered::TriggerTable;
 use tx::Tx;
 
 /// `rig.outcome` values of `netsparse.p4` (`NS_ISSUED` is 0).
@@ -115,6 +122,7 @@ pub enum NicError {
 /// Which kind of event comes next (in priority order at equal times).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Event {
+    Trigger,
     Unit(usize),
     Server(usize),
     Concat,
@@ -150,6 +158,9 @@ pub struct Nic<M: HostMemory = DenseMemory> {
     watchdogs: BTreeSet<(Time, u32)>,
     completions: BTreeMap<(Time, u32), Completion>,
     cq: VecDeque<Completion>,
+    /// Triggered operations (GPU-TN): counters, waiting operations,
+    /// triggers on their way.
+    trig: TriggerTable,
     now: Time,
 }
 
@@ -253,6 +264,7 @@ impl<M: HostMemory> Nic<M> {
             watchdogs: BTreeSet::new(),
             completions: BTreeMap::new(),
             cq: VecDeque::new(),
+            trig: TriggerTable::default(),
             now: Time::ZERO,
             cfg,
         })
@@ -421,6 +433,7 @@ impl<M: HostMemory> Nic<M> {
                 }
             }
         };
+        consider(self.trig.next_arrival(), Event::Trigger);
         debug_assert!((0..self.units.len()).all(|u| self.unit_at[u] == self.unit_next(u)));
         for (u, &t) in self.unit_at.iter().enumerate() {
             consider(t, Event::Unit(u));
@@ -458,6 +471,7 @@ impl<M: HostMemory> Nic<M> {
                 break;
             };
             match kind {
+                Event::Trigger => self.deliver_triggers(e),
                 Event::Unit(u) => self.unit_step(u, e),
                 Event::Server(s) => self.server_step(s, e),
                 Event::Concat => self.concat_expire(e),
