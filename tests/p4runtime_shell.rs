@@ -4,7 +4,8 @@
 //! --grpc-server-addr 127.0.0.1:0 --cpu-port 255` running between two
 //! network namespaces. It pushes the pipeline (our P4Info text and
 //! artifact), inserts, modifies and deletes LPM entries while packets flow,
-//! reads a counter, receives a PacketIn and sends a PacketOut.
+//! reads a counter, receives a PacketIn and sends a PacketOut, and writes
+//! and reads back a multicast group.
 //!
 //! Needs root, iproute2, python3 with venv, and PyPI: the test creates a
 //! virtualenv under the target directory (reused by later runs) and
@@ -97,6 +98,15 @@ for line in sys.stdin:
             p.metadata["egress_port"] = w[1]
             p.send()
             out("ok")
+        elif w[0] == "mcast":
+            me = sh.MulticastGroupEntry(int(w[1]))
+            for p in w[2:]:
+                me.add(int(p), 1)
+            me.insert()
+            got = []
+            for e in sh.MulticastGroupEntry(int(w[1])).read():
+                got = sorted(r.egress_port for r in e.msg().multicast_group_entry.replicas)
+            out("mcast " + " ".join(str(x) for x in got))
         elif w[0] == "quit":
             sh.teardown()
             out("bye")
@@ -342,6 +352,8 @@ fn p4runtime_shell_drives_the_switch() {
     // server (the shell itself may refuse it first); the switch runs on.
     let _ = c.cmd(&format!("packet_out 4096 {}", hex(&down)));
     assert_eq!(c.cmd("count"), "entries 1");
+    // A multicast group written and read back by the shell.
+    assert_eq!(c.cmd("mcast 3 1 2"), "mcast 1 2");
     assert_eq!(c.cmd("quit"), "bye");
     drop(started);
 }

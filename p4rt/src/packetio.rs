@@ -222,6 +222,18 @@ impl<T: ControlPlane> ControlPlane for CpuPort<T> {
     fn command(&mut self, cmd: &str, args: &[&str]) -> Option<Result<bool, LineError>> {
         self.inner.command(cmd, args)
     }
+    fn mc_group_remove(&mut self, group: u16) -> Result<(), ControlPlaneError> {
+        self.inner.mc_group_remove(group)
+    }
+    fn mc_groups(&self) -> Vec<(u16, Vec<Replica>)> {
+        self.inner.mc_groups()
+    }
+    fn mirroring_remove(&mut self, session: u32) -> Result<(), ControlPlaneError> {
+        self.inner.mirroring_remove(session)
+    }
+    fn mirroring_sessions(&self) -> Vec<(u32, Vec<Replica>)> {
+        self.inner.mirroring_sessions()
+    }
 }
 
 impl<T: Target> Target for CpuPort<T> {

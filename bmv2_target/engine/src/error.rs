@@ -284,6 +284,9 @@ pub enum ControlPlaneError {
     /// Multicast / mirroring configuration errors.
     #[error("{0}")]
     Replication(String),
+    /// The target does not have this feature (multicast on a NIC, say).
+    #[error("{0}")]
+    Unsupported(String),
     /// A value or key that could not be parsed.
     #[error("cannot parse {what} `{text}`: {detail}")]
     Parse {

@@ -34,6 +34,25 @@ impl ControlPlane for Switch {
         Switch::mirroring_set(self, session, replicas)
     }
 
+    fn mc_group_remove(&mut self, group: u16) -> Result<(), ControlPlaneError> {
+        Switch::mc_group_delete(self, group)
+    }
+
+    fn mc_groups(&self) -> Vec<(u16, Vec<Replica>)> {
+        self.mc_groups
+            .keys()
+            .map(|g| (*g, self.mc_cache.get(g).cloned().unwrap_or_default()))
+            .collect()
+    }
+
+    fn mirroring_remove(&mut self, session: u32) -> Result<(), ControlPlaneError> {
+        Switch::mirroring_delete(self, session)
+    }
+
+    fn mirroring_sessions(&self) -> Vec<(u32, Vec<Replica>)> {
+        self.mirror.iter().map(|(s, r)| (*s, r.clone())).collect()
+    }
+
     fn command(&mut self, cmd: &str, args: &[&str]) -> Option<Result<bool, LineError>> {
         const KNOWN: [&str; 7] = [
             "mirroring_add",

@@ -1,7 +1,8 @@
 //! Read: table entries (all tables with `table_id` 0, all entries of a
 //! table without matches, one entry with them), direct counters, indexed
 //! counters and registers (all of them with id 0, every cell without an
-//! index), and the NetSparse statistics pseudo-extern. The whole request
+//! index), multicast groups and clone sessions (every one with id 0), and
+//! the NetSparse statistics pseudo-extern. The whole request
 //! is read in one datapath job, so it sees one consistent state.
 
 use netsparse_externs::artifact::KeyMatch;
@@ -254,10 +255,73 @@ fn read_one<T: Target>(
             });
             Ok(())
         }
+        En::PacketReplicationEngineEntry(p) => {
+            read_pre(t, p, out);
+            Ok(())
+        }
         other => Err(Status::unimplemented(format!(
             "reading {} entities is not supported",
             entity_kind(other)
         ))),
+    }
+}
+
+fn replicas(rs: &[netsparse_engine::Replica]) -> Vec<v1::Replica> {
+    rs.iter()
+        .map(|r| v1::Replica {
+            port_kind: Some(v1::replica::PortKind::EgressPort(r.port)),
+            instance: u32::from(r.rid),
+        })
+        .collect()
+}
+
+/// Multicast groups or clone sessions: every one with id 0, else the one
+/// named (nothing if it does not exist).
+fn read_pre<T: Target>(t: &T, p: &v1::PacketReplicationEngineEntry, out: &mut Vec<v1::Entity>) {
+    use v1::entity::Entity as En;
+    use v1::packet_replication_engine_entry::Type as P;
+    let wrap = |ty: P| v1::Entity {
+        entity: Some(En::PacketReplicationEngineEntry(
+            v1::PacketReplicationEngineEntry { r#type: Some(ty) },
+        )),
+    };
+    match &p.r#type {
+        Some(P::MulticastGroupEntry(want)) => {
+            for (g, rs) in t.mc_groups() {
+                let id = u32::from(g);
+                if want.multicast_group_id == 0 || want.multicast_group_id == id {
+                    out.push(wrap(P::MulticastGroupEntry(v1::MulticastGroupEntry {
+                        multicast_group_id: id,
+                        replicas: replicas(&rs),
+                        metadata: Vec::new(),
+                    })));
+                }
+            }
+        }
+        Some(P::CloneSessionEntry(want)) => {
+            for (s, rs) in t.mirroring_sessions() {
+                if want.session_id == 0 || want.session_id == s {
+                    out.push(wrap(P::CloneSessionEntry(v1::CloneSessionEntry {
+                        session_id: s,
+                        replicas: replicas(&rs),
+                        ..Default::default()
+                    })));
+                }
+            }
+        }
+        // No type: every group and every session.
+        None => {
+            for ty in [
+                P::MulticastGroupEntry(v1::MulticastGroupEntry::default()),
+                P::CloneSessionEntry(v1::CloneSessionEntry::default()),
+            ] {
+                read_pre(
+                    t,
+                    &v1::PacketReplicationEngineEntry { r#type: Some(ty) },
+                    out,
+                );
+            }
+        }
     }
 }
 

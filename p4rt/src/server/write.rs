@@ -6,7 +6,7 @@
 //! the Write's details, and changes nothing.
 
 use netsparse_engine::control::ControlPlane;
-use netsparse_engine::ControlPlaneError;
+use netsparse_engine::{ControlPlaneError, Replica};
 use netsparse_externs::artifact::KeyMatch;
 use tonic::Status;
 
@@ -53,6 +53,124 @@ pub(crate) enum Op {
         name: String,
     },
     CacheInvalidate,
+    /// A multicast group (`PacketReplicationEngineEntry`).
+    McGroup {
+        ty: v1::update::Type,
+        group: u16,
+        replicas: Vec<Replica>,
+    },
+    /// A clone (mirror) session.
+    CloneSession {
+        ty: v1::update::Type,
+        session: u32,
+        replicas: Vec<Replica>,
+    },
+}
+
+/// The engine's replicas of a P4Runtime replica list: the port from
+/// `egress_port` or `port` (at most 4 bytes), the instance as `egress_rid`.
+fn replicas_of(what: &str, rs: &[v1::Replica]) -> Result<Vec<Replica>, Status> {
+    use v1::replica::PortKind;
+    rs.iter()
+        .enumerate()
+        .map(|(i, r)| {
+            let port = match &r.port_kind {
+                Some(PortKind::EgressPort(p)) => *p,
+                Some(PortKind::Port(b)) => {
+                    let b = &b[b.iter().position(|x| *x != 0).unwrap_or(b.len())..];
+                    if b.len() > 4 {
+                        return Err(bad(format!(
+                            "{what}: replica {i}: port does not fit 32 bits"
+                        )));
+                    }
+                    b.iter().fold(0u32, |v, x| (v << 8) | u32::from(*x))
+                }
+                None => return Err(bad(format!("{what}: replica {i}: no port"))),
+            };
+            let rid = u16::try_from(r.instance).map_err(|_| {
+                bad(format!(
+                    "{what}: replica {i}: instance {} does not fit 16 bits",
+                    r.instance
+                ))
+            })?;
+            Ok(Replica { port, rid })
+        })
+        .collect()
+}
+
+/// Check a `PacketReplicationEngineEntry` update.
+fn pre_op(ty: v1::update::Type, e: &v1::PacketReplicationEngineEntry) -> Result<Op, Status> {
+    use v1::packet_replication_engine_entry::Type as P;
+    let del = ty == v1::update::Type::Delete;
+    match &e.r#type {
+        Some(P::MulticastGroupEntry(g)) => {
+            let what = format!("multicast group {}", g.multicast_group_id);
+            let group = u16::try_from(g.multicast_group_id)
+                .ok()
+                .filter(|g| *g != 0)
+                .ok_or_else(|| {
+                    bad(format!(
+                        "multicast_group_id {}: groups are 1..=65535",
+                        g.multicast_group_id
+                    ))
+                })?;
+            if !g.metadata.is_empty() {
+                return Err(Status::unimplemented(format!(
+                    "{what}: metadata is not supported"
+                )));
+            }
+            let replicas = if del {
+                Vec::new()
+            } else {
+                replicas_of(&what, &g.replicas)?
+            };
+            Ok(Op::McGroup {
+                ty,
+                group,
+                replicas,
+            })
+        }
+        Some(P::CloneSessionEntry(c)) => {
+            let what = format!("clone session {}", c.session_id);
+            if c.packet_length_bytes != 0 || c.class_of_service != 0 {
+                return Err(Status::unimplemented(format!(
+                    "{what}: truncation (packet_length_bytes) and class_of_service are not supported"
+                )));
+            }
+            let replicas = if del {
+                Vec::new()
+            } else {
+                replicas_of(&what, &c.replicas)?
+            };
+            Ok(Op::CloneSession {
+                ty,
+                session: c.session_id,
+                replicas,
+            })
+        }
+        None => Err(bad("packet_replication_engine_entry: no type")),
+    }
+}
+
+/// Apply a replication update: INSERT of an existing group or session is
+/// ALREADY_EXISTS, MODIFY or DELETE of a missing one NOT_FOUND.
+fn apply_pre<T: ControlPlane + ?Sized>(
+    t: &mut T,
+    ty: v1::update::Type,
+    what: String,
+    exists: bool,
+    set: impl FnOnce(&mut T) -> Result<(), ControlPlaneError>,
+    remove: impl FnOnce(&mut T) -> Result<(), ControlPlaneError>,
+) -> Result<(), Status> {
+    use v1::update::Type;
+    match (ty, exists) {
+        (Type::Insert, true) => Err(Status::already_exists(format!("{what} exists"))),
+        (Type::Modify | Type::Delete, false) => {
+            Err(Status::not_found(format!("{what} does not exist")))
+        }
+        (Type::Delete, true) => remove(t).map_err(|e| status_of(&e)),
+        _ => set(t).map_err(|e| status_of(&e)),
+    }
 }
 
 /// The gRPC code of an engine error.
@@ -65,7 +183,7 @@ pub(crate) fn status_of(e: &ControlPlaneError) -> Status {
         E::TableFull { .. } => Status::resource_exhausted(msg),
         E::ConstEntries { .. } | E::ConstDefault { .. } => Status::permission_denied(msg),
         E::IndexOutOfRange { .. } => Status::out_of_range(msg),
-        E::Replication(_) => Status::unimplemented(msg),
+        E::Unsupported(_) => Status::unimplemented(msg),
         _ => Status::invalid_argument(msg),
     }
 }
@@ -292,6 +410,7 @@ pub(crate) fn op_of(schema: &Schema, u: &v1::Update) -> Result<Op, Status> {
                 ))),
             }
         }
+        En::PacketReplicationEngineEntry(e) => pre_op(ty, e),
         other => Err(Status::unimplemented(format!(
             "writing {} entities is not supported",
             entity_kind(other)
@@ -380,6 +499,36 @@ pub(crate) fn apply<T: ControlPlane + ?Sized>(t: &mut T, op: &Op) -> Result<(), 
             Some(Err(e)) => Err(Status::internal(format!("{e:?}"))),
             None => Err(Status::unimplemented("this switch has no Property Cache")),
         },
+        Op::McGroup {
+            ty,
+            group,
+            replicas,
+        } => {
+            let exists = t.mc_groups().iter().any(|(g, _)| g == group);
+            apply_pre(
+                t,
+                *ty,
+                format!("multicast group {group}"),
+                exists,
+                |t| t.mc_group_set(*group, replicas),
+                |t| t.mc_group_remove(*group),
+            )
+        }
+        Op::CloneSession {
+            ty,
+            session,
+            replicas,
+        } => {
+            let exists = t.mirroring_sessions().iter().any(|(s, _)| s == session);
+            apply_pre(
+                t,
+                *ty,
+                format!("clone session {session}"),
+                exists,
+                |t| t.mirroring_set(*session, replicas),
+                |t| t.mirroring_remove(*session),
+            )
+        }
     }
 }
 

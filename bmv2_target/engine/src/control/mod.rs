@@ -278,9 +278,21 @@ pub trait ControlPlane {
     /// `multicast_group_entries`). Default: not supported.
     fn mc_group_set(&mut self, group: u16, replicas: &[Replica]) -> Result<(), ControlPlaneError> {
         let _ = replicas;
-        Err(ControlPlaneError::Replication(format!(
+        Err(ControlPlaneError::Unsupported(format!(
             "multicast group {group}: this target has no multicast"
         )))
+    }
+
+    /// Remove a multicast group. Default: not supported.
+    fn mc_group_remove(&mut self, group: u16) -> Result<(), ControlPlaneError> {
+        Err(ControlPlaneError::Unsupported(format!(
+            "multicast group {group}: this target has no multicast"
+        )))
+    }
+
+    /// Every multicast group and its replicas, by group id. Default: none.
+    fn mc_groups(&self) -> Vec<(u16, Vec<Replica>)> {
+        Vec::new()
     }
 
     /// Replace a mirror session's replicas (runtime JSON
@@ -291,9 +303,21 @@ pub trait ControlPlane {
         replicas: &[Replica],
     ) -> Result<(), ControlPlaneError> {
         let _ = replicas;
-        Err(ControlPlaneError::Replication(format!(
+        Err(ControlPlaneError::Unsupported(format!(
             "clone session {session}: this target has no mirroring"
         )))
+    }
+
+    /// Remove a mirror session. Default: not supported.
+    fn mirroring_remove(&mut self, session: u32) -> Result<(), ControlPlaneError> {
+        Err(ControlPlaneError::Unsupported(format!(
+            "clone session {session}: this target has no mirroring"
+        )))
+    }
+
+    /// Every mirror session and its replicas, by session id. Default: none.
+    fn mirroring_sessions(&self) -> Vec<(u32, Vec<Replica>)> {
+        Vec::new()
     }
 
     /// Run a command-file command that the generic loader does not know
