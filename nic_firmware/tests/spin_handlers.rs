@@ -382,3 +382,69 @@ fn bad_frames_and_bad_configs_are_refused() {
         .to_string();
     assert!(e.contains("SpinNic"), "{e}");
 }
+
+const ONE_OP: &str = r#"
+#include <spin.p4>
+struct s_t { bit<32> x; }
+control H(in spin_msg_t msg, inout s_t st, inout spin_md_t md) { apply { } }
+control P(in spin_msg_t msg, in spin_pkt_t pkt, inout s_t st, inout spin_md_t md) {
+    apply { SpinCount(0, 1); }
+}
+control C(in spin_msg_t msg, inout s_t st, inout spin_md_t md) { apply { } }
+SpinNic(H(), P(), C()) main;
+"#;
+
+/// Flow-control drops of 4000 packets arriving every `gap`, with payload
+/// handlers of `cycles_per_op` × (the handler's operations) cycles, on 8
+/// HPUs at 2.5 GHz with a 16-packet buffer: (handler time, drops).
+fn littles_law_run(art: &Artifact, gap: Time, cycles_per_op: u64) -> (Time, u64) {
+    let cfg = SpinConfig {
+        cycles_per_op,
+        buffer_packets: 16,
+        budget_cycles: 1 << 20,
+        ..SpinConfig::default()
+    };
+    let mut n = nic(art, cfg, "");
+    let frames = message_frames(1, 0, 1, 0, 0, &vec![0u8; 64 * 4000], 64);
+    for (i, f) in frames.iter().enumerate() {
+        let now = Time::from_ps(gap.as_ps() * i as u64);
+        while let Some(d) = n.next_deadline().filter(|d| *d < now) {
+            n.on_timer(d, &mut Outputs::new());
+        }
+        deliver(&mut n, now, f);
+    }
+    run(&mut n);
+    let t = n
+        .trace()
+        .iter()
+        .find(|r| r.kind == HandlerKind::Payload)
+        .map(|r| r.end - r.start)
+        .unwrap();
+    (t, n.stats().flow_control_drops)
+}
+
+/// sPIN §4.4.2: packets arrive at most every g = 6.7 ns; by Little's law 8
+/// HPUs keep up when a handler takes at most 8 × 6.7 = 53.6 ns.
+#[test]
+fn littles_law_eight_hpus_keep_up_below_53_ns() {
+    let art = source(ONE_OP);
+    let g = Time::from_ps(6_700);
+    // The handler's operation count at 1 cycle per op.
+    let (t1, _) = littles_law_run(&art, g, 1);
+    let ops = t1.as_ps() / 400;
+    assert!(ops >= 1);
+    let mut seen = Vec::new();
+    for target_ns in [20u64, 40, 50, 53, 54, 60, 80] {
+        let cpo = (target_ns * 1000 / 400 / ops).max(1);
+        let (t, drops) = littles_law_run(&art, g, cpo);
+        seen.push((t.as_ps(), drops));
+        if t.as_ps() <= 8 * 6_700 {
+            assert_eq!(drops, 0, "handler {} ps: drops", t.as_ps());
+        } else {
+            assert!(drops > 0, "handler {} ps: no drops", t.as_ps());
+        }
+    }
+    // Both sides of the bound were exercised.
+    assert!(seen.iter().any(|(t, _)| *t <= 53_600) && seen.iter().any(|(t, _)| *t > 53_600));
+    println!("handler ps, drops of 4000: {seen:?}");
+}
