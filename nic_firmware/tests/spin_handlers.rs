@@ -270,10 +270,7 @@ fn unmatched_messages_are_dropped_by_the_header_handler() {
     let s = n.stats();
     assert_eq!((s.messages_dropped, s.payload_handlers), (1, 0));
     let done: Vec<_> = n.poll_completions().collect();
-    assert_eq!(
-        (done[0].dropped_bytes, done[0].rc),
-        (100, spin_rc::FAIL)
-    );
+    assert_eq!((done[0].dropped_bytes, done[0].rc), (100, spin_rc::FAIL));
 }
 
 #[test]
@@ -287,7 +284,11 @@ fn pingpong_answers_from_the_nic() {
     let data: Vec<u8> = (0..200u8).collect();
     let mut sent = Vec::new();
     for f in &message_frames(2, 0, 44, 0x1, 0, &data, 64) {
-        sent.extend(deliver(&mut n, Time::ZERO, f).into_iter().map(|f| (Time::ZERO, f)));
+        sent.extend(
+            deliver(&mut n, Time::ZERO, f)
+                .into_iter()
+                .map(|f| (Time::ZERO, f)),
+        );
     }
     sent.extend(run(&mut n));
     assert_eq!(sent.len(), 4);
@@ -330,7 +331,10 @@ fn bcast_forwards_to_the_children() {
         })
         .collect();
     to.sort();
-    assert_eq!(to, vec![(5, 0), (5, 128), (5, 256), (6, 0), (6, 128), (6, 256)]);
+    assert_eq!(
+        to,
+        vec![(5, 0), (5, 128), (5, 256), (6, 0), (6, 128), (6, 256)]
+    );
     assert_eq!(&n.host()[0x2000..0x2000 + 300], data.as_slice());
     assert_eq!(n.stats().puts_from_device, 6);
 }
@@ -357,7 +361,10 @@ fn accumulate_adds_every_contribution() {
         let v = u32::from_le_bytes(host[at..at + 4].try_into().unwrap());
         assert_eq!(v, 6 * i as u32, "element {i}");
     }
-    assert_eq!(u64::from_le_bytes(host[0x3000..0x3008].try_into().unwrap()), 3);
+    assert_eq!(
+        u64::from_le_bytes(host[0x3000..0x3008].try_into().unwrap()),
+        3
+    );
     assert_eq!(n.hpu_mem()[0], 3);
     assert_eq!(n.poll_completions().count(), 3);
 }

@@ -38,7 +38,9 @@ struct Scenario {
 }
 
 fn bytes(n: usize, mul: u32) -> Vec<u8> {
-    (0..n as u32).map(|i| (i.wrapping_mul(mul) % 251) as u8).collect()
+    (0..n as u32)
+        .map(|i| (i.wrapping_mul(mul) % 251) as u8)
+        .collect()
 }
 
 fn spaced(frames: Vec<Vec<u8>>, order: &[usize], start: u64, gap: u64) -> Vec<(u64, Vec<u8>)> {
@@ -99,8 +101,12 @@ fn pcap(frames: &[(u64, Vec<u8>)]) -> Vec<u8> {
     };
     let mut w = PcapWriter::with_header(Vec::new(), header).unwrap();
     for (t, f) in frames {
-        w.write_packet(&PcapPacket::new(Duration::from_nanos(*t), f.len() as u32, f))
-            .unwrap();
+        w.write_packet(&PcapPacket::new(
+            Duration::from_nanos(*t),
+            f.len() as u32,
+            f,
+        ))
+        .unwrap();
     }
     w.into_writer()
 }
@@ -140,7 +146,12 @@ fn run(s: &Scenario) -> (Vec<u8>, Vec<u8>, Vec<u8>) {
             (h.src, h.msg_id)
         })
         .collect::<std::collections::BTreeSet<_>>();
-    assert_eq!(done.len(), msgs.len(), "{}: every message completes", s.program);
+    assert_eq!(
+        done.len(),
+        msgs.len(),
+        "{}: every message completes",
+        s.program
+    );
     assert!(done.iter().all(|d| d.rc == 0 && d.dropped_bytes == 0));
     (
         pcap(&s.input),

@@ -854,7 +854,9 @@ impl Checker<'_> {
                 "the payload handler is `{}`; it runs once per packet",
                 self.m.controls[ph].name
             ))
-            .with_hint("move this call to the payload handler (or use PutFromHost / HostFetchAdd here)");
+            .with_hint(
+                "move this call to the payload handler (or use PutFromHost / HostFetchAdd here)",
+            );
             self.emit(d);
         }
     }

@@ -302,7 +302,10 @@ impl SpinNicDev {
     /// (the host's own put: the RDMA baseline and the start of a ping-pong).
     /// The frames leave from `now` on. False if the range is outside host memory.
     pub fn post_put(&mut self, now: Time, dst: u32, match_bits: u64, addr: u64, len: u32) -> bool {
-        if addr.checked_add(u64::from(len)).is_none_or(|e| e > self.host.len() as u64) {
+        if addr
+            .checked_add(u64::from(len))
+            .is_none_or(|e| e > self.host.len() as u64)
+        {
             return false;
         }
         self.put_from_host(now, dst, match_bits, addr, len);
@@ -568,7 +571,10 @@ impl SpinNicDev {
         };
         st.set(s.rc, u128::from(first_rc));
         if kind == HandlerKind::Completion {
-            st.set(s.dropped_bytes, u128::from(dropped.min(u64::from(u32::MAX)) as u32));
+            st.set(
+                s.dropped_bytes,
+                u128::from(dropped.min(u64::from(u32::MAX)) as u32),
+            );
             st.set(s.flow_control, u128::from(flow));
             st.set(s.timed_out, u128::from(timed_out));
         }
@@ -800,10 +806,7 @@ impl SpinNicDev {
             }
             c.completion_queued = true;
             let at = c.last_end.max(c.header_end).max(now);
-            self.queue.push_back(Job::Completion {
-                ch: ch as u32,
-                at,
-            });
+            self.queue.push_back(Job::Completion { ch: ch as u32, at });
         }
     }
 

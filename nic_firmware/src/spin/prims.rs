@@ -283,7 +283,14 @@ impl TargetPrims for Env<'_> {
 mod tests {
     use super::*;
 
-    fn env_parts() -> (SpinConfig, Vec<u8>, Vec<u64>, Vec<u64>, SpinStats, Vec<Send>) {
+    fn env_parts() -> (
+        SpinConfig,
+        Vec<u8>,
+        Vec<u64>,
+        Vec<u64>,
+        SpinStats,
+        Vec<Send>,
+    ) {
         (
             SpinConfig::default(),
             vec![0u8; 256],
