@@ -25,8 +25,11 @@ pub struct SpinConfig {
     /// discrete NIC, 50 for an integrated one.
     pub dma_latency_ns: u64,
     /// DMA bandwidth in bytes per ns (a blocking write of n bytes waits
-    /// latency + n / bandwidth).
+    /// latency + n / bandwidth; every write occupies the DMA engine for
+    /// (n + `dma_overhead_bytes`) / bandwidth).
     pub dma_bytes_per_ns: u64,
+    /// Bytes of overhead per DMA write (PCIe transaction headers).
+    pub dma_overhead_bytes: u64,
     /// Packets that may wait for an HPU; a packet that finds no free HPU
     /// and no buffer is dropped (flow control). 0: drop whenever no HPU is free.
     pub buffer_packets: u32,
@@ -45,6 +48,8 @@ pub struct SpinConfig {
     pub mtu_payload: u32,
     /// Link rate for the frames the NIC sends, Gbit/s.
     pub link_gbps: u64,
+    /// Least time between two frames the NIC sends, ps (LogGP's g).
+    pub tx_gap_ps: u64,
 }
 
 impl Default for SpinConfig {
@@ -58,6 +63,7 @@ impl Default for SpinConfig {
             budget_cycles_per_byte: 8,
             dma_latency_ns: 250,
             dma_bytes_per_ns: 32,
+            dma_overhead_bytes: 24,
             buffer_packets: 64,
             max_messages: 1024,
             timeout_ns: 1_000_000,
@@ -66,6 +72,7 @@ impl Default for SpinConfig {
             counters: 64,
             mtu_payload: 1440,
             link_gbps: 400,
+            tx_gap_ps: 0,
         }
     }
 }

@@ -55,7 +55,7 @@ use netsparse_externs::time::{serialization_time, Clock};
 use netsparse_externs::{Datapath, Outputs, Time};
 
 pub use config::{SpinConfig, SpinConfigError, SpinStats};
-use prims::{Env, Send};
+use prims::{DmaEngine, Env, Send};
 use program::SpinProgram;
 use wire::{SpinHeader, SPIN_FRAME_HEADERS};
 
@@ -119,6 +119,10 @@ pub struct MessageDone {
     pub timed_out: bool,
     /// When the completion handler ended.
     pub at: Time,
+    /// When the NIC's DMA engine had written everything queued before the
+    /// completion to host memory (the data is visible to the host one DMA
+    /// latency after the later of `at` and this).
+    pub dma_done: Time,
 }
 
 /// Why a sPIN NIC cannot be built.
@@ -202,6 +206,7 @@ pub struct SpinNicDev {
     tx: VecDeque<(Time, Vec<u8>)>,
     tx_pool: Vec<Vec<u8>>,
     tx_free_at: Time,
+    dma: DmaEngine,
     next_msg_id: u32,
     completions: VecDeque<MessageDone>,
     trace: Option<Vec<HandlerRun>>,
@@ -238,6 +243,11 @@ impl SpinNicDev {
             tx: VecDeque::new(),
             tx_pool: Vec::new(),
             tx_free_at: Time::ZERO,
+            dma: DmaEngine {
+                free_at: Time::ZERO,
+                bytes_per_ns: cfg.dma_bytes_per_ns,
+                overhead: cfg.dma_overhead_bytes,
+            },
             next_msg_id: 1,
             completions: VecDeque::new(),
             trace: None,
@@ -344,7 +354,8 @@ impl SpinNicDev {
 
     fn push_tx(&mut self, ready: Time, f: Vec<u8>) {
         let depart = ready.max(self.tx_free_at);
-        self.tx_free_at = depart + serialization_time(f.len() as u64, self.cfg.link_gbps);
+        let ser = serialization_time(f.len() as u64, self.cfg.link_gbps);
+        self.tx_free_at = depart + ser.max(Time::from_ps(self.cfg.tx_gap_ps));
         self.tx.push_back((depart, f));
     }
 
@@ -452,7 +463,7 @@ impl SpinNicDev {
             Phase::Proceed => {
                 let addr = c.hdr.user.wrapping_add(u64::from(p.hdr.offset));
                 c.accounted += len;
-                self.deposit(addr, wire::payload(frame, &p));
+                self.deposit(now, addr, wire::payload(frame, &p));
                 self.maybe_complete(ch, now);
                 return;
             }
@@ -501,13 +512,14 @@ impl SpinNicDev {
         self.maybe_complete(ch, now);
     }
 
-    fn deposit(&mut self, addr: u64, data: &[u8]) {
+    fn deposit(&mut self, now: Time, addr: u64, data: &[u8]) {
         let end = addr.checked_add(data.len() as u64);
         match end {
             Some(e) if e <= self.host.len() as u64 => {
                 self.host[addr as usize..e as usize].copy_from_slice(data);
                 self.stats.dma_writes += 1;
                 self.stats.dma_write_bytes += data.len() as u64;
+                self.dma.write(now, data.len() as u64);
             }
             _ => self.stats.extern_errors += 1,
         }
@@ -614,6 +626,8 @@ impl SpinNicDev {
             sends: &mut self.sends,
             ext_cycles: 0,
             budget,
+            dma: &mut self.dma,
+            now,
             stopped: false,
         };
         self.prog.program.run(&mut self.st, block, &mut env);
@@ -758,6 +772,7 @@ impl SpinNicDev {
                     flow_control: c.flow_control,
                     timed_out: c.timed_out,
                     at: end,
+                    dma_done: self.dma.free_at,
                 });
             }
         }
@@ -779,7 +794,7 @@ impl SpinNicDev {
         if c.phase == Phase::Proceed {
             let addr = c.hdr.user.wrapping_add(u64::from(b.offset));
             let data = std::mem::take(&mut self.bufs[buf as usize].bytes);
-            self.deposit(addr, &data);
+            self.deposit(now, addr, &data);
             self.bufs[buf as usize].bytes = data;
         } else {
             c.dropped += len;

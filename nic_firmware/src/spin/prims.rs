@@ -6,6 +6,7 @@
 use netsparse_engine::program::{TargetCall, TargetPrims, TargetResult};
 use netsparse_engine::PacketState;
 use netsparse_externs::artifact::{Prim, SpinOp};
+use netsparse_externs::Time;
 
 use super::config::{SpinConfig, SpinStats};
 
@@ -23,6 +24,27 @@ pub(crate) enum Send {
     },
 }
 
+/// The NIC's DMA engine towards host memory: writes are queued in order,
+/// each occupying it for (bytes + per-write overhead) / bandwidth (PCIe
+/// transaction headers make many small writes slower than one large one).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct DmaEngine {
+    /// When the last queued write is done.
+    pub free_at: Time,
+    /// Bytes per ns.
+    pub bytes_per_ns: u64,
+    /// Overhead bytes per write.
+    pub overhead: u64,
+}
+
+impl DmaEngine {
+    /// Queue a write of `len` bytes issued at `now`.
+    pub fn write(&mut self, now: Time, len: u64) {
+        let ps = (len + self.overhead).saturating_mul(1000) / self.bytes_per_ns.max(1);
+        self.free_at = self.free_at.max(now) + Time::from_ps(ps);
+    }
+}
+
 /// What a handler sees while it runs.
 pub(crate) struct Env<'a> {
     pub cfg: &'a SpinConfig,
@@ -38,6 +60,10 @@ pub(crate) struct Env<'a> {
     pub ext_cycles: u64,
     /// The run's budget in cycles.
     pub budget: u64,
+    /// The DMA engine.
+    pub dma: &'a mut DmaEngine,
+    /// When the handler started.
+    pub now: Time,
     /// The budget stopped the run.
     pub stopped: bool,
 }
@@ -89,6 +115,7 @@ impl Env<'_> {
                     self.host[r].copy_from_slice(&pl[off..off + len]);
                     self.stats.dma_writes += 1;
                     self.stats.dma_write_bytes += len as u64;
+                    self.dma.write(self.now, len as u64);
                 }
                 0
             }
@@ -179,6 +206,7 @@ impl Env<'_> {
                         self.host[r].copy_from_slice(&pl[done..done + n]);
                         self.stats.dma_writes += 1;
                         self.stats.dma_write_bytes += n as u64;
+                        self.dma.write(self.now, n as u64);
                     }
                     done += n;
                     k += n as u64;
@@ -227,6 +255,7 @@ impl Env<'_> {
                 self.stats.dma_reads += 1;
                 self.stats.dma_writes += 1;
                 self.stats.dma_write_bytes += pl.len() as u64;
+                self.dma.write(self.now, pl.len() as u64);
                 0
             }
         }
@@ -304,6 +333,7 @@ mod tests {
     #[test]
     fn scatter_accumulate_atomics() {
         let (cfg, mut host, mut hpu, mut ctr, mut stats, mut sends) = env_parts();
+        let mut dma = DmaEngine::default();
         let pl: Vec<u8> = (1..=10).collect();
         let mut e = Env {
             cfg: &cfg,
@@ -315,6 +345,8 @@ mod tests {
             sends: &mut sends,
             ext_cycles: 0,
             budget: u64::MAX,
+            dma: &mut dma,
+            now: Time::ZERO,
             stopped: false,
         };
         // Stream bytes 3..13 with block 4, stride 8: 3 -> 3, 4..8 -> 8..12, 8..12 -> 16..20, 12 -> 24.
