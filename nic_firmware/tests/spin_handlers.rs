@@ -377,6 +377,18 @@ fn bad_frames_and_bad_configs_are_refused() {
     let f = &message_frames(3, 1, 9, 0x77, 0, &[1u8; 64], 64)[0]; // for node 1
     deliver(&mut n, Time::ZERO, f);
     assert_eq!((n.stats().malformed, n.stats().not_for_us), (1, 1));
+    // Packets of message 9 that disagree on its length, and a duplicate.
+    let good = message_frames(3, 0, 9, 0x77, 0, &[1u8; 128], 64);
+    let liar = message_frames(3, 0, 9, 0x77, 0, &[1u8; 192], 64);
+    deliver(&mut n, Time::ZERO, &good[0]);
+    deliver(&mut n, Time::ZERO, &liar[2]);
+    deliver(&mut n, Time::ZERO, &good[0]);
+    deliver(&mut n, Time::ZERO, &good[1]);
+    run(&mut n);
+    assert_eq!(n.stats().inconsistent_packets, 1);
+    assert_eq!(n.stats().duplicate_packets, 1);
+    let done: Vec<_> = n.poll_completions().collect();
+    assert_eq!((done.len(), done[0].dropped_bytes), (1, 0));
     let bad = SpinConfig {
         hpus: 0,
         ..SpinConfig::default()

@@ -159,6 +159,9 @@ pub struct SpinStats {
     pub late_packets: u64,
     /// Duplicate packets of a message in flight (dropped).
     pub duplicate_packets: u64,
+    /// Packets whose length or match bits differ from the first packet of
+    /// their message (dropped).
+    pub inconsistent_packets: u64,
     /// Header handler runs.
     pub header_handlers: u64,
     /// Payload handler runs.

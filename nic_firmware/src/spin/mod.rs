@@ -444,6 +444,11 @@ impl SpinNicDev {
         };
         let len = u64::from(p.len);
         let c = self.channels[ch as usize].as_mut().expect("installed");
+        if c.hdr.msg_len != p.hdr.msg_len || c.hdr.match_bits != p.hdr.match_bits {
+            // A packet whose message header disagrees with its message's.
+            self.stats.inconsistent_packets += 1;
+            return;
+        }
         // Duplicates (by seq, for the first 64 Ki packets).
         let (w, b) = ((p.hdr.seq / 64) as usize, p.hdr.seq % 64);
         if let Some(word) = c.seen.get_mut(w) {

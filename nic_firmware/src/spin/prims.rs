@@ -365,7 +365,6 @@ mod tests {
         assert_eq!(e.run(SpinOp::DmaFromHost, &[200]), 0x4_0000_0002);
         assert_eq!(e.run(SpinOp::HostFetchAdd, &[250, 1]), 0); // out of range
         assert_eq!(e.stats.extern_errors, 2);
-        drop(e);
         assert_eq!(&host[103], &1);
         assert_eq!(&host[108..112], &[2, 3, 4, 5]);
         assert_eq!(&host[116..120], &[6, 7, 8, 9]);
