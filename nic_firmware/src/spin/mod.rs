@@ -209,6 +209,8 @@ pub struct SpinNicDev {
     dma: DmaEngine,
     next_msg_id: u32,
     completions: VecDeque<MessageDone>,
+    /// No open message expires before this (the table is scanned then).
+    next_expiry: Option<Time>,
     trace: Option<Vec<HandlerRun>>,
     stats: SpinStats,
 }
@@ -250,6 +252,7 @@ impl SpinNicDev {
             },
             next_msg_id: 1,
             completions: VecDeque::new(),
+            next_expiry: None,
             trace: None,
             stats: SpinStats::default(),
             st,
@@ -423,6 +426,8 @@ impl SpinNicDev {
         });
         self.by_key.insert(key, c);
         self.stats.messages += 1;
+        let deadline = now + Time::from_ns(self.cfg.timeout_ns);
+        self.next_expiry = Some(self.next_expiry.map_or(deadline, |t| t.min(deadline)));
         Some(c)
     }
 
@@ -807,13 +812,22 @@ impl SpinNicDev {
         self.maybe_complete(ch, now);
     }
 
-    /// Complete messages whose deadline passed.
+    /// Complete messages whose deadline passed (a scan of the table only
+    /// when the earliest deadline is due).
     fn expire(&mut self, now: Time) {
+        if self.next_expiry.is_none_or(|t| t > now) {
+            return;
+        }
+        let mut next: Option<Time> = None;
         for ch in 0..self.channels.len() {
             let Some(c) = self.channels[ch].as_mut() else {
                 continue;
             };
-            if c.completion_queued || c.deadline > now {
+            if c.completion_queued {
+                continue;
+            }
+            if c.deadline > now {
+                next = Some(next.map_or(c.deadline, |t| t.min(c.deadline)));
                 continue;
             }
             c.timed_out = true;
@@ -828,6 +842,7 @@ impl SpinNicDev {
             let at = c.last_end.max(c.header_end).max(now);
             self.queue.push_back(Job::Completion { ch: ch as u32, at });
         }
+        self.next_expiry = next;
     }
 
     fn drain_tx(&mut self, now: Time, out: &mut Outputs) {
@@ -893,10 +908,8 @@ impl Datapath for SpinNicDev {
                 consider(ready.max(hpu_free));
             }
         }
-        for c in self.channels.iter().flatten() {
-            if !c.completion_queued {
-                consider(c.deadline);
-            }
+        if let Some(t) = self.next_expiry {
+            consider(t);
         }
         best
     }
