@@ -401,3 +401,48 @@ fn matrix_info_paper_statistics() {
     ]);
     assert_eq!(o.status.code(), Some(2), "{}", text(&o).1);
 }
+
+#[test]
+fn sim_spin_workloads() {
+    let dir = std::env::temp_dir().join(format!("sim-spin-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let json = dir.join("pp.json");
+    let o = run(&[
+        "sim",
+        "--workload",
+        "pingpong",
+        "--sizes",
+        "64,4096",
+        "--json",
+        json.to_str().unwrap(),
+    ]);
+    let (out, err) = text(&o);
+    assert!(o.status.success(), "{err}");
+    assert!(out.contains("half round trip"), "{out}");
+    let doc: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let rows = doc["rows"].as_array().unwrap();
+    assert_eq!(rows.len(), 2);
+    for r in rows {
+        assert!(r["spin_ns"].as_f64().unwrap() < r["rdma_ns"].as_f64().unwrap());
+    }
+    assert_eq!(doc["params"]["o_ns"].as_f64(), Some(65.0));
+    // Bad input: a clear error and exit status 2, never a panic.
+    for (args, want) in [
+        (&["sim", "--workload", "nope"][..], "unknown workload"),
+        (
+            &["sim", "--workload", "bcast", "--nodes", "40"][..],
+            "2 to 16 nodes",
+        ),
+        (
+            &["sim", "--workload", "strided", "--sizes", "0"][..],
+            "at least 1 byte",
+        ),
+        (&["sim", "--sizes", "64"][..], "--workload"),
+    ] {
+        let o = run(args);
+        let (_, err) = text(&o);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains(want), "{args:?}: {err}");
+    }
+}

@@ -144,3 +144,7 @@ pub const MAX_TABLES: &str = "E0422";
 pub const NOT_EXPRESSIBLE: &str = "E0430";
 /// `Deconcatenate`/`Concatenate` misplaced in a NetSparse NIC program.
 pub const NIC_STRUCTURE: &str = "E0440";
+/// A NetSparse switch or RIG construct in a sPIN (`SpinNic`) program.
+pub const NS_IN_SPIN: &str = "E0441";
+/// A sPIN extern outside a `SpinNic` program, or in the wrong handler.
+pub const SPIN_PLACEMENT: &str = "E0442";

@@ -162,6 +162,11 @@ fn control_bodies(art: &Artifact) -> Vec<(String, Vec<&[a::Stmt]>)> {
                 }
             }
         }
+        a::Package::SpinNic(_) => {
+            for c in &art.controls {
+                out.push((c.name.clone(), vec![c.body.as_slice()]));
+            }
+        }
         a::Package::NetSparseNic(nic) => {
             // host_to_net is one per-idx part (ending in Concatenate);
             // net_to_host is split at Deconcatenate like a middle pipe.
@@ -682,6 +687,14 @@ impl<'a> Effects<'a> {
                     self.expr(e, r);
                 }
             }
+            Spin { args, dst, .. } => {
+                for e in args {
+                    self.expr(e, r);
+                }
+                if let Some(d) = dst {
+                    self.lvalue(d, r, w);
+                }
+            }
         }
     }
 
@@ -1104,6 +1117,7 @@ pub fn prim_name(p: &a::Prim) -> &'static str {
         PendingComplete { .. } => "PendingComplete",
         HostRead { .. } => "HostRead",
         HostWrite { .. } => "HostWrite",
+        Spin { op, .. } => op.name(),
     }
 }
 

@@ -26,6 +26,9 @@
 //! network ([`testing::GatherNetwork`]; the tests use the
 //! `netsparse-netsim` engine, a dev-dependency only).
 //!
+//! [`spin`] is a second NIC on the same engine: a sPIN NIC whose message
+//! handlers (`SpinNic` programs of `<spin.p4>`) run on handler processing units.
+//!
 //! Property values are deterministic: [`property_word`] defines the source
 //! property array, so drivers generate it and verify gathers without storing it.
 #![warn(missing_docs)]
@@ -36,6 +39,7 @@ pub mod filtermem;
 pub mod memory;
 pub mod nic;
 mod program;
+pub mod spin;
 pub mod stats;
 pub mod testing;
 pub mod verbs;

@@ -160,6 +160,7 @@ pub fn arch_name(arch: Arch) -> &'static str {
         Arch::V1Model => "v1model",
         Arch::NetSparseSwitch => "netsparse_switch",
         Arch::NetSparseNic => "netsparse_nic",
+        Arch::SpinNic => "spin_nic",
     }
 }
 

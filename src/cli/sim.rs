@@ -57,9 +57,26 @@ pub struct Args {
         long,
         value_name = "FILE.mtx",
         conflicts_with = "gen",
-        required_unless_present = "gen"
+        required_unless_present_any = ["gen", "workload"]
     )]
     pub matrix: Option<PathBuf>,
+    /// A sPIN workload instead of an SpMM gather: `pingpong`, `bcast` or
+    /// `strided` (see README, "sPIN on the NIC"), sPIN against an RDMA
+    /// baseline with sPIN's parameters.
+    #[arg(long, value_name = "NAME", conflicts_with_all = ["matrix", "gen"])]
+    pub workload: Option<String>,
+    /// sPIN workloads: message sizes in bytes (pingpong, bcast) or block
+    /// sizes (strided), comma-separated; default 64,...,1 MiB (block sizes 4,...,64 KiB).
+    #[arg(
+        long,
+        value_name = "LIST",
+        requires = "workload",
+        value_delimiter = ','
+    )]
+    pub sizes: Option<Vec<u64>>,
+    /// sPIN workloads: DMA latency in ns (250 a discrete NIC, 50 an integrated one).
+    #[arg(long, value_name = "NS", requires = "workload", default_value_t = 250)]
+    pub dma_ns: u64,
     /// A generated matrix, e.g. `rmat:scale=16,ef=16`, `grid2d:nx=512,ny=512`,
     /// `grid3d:nx=64,ny=64,nz=64`, `banded:n=65536,width=64,density=0.25`,
     /// `uniform:rows=65536,cols=65536,nnz=1000000`.
@@ -540,6 +557,9 @@ fn check_memory(args: &Args, cfg: &SimConfig) -> anyhow::Result<()> {
 
 /// Run `netsparse sim`.
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+    if let Some(w) = &args.workload {
+        return spin_workload(w, &args);
+    }
     let cfg = config(&args)?;
     let stop = Arc::new(AtomicBool::new(false));
     {
@@ -705,6 +725,63 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     if stop.load(Ordering::Relaxed) || reports.iter().any(|r| r.stopped) {
         eprintln!("stopped by Ctrl-C: the statistics above are partial");
         return Ok(ExitCode::from(130));
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `--workload pingpong|bcast|strided`: the sPIN workloads.
+fn spin_workload(w: &str, args: &Args) -> anyhow::Result<ExitCode> {
+    use netsparse::sim::spin::{run_workload, SpinParams};
+    let p = SpinParams {
+        dma_ns: args.dma_ns,
+        ..SpinParams::default()
+    };
+    let sizes: Vec<u64> = match (&args.sizes, w) {
+        (Some(s), _) => s.clone(),
+        (None, "strided") => (2..=16).map(|k| 1u64 << k).collect(),
+        (None, _) => (6..=20).step_by(2).map(|k| 1u64 << k).collect(),
+    };
+    let nodes = args.nodes.unwrap_or(8);
+    let rows = run_workload(w, &p, nodes, &sizes)?;
+    let what = match w {
+        "pingpong" => "half round trip, ns".to_string(),
+        "bcast" => format!("broadcast to {nodes} nodes, ns"),
+        _ => "4 MiB strided receive (stride = 2 x block), ns".to_string(),
+    };
+    println!(
+        "sPIN workload {w} ({what}); o = {} ns, g = {} ns, L = {} ns, {} Gb/s, {} HPUs at {} MHz, DMA {} ns",
+        p.o_ns, p.g_ns, p.switch_ns, p.link_gbps, p.hpus, p.hpu_mhz, p.dma_ns
+    );
+    let strided = w == "strided";
+    println!(
+        "{:>10} {:>14} {:>14} {:>8}{}",
+        if strided { "block" } else { "size" },
+        "sPIN",
+        "RDMA",
+        "speedup",
+        if strided {
+            "  sPIN Gb/s  RDMA Gb/s"
+        } else {
+            ""
+        }
+    );
+    for r in &rows {
+        let bw = match (r.spin_gbps, r.rdma_gbps) {
+            (Some(a), Some(b)) => format!("  {a:>9.1}  {b:>9.1}"),
+            _ => String::new(),
+        };
+        println!(
+            "{:>10} {:>14.1} {:>14.1} {:>7.2}x{bw}",
+            r.size,
+            r.spin_ns,
+            r.rdma_ns,
+            r.rdma_ns / r.spin_ns
+        );
+    }
+    if let Some(path) = &args.json {
+        let doc = serde_json::json!({ "workload": w, "nodes": nodes, "params": p, "rows": rows });
+        std::fs::write(path, serde_json::to_string_pretty(&doc)?)
+            .with_context(|| format!("writing {}", path.display()))?;
     }
     Ok(ExitCode::SUCCESS)
 }

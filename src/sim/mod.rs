@@ -57,6 +57,7 @@ pub mod partition;
 pub mod plot;
 pub mod report;
 pub mod rng;
+pub mod spin;
 pub mod topology;
 
 pub use netsparse_netsim as engine;

@@ -84,6 +84,10 @@ impl Exec<'_> {
     pub fn block(&mut self, st: &mut PacketState, mut b: &[S]) -> Flow {
         'tail: loop {
             let n = b.len();
+            self.rt.ops += n as u64;
+            if self.rt.ops > self.rt.op_limit {
+                return Flow::Exit;
+            }
             for (i, s) in b.iter().enumerate() {
                 match s {
                     S::Copy(d, s) => {
@@ -813,6 +817,7 @@ impl Exec<'_> {
                 TargetCall {
                     prim,
                     args: &vals[..n],
+                    ops: self.rt.ops,
                 },
             ),
             _ => TargetResult::Value(0),

@@ -186,6 +186,19 @@ impl Program {
         }
     }
 
+    /// Statements run since the last [`Program::reset_ops`] (each block
+    /// entered counts its statements, loop bodies once per iteration).
+    pub fn ops(&self) -> u64 {
+        self.engine.rt.ops
+    }
+
+    /// Reset the operation count and set the count above which a run stops
+    /// as `exit` would (`u64::MAX`: never).
+    pub fn reset_ops(&mut self, limit: u64) {
+        self.engine.rt.ops = 0;
+        self.engine.rt.op_limit = limit;
+    }
+
     /// The time meters see.
     pub fn set_now(&mut self, now: Time) {
         self.engine.rt.now = now;

@@ -105,6 +105,13 @@ pub struct Runtime {
     pub digests: std::collections::VecDeque<DigestMsg>,
     /// Engine counters.
     pub stats: EngineStats,
+    /// Statements run since the target last reset it (each block counts
+    /// its statements when it is entered): the operation count targets
+    /// turn into handler time.
+    pub ops: u64,
+    /// A block entered with `ops` above this stops the run as `exit` would
+    /// (a target's cycle budget; `u64::MAX`, the default, never stops).
+    pub op_limit: u64,
 }
 
 impl Runtime {
@@ -127,6 +134,8 @@ impl Runtime {
             hashbuf: Vec::with_capacity(256),
             digests: std::collections::VecDeque::new(),
             stats: EngineStats::default(),
+            ops: 0,
+            op_limit: u64::MAX,
         }
     }
 }

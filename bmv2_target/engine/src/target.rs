@@ -17,6 +17,8 @@ pub struct TargetCall<'a> {
     /// Its `Expr` operands, evaluated (its `LValue` destination, if any,
     /// receives [`TargetResult::Value`]).
     pub args: &'a [u128],
+    /// The run's operation count so far ([`crate::program::Program::ops`]).
+    pub ops: u64,
 }
 
 /// What a target primitive returns to the engine.

@@ -83,6 +83,16 @@ pub static ARCHES: &[ArchSpec] = &[
         ],
         pipes: &["h2n.", "n2h."],
     },
+    ArchSpec {
+        package: "SpinNic",
+        arch: Arch::SpinNic,
+        params: &[
+            p("header_handler", BlockKind::Control, 0),
+            p("payload_handler", BlockKind::Control, 0),
+            p("completion_handler", BlockKind::Control, 0),
+        ],
+        pipes: &["spin."],
+    },
 ];
 
 /// The architecture whose package is named `package`.
@@ -142,7 +152,7 @@ impl Checker<'_> {
                     name.span,
                 )
                 .with_hint(format!(
-                    "instantiate one of: {} (from <v1model.p4> / <netsparse.p4>)",
+                    "instantiate one of: {} (from <v1model.p4> / <netsparse.p4> / <spin.p4>)",
                     known.join(", ")
                 ));
                 self.emit(d);
@@ -458,7 +468,30 @@ impl Checker<'_> {
                 continue;
             }
             let name = builtin_label(u.op);
-            let d = if u.op.is_rig() {
+            let d = if main.arch == Arch::SpinNic && (u.op.is_rig() || u.op.is_netsparse()) {
+                let what = if u.op.is_rig() {
+                    "a RIG extern of the NetSparse SmartNIC"
+                } else {
+                    "a NetSparse switch construct"
+                };
+                Diagnostic::error(
+                    codes::NS_IN_SPIN,
+                    format!("`{name}` is {what}; a sPIN NIC (`SpinNic`) does not provide it"),
+                    u.span,
+                )
+                .with_note("sPIN handlers run per message and per packet on HPUs; there are no PRs, RIG units or Property Cache")
+                .with_hint("use the <spin.p4> externs (DmaToHost, HostFetchAdd, PutFromDevice, ...) or target `NetSparseNic`/`NetSparseSwitch` from <netsparse.p4>")
+            } else if let Builtin::Spin(_) = u.op {
+                Diagnostic::error(
+                    codes::SPIN_PLACEMENT,
+                    format!(
+                        "`{name}` is a sPIN extern, but this program targets `{}`",
+                        main.package
+                    ),
+                    u.span,
+                )
+                .with_hint("sPIN externs need `SpinNic(header_handler, payload_handler, completion_handler) main;` from <spin.p4>")
+            } else if u.op.is_rig() {
                 Diagnostic::error(
                     codes::RIG_OUTSIDE_NIC,
                     format!(
@@ -500,10 +533,14 @@ impl Checker<'_> {
                     (Builtin::MarkToDrop, Arch::NetSparseNic) => {
                         "set `md.drop = true;` to drop a PR on the NetSparse SmartNIC"
                     }
+                    (Builtin::MarkToDrop, Arch::SpinNic) => {
+                        "set `md.rc = SPIN_DROP;` to drop a message or packet on a sPIN NIC"
+                    }
                     (Builtin::MarkToDrop, _) => {
                         "set `md.drop = true;` to drop a packet on the NetSparse switch"
                     }
                     (_, Arch::NetSparseNic) => "the NetSparse SmartNIC does not provide it",
+                    (_, Arch::SpinNic) => "a sPIN NIC does not provide it",
                     _ => "the NetSparse switch does not provide it",
                 })
             };
@@ -511,6 +548,10 @@ impl Checker<'_> {
         }
         if main.arch == Arch::NetSparseNic {
             self.nic_checks(&main, &uses);
+            return;
+        }
+        if main.arch == Arch::SpinNic {
+            self.spin_checks(&main, &uses);
             return;
         }
         if main.arch != Arch::NetSparseSwitch {
@@ -756,6 +797,71 @@ impl Checker<'_> {
     }
 }
 
+impl Checker<'_> {
+    /// sPIN rules: three distinct handler controls; externs that work on
+    /// the current packet's payload only where there is one (the payload
+    /// handler, or a control it applies).
+    fn spin_checks(&mut self, main: &crate::ir::MainPackage, uses: &[super::BuiltinUse]) {
+        let handler = |param: &str| {
+            main.args
+                .iter()
+                .find(|a| a.param == param)
+                .and_then(|a| match a.block {
+                    BlockRef::Control(c) => Some((c, a.span)),
+                    BlockRef::Parser(_) => None,
+                })
+        };
+        let (Some((hh, _)), Some((ph, ph_span)), Some((ch, _))) = (
+            handler("header_handler"),
+            handler("payload_handler"),
+            handler("completion_handler"),
+        ) else {
+            return;
+        };
+        if hh == ph || ph == ch || hh == ch {
+            let d = Diagnostic::error(
+                codes::SPIN_PLACEMENT,
+                "the same control is passed as two sPIN handlers",
+                ph_span,
+            )
+            .with_hint("write one control per handler: header (once per message), payload (once per packet), completion (once per message, last)");
+            self.emit(d);
+            return;
+        }
+        for u in uses {
+            let Builtin::Spin(op) = u.op else {
+                continue;
+            };
+            if !op.needs_payload() {
+                continue;
+            }
+            let which = if u.control == Some(hh) {
+                "header"
+            } else if u.control == Some(ch) {
+                "completion"
+            } else {
+                continue;
+            };
+            let d = Diagnostic::error(
+                codes::SPIN_PLACEMENT,
+                format!(
+                    "`{}` works on the current packet's payload, but the {which} handler has none",
+                    op.name()
+                ),
+                u.span,
+            )
+            .with_note(format!(
+                "the payload handler is `{}`; it runs once per packet",
+                self.m.controls[ph].name
+            ))
+            .with_hint(
+                "move this call to the payload handler (or use PutFromHost / HostFetchAdd here)",
+            );
+            self.emit(d);
+        }
+    }
+}
+
 fn dir_str(d: Option<ast::Direction>) -> &'static str {
     match d {
         Some(ast::Direction::In) => "in ",
@@ -810,6 +916,7 @@ pub fn builtin_label(op: Builtin) -> &'static str {
         PendingComplete => "PendingComplete",
         HostRead => "HostRead",
         HostWrite => "HostWrite",
+        Spin(op) => op.name(),
     }
 }
 
@@ -827,6 +934,10 @@ mod tests {
         assert_eq!(
             arch_spec("NetSparseNic").map(|a| (a.arch, a.params.len())),
             Some((Arch::NetSparseNic, 2))
+        );
+        assert_eq!(
+            arch_spec("SpinNic").map(|a| (a.arch, a.params.len())),
+            Some((Arch::SpinNic, 3))
         );
         assert!(arch_spec("PSA").is_none());
         for a in ARCHES {

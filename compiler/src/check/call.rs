@@ -47,7 +47,10 @@ pub(crate) fn builtin_fn(name: &str, arity: usize) -> Option<Builtin> {
         ("PendingComplete", 2) => PendingComplete,
         ("HostRead", 2) => HostRead,
         ("HostWrite", 2) => HostWrite,
-        _ => return None,
+        (n, k) => match netsparse_externs::artifact::SpinOp::from_name(n) {
+            Some(op) if op.operands().len() == k => Spin(op),
+            _ => return None,
+        },
     })
 }
 
@@ -584,8 +587,8 @@ impl Checker<'_> {
             span,
         )
         .with_note(
-            "the NetSparse targets implement the externs of the bundled core.p4, v1model.p4 \
-             and netsparse.p4 (see `netsparse explain E0401`)",
+            "the NetSparse targets implement the externs of the bundled core.p4, v1model.p4, \
+             netsparse.p4 and spin.p4 (see `netsparse explain E0401`)",
         );
         self.emit(d);
     }

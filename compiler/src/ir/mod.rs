@@ -15,7 +15,7 @@ mod print;
 pub use arena::{Arena, Handle};
 pub use print::print_module;
 
-use netsparse_externs::artifact::{Arch, CounterUnit, KeyMatch, MatchKind, MeterUnit};
+use netsparse_externs::artifact::{Arch, CounterUnit, KeyMatch, MatchKind, MeterUnit, SpinOp};
 
 use crate::ast::{BinOp, Direction, Span, UnOp};
 
@@ -425,6 +425,8 @@ pub enum Builtin {
     HostRead,
     /// RIG `HostWrite(pr, md)` (NIC net-to-host).
     HostWrite,
+    /// A sPIN extern of `<spin.p4>` (SpinNic handlers).
+    Spin(SpinOp),
 }
 
 impl Builtin {
@@ -438,6 +440,7 @@ impl Builtin {
             | Recirculate | Truncate => Some(Arch::V1Model),
             Lookup | Insert => Some(Arch::NetSparseSwitch),
             _ if self.is_rig() => Some(Arch::NetSparseNic),
+            Spin(_) => Some(Arch::SpinNic),
             _ => None,
         }
     }
@@ -445,7 +448,9 @@ impl Builtin {
     /// Whether a program for `arch` may use this builtin.
     pub fn available_in(self, arch: Arch) -> bool {
         match self {
-            Builtin::Deconcatenate | Builtin::Concatenate => arch != Arch::V1Model,
+            Builtin::Deconcatenate | Builtin::Concatenate => {
+                matches!(arch, Arch::NetSparseSwitch | Arch::NetSparseNic)
+            }
             _ => self.arch_only().is_none_or(|a| a == arch),
         }
     }

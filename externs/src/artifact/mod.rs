@@ -28,7 +28,9 @@
 
 use serde::{Deserialize, Serialize};
 
+mod spin;
 mod validate;
+pub use spin::{rc as spin_rc, SpinMdSlots, SpinMsgSlots, SpinNic, SpinOp, SpinPktSlots};
 pub use validate::{validate, Problem};
 
 /// The `format` string every artifact carries.
@@ -148,6 +150,8 @@ pub enum Arch {
     NetSparseSwitch,
     /// The NetSparse SmartNIC (the RIG extension): host-to-net and net-to-host per-PR paths.
     NetSparseNic,
+    /// A sPIN SmartNIC: header, payload and completion handlers on HPUs.
+    SpinNic,
 }
 
 /// One value slot.
@@ -847,6 +851,15 @@ pub enum Prim {
         /// The idx (the argument's `idx`, 64 bits).
         idx: Expr,
     },
+    /// A sPIN extern (SpinNic handlers only; see [`SpinOp`]).
+    Spin {
+        /// Which extern.
+        op: SpinOp,
+        /// Its operands, of the widths [`SpinOp::operands`] gives.
+        args: Vec<Expr>,
+        /// Receives the result when [`SpinOp::result`] is some.
+        dst: Option<LValue>,
+    },
 }
 
 /// Hash / checksum algorithms (v1model `HashAlgorithm`).
@@ -1233,6 +1246,8 @@ pub enum Package {
     NetSparseSwitch(NetSparseSwitch),
     /// `NetSparseNic(host_to_net, net_to_host) main;` (see `netsparse.p4`).
     NetSparseNic(NetSparseNic),
+    /// `SpinNic(header_handler, payload_handler, completion_handler) main;` (see `spin.p4`).
+    SpinNic(SpinNic),
 }
 
 /// The v1model package.

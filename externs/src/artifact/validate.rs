@@ -428,6 +428,37 @@ impl V<'_> {
                     self.bad("host_to_net has a per-packet part".into());
                 }
             }
+            Package::SpinNic(p) => {
+                for c in [p.header_handler, p.payload_handler, p.completion_handler] {
+                    if a.controls.get(c.index()).is_none() {
+                        self.bad(format!("handler control {} out of range", c.0));
+                    }
+                }
+                let (m, k, d) = (&p.msg, &p.pkt, &p.md);
+                for (f, w) in [
+                    (m.src, 32),
+                    (m.msg_id, 32),
+                    (m.match_bits, 64),
+                    (m.length, 32),
+                    (m.user, 64),
+                    (k.offset, 32),
+                    (k.length, 32),
+                    (k.seq, 32),
+                    (d.rc, 8),
+                    (d.node, 32),
+                    (d.hpu, 16),
+                    (d.dropped_bytes, 32),
+                    (d.flow_control, 1),
+                    (d.timed_out, 1),
+                ] {
+                    if self.field(f) != w {
+                        self.bad(format!("sPIN slot {} should be {w} bits", f.0));
+                    }
+                }
+                for f in &p.state {
+                    self.field(*f);
+                }
+            }
         }
     }
 
@@ -903,6 +934,29 @@ impl V<'_> {
                 self.want(tid, 16, "tid");
                 self.want(req_id, 32, "req_id");
                 self.want(idx, 64, "RIG idx");
+            }
+            Spin { op, args, dst } => {
+                let want = op.operands();
+                if args.len() != want.len() {
+                    self.bad(format!(
+                        "{} takes {} operands, {} given",
+                        op.name(),
+                        want.len(),
+                        args.len()
+                    ));
+                }
+                for (e, w) in args.iter().zip(want) {
+                    self.want(e, *w, op.name());
+                }
+                match (op.result(), dst) {
+                    (Some(w), Some(d)) => {
+                        if self.lvalue(d) != w {
+                            self.bad(format!("{} result is not {w} bits", op.name()));
+                        }
+                    }
+                    (None, None) | (Some(_), None) => {}
+                    (None, Some(_)) => self.bad(format!("{} returns no value", op.name())),
+                }
             }
         }
     }

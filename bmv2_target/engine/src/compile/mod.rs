@@ -143,6 +143,12 @@ fn load_inner(a: &Artifact, v1model: bool, extra: &[ExtraBlock<'_>]) -> Result<L
         _ if !v1model => None,
         (Arch::V1Model, Package::V1Switch(p)) => Some(p),
         (Arch::V1Model, _) => return Err(top("arch v1model with a non-V1Switch package".into())),
+        (Arch::SpinNic, _) => {
+            return Err(LoadError::Unsupported {
+                what: "architecture spin_nic (sPIN programs run on netsparse-nic's sPIN NIC)".into(),
+                place: format!("program {}", a.program),
+            })
+        }
         (Arch::NetSparseNic, _) => {
             return Err(LoadError::Unsupported {
                 what: "architecture netsparse_nic (NIC programs run on netsparse-nic)".into(),

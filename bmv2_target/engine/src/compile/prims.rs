@@ -195,11 +195,12 @@ impl Cx<'_> {
             | Prim::PendingComplete { .. }
             | Prim::HostRead { .. }
             | Prim::HostWrite { .. }
+            | Prim::Spin { .. }
                 if !self.target =>
             {
-                return Err(
-                    self.unsupported("RIG externs (the NetSparse SmartNIC) in a v1model program")
-                )
+                return Err(self.unsupported(
+                    "RIG or sPIN externs (a NetSparse or sPIN SmartNIC) in a v1model program",
+                ))
             }
             target => return self.target_prim(target),
         })
@@ -224,6 +225,7 @@ impl Cx<'_> {
             } => (vec![tid, req_id, idx, prop_len], Some(dst)),
             Prim::HostRead { idx, prop_len, dst } => (vec![idx, prop_len], Some(dst)),
             Prim::HostWrite { tid, req_id, idx } => (vec![tid, req_id, idx], None),
+            Prim::Spin { args, dst, .. } => (args.iter().collect(), dst.as_ref()),
             _ => return Err(self.invalid("a v1model primitive compiled as a target primitive")),
         };
         let mut vx = Vec::with_capacity(args.len());

@@ -1,6 +1,6 @@
 //! Builtins: header and stack operations, v1model primitives, stateful
 //! externs, hashes and checksums, the NetSparse cache and RIG externs,
-//! and emit.
+//! the sPIN externs, and emit.
 
 use netsparse_externs::artifact::{self as a, HeaderRef};
 
@@ -418,6 +418,27 @@ impl Lower<'_> {
                     }));
                     return Some(CallResult::Place(t));
                 }
+            }
+            Builtin::Spin(op) => {
+                let mut vals = Vec::with_capacity(args.len());
+                for i in 0..op.operands().len() {
+                    vals.push(self.arg_expr(idx, args.get(i), out)?);
+                }
+                if let Some(w) = op.result() {
+                    let t = self.temp(&Type::Bit(w));
+                    let dst = self.lvalue(LPlace::Static(t.clone()), span)?;
+                    out.push(prim(a::Prim::Spin {
+                        op,
+                        args: vals,
+                        dst: Some(dst),
+                    }));
+                    return Some(CallResult::Place(t));
+                }
+                out.push(prim(a::Prim::Spin {
+                    op,
+                    args: vals,
+                    dst: None,
+                }));
             }
             Builtin::Deconcatenate | Builtin::Concatenate => {
                 // Handled by `middle`; anywhere else the checker has already complained.

@@ -31,7 +31,7 @@ impl Lower<'_> {
         let user_key = match self.arch {
             Arch::V1Model => shared_of("M", 0),
             Arch::NetSparseSwitch => shared_of("IM", 0),
-            Arch::NetSparseNic => None,
+            Arch::NetSparseNic | Arch::SpinNic => None,
         };
         if let Some(k) = user_key {
             self.user_metadata = Some((main.shared[k].ty.clone(), self.shared[k].clone()));
@@ -165,7 +165,67 @@ impl Lower<'_> {
                     net_to_host,
                 }))
             }
+            Arch::SpinNic => {
+                let spin = self.spin_package(main, &cid);
+                if spin.is_none() {
+                    self.err(
+                        codes::NOT_EXPRESSIBLE,
+                        "the SpinNic handlers do not take the <spin.p4> types (spin_msg_t, spin_pkt_t, spin_md_t)",
+                        main.span,
+                    );
+                }
+                spin.map(a::Package::SpinNic)
+            }
         }
+    }
+
+    /// The `SpinNic` package: the three handler controls and the slots of
+    /// the types they share.
+    fn spin_package(
+        &self,
+        main: &ir::MainPackage,
+        cid: &dyn Fn(&str) -> Option<ControlId>,
+    ) -> Option<a::SpinNic> {
+        let shared = |key: &str| -> Option<(Type, Place)> {
+            let k = main.shared.iter().position(|s| s.key == key)?;
+            Some((main.shared[k].ty.clone(), self.shared[k].clone()))
+        };
+        let (mt, mp) = shared("spin_msg_t")?;
+        let (kt, kp) = shared("spin_pkt_t")?;
+        let (dt, dp) = shared("spin_md_t")?;
+        let m = |n: &str| self.struct_field(&mt, &mp, n);
+        let k = |n: &str| self.struct_field(&kt, &kp, n);
+        let d = |n: &str| self.struct_field(&dt, &dp, n);
+        let mut state = Vec::new();
+        if let Some((_, sp)) = shared("S") {
+            self.leaves(&sp, &mut state);
+        }
+        Some(a::SpinNic {
+            header_handler: cid("header_handler")?,
+            payload_handler: cid("payload_handler")?,
+            completion_handler: cid("completion_handler")?,
+            msg: a::SpinMsgSlots {
+                src: m("src")?,
+                msg_id: m("msg_id")?,
+                match_bits: m("match_bits")?,
+                length: m("length")?,
+                user: m("user")?,
+            },
+            pkt: a::SpinPktSlots {
+                offset: k("offset")?,
+                length: k("length")?,
+                seq: k("seq")?,
+            },
+            md: a::SpinMdSlots {
+                rc: d("rc")?,
+                node: d("node")?,
+                hpu: d("hpu")?,
+                dropped_bytes: d("dropped_bytes")?,
+                flow_control: d("flow_control")?,
+                timed_out: d("timed_out")?,
+            },
+            state,
+        })
     }
 
     pub(super) fn user_leaves(&self) -> Vec<FieldId> {

@@ -676,6 +676,7 @@ fn static_name(name: &str) -> &'static str {
     match name {
         "core.p4" => "core.p4",
         "v1model.p4" => "v1model.p4",
+        "spin.p4" => "spin.p4",
         _ => "netsparse.p4",
     }
 }
