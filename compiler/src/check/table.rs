@@ -319,15 +319,36 @@ impl Checker<'_> {
             }
             *lpm_seen = Some(k.match_kind.span);
         }
-        let name = Self::annotation_str(&k.annotations, "name")
-            .or_else(|| expr_text(&k.expr))
-            .unwrap_or_else(|| {
-                self.sources
-                    .snippet(k.expr.span)
-                    .split_whitespace()
-                    .collect::<Vec<_>>()
-                    .join(" ")
-            });
+        // The control plane names a key by its expression: a field, a
+        // slice, an index, `isValid()`, or a field masked with a constant
+        // (`f & 0xff`). Anything else needs `@name`, as in p4c.
+        let masked = match &k.expr.kind {
+            ast::ExprKind::Binary(ast::BinOp::BitAnd, a, b) => {
+                matches!(b.kind, ast::ExprKind::Int(_)) && expr_text(a).is_some()
+                    || matches!(a.kind, ast::ExprKind::Int(_)) && expr_text(b).is_some()
+            }
+            _ => false,
+        };
+        let name = match Self::annotation_str(&k.annotations, "name").or_else(|| expr_text(&k.expr))
+        {
+            Some(n) => n,
+            None if masked => self
+                .sources
+                .snippet(k.expr.span)
+                .split_whitespace()
+                .collect::<Vec<_>>()
+                .join(" "),
+            None => {
+                let d = Diagnostic::error(
+                    codes::KEY_TYPE,
+                    "a complex key expression needs a `@name` annotation",
+                    k.expr.span,
+                )
+                .with_hint("the control plane names keys by their expression; write e.g. `h.a + h.b : exact @name(\"sum\");`");
+                self.emit(d);
+                return None;
+            }
+        };
         Some(ir::Key {
             name,
             expr: x,
