@@ -50,6 +50,23 @@ impl Checker<'_> {
             }
             seen.push((n, s));
         }
+        // Entries are read against the key and the actions, so they come
+        // after both (p4c refuses the other order too).
+        let at = |name: &str| seen.iter().find(|(x, _)| x == name).map(|(_, s)| *s);
+        if let Some(e) = at("entries") {
+            for before in ["key", "actions"] {
+                if let Some(k) = at(before).filter(|k| k.start > e.start) {
+                    let d = Diagnostic::error(
+                        codes::TABLE_PROPERTY,
+                        format!("`entries` must come after `{before}`"),
+                        e,
+                    )
+                    .with_secondary(k, format!("`{before}` is given here"))
+                    .with_hint(format!("move `entries` below `{before}`"));
+                    self.emit(d);
+                }
+            }
+        }
         // Pass 1: keys, actions, other properties.
         for p in &t.properties {
             match p {
