@@ -174,6 +174,7 @@ impl Checker<'_> {
                     ..
                 } => {
                     entries_const = *is_const;
+                    self.check_entry_priorities(es, &keys, &t.name.name);
                     let mut bmv2_prio = Vec::new();
                     for e in es {
                         if let Some(x) = self.table_entry(e, &keys, &actions, &t.name.name) {
@@ -373,6 +374,44 @@ impl Checker<'_> {
             match_kind: mk,
             span: k.span,
         })
+    }
+
+    /// `priority =` on entries: only tables with a ternary, range or
+    /// optional key order their entries by priority, and once one entry
+    /// gives a priority the first must too (later ones may count on from
+    /// it). p4c refuses both; BMv2's `@priority` annotations are not
+    /// affected.
+    fn check_entry_priorities(&mut self, es: &[ast::TableEntry], keys: &[ir::Key], table: &str) {
+        let Some(first_given) = es.iter().find_map(|e| e.priority.as_ref()) else {
+            return;
+        };
+        let ordered = keys.iter().any(|k| {
+            matches!(
+                k.match_kind,
+                MatchKind::Ternary | MatchKind::Range | MatchKind::Optional
+            )
+        });
+        if !ordered {
+            let d = Diagnostic::error(
+                codes::BAD_ENTRY,
+                format!(
+                    "entries of table `{table}` cannot have priorities: every key is `exact` or `lpm`"
+                ),
+                first_given.span,
+            )
+            .with_hint("priorities order entries that can overlap (ternary, range or optional keys)");
+            self.emit(d);
+        } else if let Some(first) = es.first().filter(|e| e.priority.is_none()) {
+            let d = Diagnostic::error(
+                codes::BAD_ENTRY,
+                format!(
+                    "the first entry of table `{table}` needs a `priority =`, since a later one has one"
+                ),
+                first.span,
+            )
+            .with_secondary(first_given.span, "a priority given here");
+            self.emit(d);
+        }
     }
 
     pub(super) fn resolve_action_ref(&mut self, r: &ast::ActionRef) -> Option<Handle<ir::Action>> {
