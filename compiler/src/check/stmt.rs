@@ -302,6 +302,16 @@ impl Checker<'_> {
         cases: &[ast::SwitchCase],
         span: Span,
     ) -> Option<ir::Switch> {
+        if self.ctx.in_action {
+            let d = Diagnostic::error(
+                codes::NOT_ALLOWED_HERE,
+                "a `switch` statement is not allowed in an action",
+                span,
+            )
+            .with_hint("P4_16 allows `switch` only in a control's `apply` block; use `if`/`else if` in actions");
+            self.emit(d);
+            return None;
+        }
         let x = self.expr(sel)?;
         let table = match (&x.kind, &x.ty) {
             (ExprKind::TableResult(_, TableResultField::ActionRun), Type::TableResult(t)) => {

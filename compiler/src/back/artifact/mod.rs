@@ -173,6 +173,8 @@ struct Lower<'m> {
     externs: Vec<a::ExternInstance>,
     extern_spans: Vec<Span>,
     table_spans: Vec<Span>,
+    /// The IR action each artifact action was lowered from.
+    action_origins: Vec<ir::Handle<ir::Action>>,
     diags: Vec<Diagnostic>,
     insts: Vec<Inst>,
     shared: Vec<Place>,
@@ -215,6 +217,7 @@ impl<'m> Lower<'m> {
             externs: Vec::new(),
             extern_spans: Vec::new(),
             table_spans: Vec::new(),
+            action_origins: Vec::new(),
             diags: Vec::new(),
             insts: vec![Inst::new(String::new(), Region::Outside)],
             shared: Vec::new(),

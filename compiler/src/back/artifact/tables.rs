@@ -48,6 +48,25 @@ impl Lower<'_> {
             }
             self.insts[idx].vars.insert(*p, place);
         }
+        // Two different actions with one control-plane name (`@name(".x")`
+        // on both): the control plane could not tell them apart. The same
+        // action in two instances under an absolute name is one action.
+        if let Some(other) = self
+            .actions
+            .iter()
+            .zip(&self.action_origins)
+            .find(|(o, oh)| o.name == name && **oh != h)
+            .map(|(_, oh)| *oh)
+        {
+            let d = Diagnostic::error(
+                codes::DUPLICATE,
+                format!("two actions have the control-plane name `{name}`"),
+                act.span,
+            )
+            .with_secondary(self.m.actions[other].span, "the other action of that name")
+            .with_hint("give each action its own @name");
+            self.diags.push(d);
+        }
         // Reserve the id first: the body cannot call itself (P4 has no recursion).
         let id = ActionId(u32_of(self.actions.len()));
         self.actions.push(a::Action {
@@ -56,6 +75,7 @@ impl Lower<'_> {
             params,
             body: Vec::new(),
         });
+        self.action_origins.push(h);
         self.insts[idx].actions.insert(h, id);
         let saved = self.region;
         if act.owner.is_none() {
@@ -123,6 +143,7 @@ impl Lower<'_> {
                     params: data,
                     body,
                 });
+                self.action_origins.push(ta.action);
                 id
             };
             actions.push(a::TableAction {
