@@ -485,6 +485,7 @@ impl Checker<'_> {
     }
 
     pub(super) fn typedef_decl(&mut self, t: &ast::TypedefDecl) {
+        self.check_p4runtime_translation(&t.annotations);
         let Some(ty) = self.resolve_type(&t.ty, &[]) else {
             return;
         };
@@ -854,6 +855,54 @@ impl Checker<'_> {
         };
         self.emit(d);
     }
+
+    /// `@p4runtime_translation("uri", T)`: the controller-side type T, when
+    /// given, is `string` or `bit<W>` (as the P4Runtime specification says);
+    /// anything else (`bool`, `int<W>`, a struct...) is refused as by p4c.
+    fn check_p4runtime_translation(&mut self, anns: &[ast::Annotation]) {
+        for a in anns
+            .iter()
+            .filter(|a| a.name.name == "p4runtime_translation")
+        {
+            let ast::AnnotationBody::Tokens(raw) = &a.body else {
+                continue;
+            };
+            let Some(second) = second_argument(raw) else {
+                continue;
+            };
+            let t: String = second.split_whitespace().collect();
+            if t == "string" || t.starts_with("bit<") {
+                continue;
+            }
+            let d = Diagnostic::error(
+                codes::TYPE_NOT_ALLOWED,
+                format!(
+                    "@p4runtime_translation: the controller's type must be `string` or `bit<W>`, not `{t}`"
+                ),
+                a.span,
+            );
+            self.emit(d);
+        }
+    }
+}
+
+/// The text after the first top-level comma of an annotation's raw
+/// argument list (quotes and brackets respected), without its closing
+/// parenthesis.
+fn second_argument(raw: &str) -> Option<&str> {
+    let inner = raw.trim().trim_start_matches('(');
+    let inner = inner.strip_suffix(')').unwrap_or(inner);
+    let (mut depth, mut quoted) = (0i32, false);
+    for (i, c) in inner.char_indices() {
+        match c {
+            '"' => quoted = !quoted,
+            '(' | '<' | '[' | '{' if !quoted => depth += 1,
+            ')' | '>' | ']' | '}' if !quoted => depth -= 1,
+            ',' if !quoted && depth == 0 => return Some(inner[i + 1..].trim()),
+            _ => {}
+        }
+    }
+    None
 }
 
 fn kind_word(is_header: bool) -> &'static str {
