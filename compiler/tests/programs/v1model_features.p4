@@ -150,7 +150,7 @@ control MyIngress(inout headers hdr, inout metadata meta, inout standard_metadat
             NoAction;
         }
         const entries = {
-            (Proto.TCP, 0x0A000000 &&& 0xFF000000, 0 .. 1500): set_ttl(64);
+            priority = 20: (Proto.TCP, 0x0A000000 &&& 0xFF000000, 0 .. 1500): set_ttl(64);
             priority = 10: (Proto.UDP, _, _): set_ttl(32);
             (Proto.UDP, 0x0B000000 &&& 0xFF000000, 64 .. 128): NoAction();
         }
