@@ -7,9 +7,8 @@
 
 use std::path::Path;
 use std::process::Command;
-use std::time::{Duration, Instant};
 
-use netsparse_bmv2::drivers::live::{AfPacket, PortIo};
+use netsparse_bmv2::drivers::live::AfPacket;
 
 mod live_support;
 
@@ -28,18 +27,6 @@ fn ctl(addr: &str, args: &[&str]) -> bool {
         String::from_utf8_lossy(&o.stderr)
     );
     o.status.success()
-}
-
-/// Send `frame` from `a` a few times; whether an IPv4 frame to `dst` came
-/// out at `b`.
-fn passes(a: &AfPacket, b: &AfPacket, frame: &[u8], dst: [u8; 4]) -> Option<Vec<u8>> {
-    for _ in 0..3 {
-        a.send(frame).unwrap();
-        if let Some(f) = expect_ipv4(b, dst, Duration::from_millis(700)) {
-            return Some(f);
-        }
-    }
-    None
 }
 
 #[test]
@@ -66,12 +53,10 @@ fn ctl_changes_forwarding_while_running() {
         "--grpc-server-addr".into(),
         "127.0.0.1:0".into(),
     ];
-    let Started {
-        mut log,
-        lines,
-        reader,
-    } = start_switch(&mut topo, &args);
-    let addr = Started::grpc_addr_of(&log).expect("the server's address is printed");
+    let started = start_switch(&mut topo, &args);
+    let addr = started
+        .grpc_addr()
+        .expect("the server's address is printed");
     let a = AfPacket::open_in_netns(&vna, &Path::new("/var/run/netns").join(&topo.nsa)).unwrap();
     let b = AfPacket::open_in_netns(&vnb, &Path::new("/var/run/netns").join(&topo.nsb)).unwrap();
     let frame = udp([2, 0, 0, 0, 0, 0x51], [10, 0, 2, 5], b"over P4Runtime");
@@ -99,22 +84,6 @@ fn ctl_changes_forwarding_while_running() {
         "dropped after table_delete"
     );
 
-    let mut child = topo.switch.take().unwrap();
-    let _ = Command::new("kill")
-        .args(["-INT", &child.id().to_string()])
-        .status();
-    let end = Instant::now() + Duration::from_secs(20);
-    let status = loop {
-        if let Some(s) = child.try_wait().unwrap() {
-            break s;
-        }
-        if Instant::now() > end {
-            let _ = child.kill();
-            panic!("the switch did not stop on SIGINT");
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    };
-    let _ = reader.join();
-    log.extend(lines.try_iter());
+    let (status, log) = started.stop_with_sigint(&mut topo);
     assert!(status.success(), "exit status {status}: {log:?}");
 }

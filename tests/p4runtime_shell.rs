@@ -221,18 +221,6 @@ impl Drop for Client {
     }
 }
 
-/// Send `frame` from `a` up to three times; the IPv4 frame to `dst` seen
-/// at `b`, if any.
-fn passes(a: &AfPacket, b: &AfPacket, frame: &[u8], dst: [u8; 4]) -> Option<Vec<u8>> {
-    for _ in 0..3 {
-        a.send(frame).unwrap();
-        if let Some(f) = expect_ipv4(b, dst, Duration::from_millis(700)) {
-            return Some(f);
-        }
-    }
-    None
-}
-
 #[test]
 fn p4runtime_shell_drives_the_switch() {
     if let Some(why) = skip_reason() {

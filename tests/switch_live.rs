@@ -12,8 +12,7 @@
 //! and the switch process are always cleaned up (Drop guard, also on panic).
 
 use std::path::Path;
-use std::process::Command;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use etherparse::Ipv4HeaderSlice;
 use netsparse_bmv2::drivers::live::{AfPacket, PortIo};
@@ -60,11 +59,7 @@ fn forwards_between_namespaces() {
         "--pcap".into(),
         rec.display().to_string(),
     ];
-    let Started {
-        mut log,
-        lines: rx,
-        reader,
-    } = start_switch(&mut topo, &args);
+    let started = start_switch(&mut topo, &args);
     let a = AfPacket::open_in_netns(&vna, &Path::new("/var/run/netns").join(&topo.nsa)).unwrap();
     let b = AfPacket::open_in_netns(&vnb, &Path::new("/var/run/netns").join(&topo.nsb)).unwrap();
 
@@ -109,23 +104,7 @@ fn forwards_between_namespaces() {
     assert_eq!(got[22], 63);
 
     // Stop it cleanly with SIGINT: exit 0 and a counters summary.
-    let mut child = topo.switch.take().unwrap();
-    let _ = Command::new("kill")
-        .args(["-INT", &child.id().to_string()])
-        .status();
-    let end = Instant::now() + Duration::from_secs(20);
-    let status = loop {
-        if let Some(s) = child.try_wait().unwrap() {
-            break s;
-        }
-        if Instant::now() > end {
-            let _ = child.kill();
-            panic!("the switch did not stop on SIGTERM");
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    };
-    let _ = reader.join();
-    log.extend(rx.try_iter());
+    let (status, log) = started.stop_with_sigint(&mut topo);
     assert!(status.success(), "exit status {status}: {log:?}");
     assert!(
         log.iter().any(|l| l.trim_start().starts_with("total")),

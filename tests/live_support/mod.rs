@@ -6,7 +6,7 @@
 
 use std::io::{BufRead, BufReader};
 use std::path::PathBuf;
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, Command, ExitStatus, Stdio};
 use std::sync::mpsc;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
@@ -135,14 +135,34 @@ pub struct Started {
 }
 
 impl Started {
-    /// The P4Runtime address the switch printed.
-    pub fn grpc_addr(&self) -> Option<String> {
-        Started::grpc_addr_of(&self.log)
+    /// Stop `topo`'s switch with SIGINT (killed after 20 s, failing the
+    /// test); its exit status and every line it wrote.
+    pub fn stop_with_sigint(self, topo: &mut Topo) -> (ExitStatus, Vec<String>) {
+        let mut child = topo.switch.take().expect("a running switch");
+        let _ = Command::new("kill")
+            .args(["-INT", &child.id().to_string()])
+            .status();
+        let end = Instant::now() + Duration::from_secs(20);
+        let status = loop {
+            if let Some(s) = child.try_wait().unwrap() {
+                break s;
+            }
+            if Instant::now() > end {
+                let _ = child.kill();
+                panic!("the switch did not stop on SIGINT");
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        };
+        let _ = self.reader.join();
+        let mut log = self.log;
+        log.extend(self.lines.try_iter());
+        (status, log)
     }
 
-    /// The P4Runtime address printed in `log`.
-    pub fn grpc_addr_of(log: &[String]) -> Option<String> {
-        log.iter()
+    /// The P4Runtime address the switch printed.
+    pub fn grpc_addr(&self) -> Option<String> {
+        self.log
+            .iter()
             .find_map(|l| l.strip_prefix("P4Runtime server listening on "))
             .and_then(|r| r.split_whitespace().next())
             .map(str::to_owned)
@@ -185,4 +205,16 @@ pub fn start_switch(topo: &mut Topo, args: &[String]) -> Started {
         lines: rx,
         reader,
     }
+}
+
+/// Send `frame` from `a` up to three times; the IPv4 frame to `dst` seen
+/// at `b`, if any.
+pub fn passes(a: &AfPacket, b: &AfPacket, frame: &[u8], dst: [u8; 4]) -> Option<Vec<u8>> {
+    for _ in 0..3 {
+        a.send(frame).unwrap();
+        if let Some(f) = expect_ipv4(b, dst, Duration::from_millis(700)) {
+            return Some(f);
+        }
+    }
+    None
 }
