@@ -146,6 +146,20 @@ control SpineIngress(inout headers hdr, inout metadata meta,
         size = 65536;
         default_action = NoAction();
     }
+    /* NetSparse packets by (PR type, destination node), tried after
+     * flow_port and before node_port: topologies whose responses take
+     * another route than the reads fill it (the simulator's HyperX sends
+     * responses in the reverse dimension order, Dragonfly picks the global
+     * link from the owner's side); empty, node_port decides. */
+    table pr_port {
+        key = {
+            hdr.concat.pr_type: exact;
+            hdr.concat.dst: exact;
+        }
+        actions = { set_port; NoAction; }
+        size = 65536;
+        default_action = NoAction();
+    }
     /* Other IPv4 traffic: destination address -> port. */
     table ipv4_port {
         key = { hdr.ipv4.dstAddr: lpm; }
@@ -156,7 +170,9 @@ control SpineIngress(inout headers hdr, inout metadata meta,
     apply {
         if (hdr.concat.isValid()) {
             if (!flow_port.apply().hit) {
-                node_port.apply();
+                if (!pr_port.apply().hit) {
+                    node_port.apply();
+                }
             }
         } else if (hdr.ipv4.isValid()) {
             ipv4_port.apply();

@@ -53,6 +53,11 @@
  * rule per read and response: e.g. reads of this rack to owner node y, and
  * y's responses to this rack, over spine (rack + y) % S (the simulator's
  * --routing owner), or node pair (x, y) over spine (x + y) % S (node-pair).
+ * `pr_port` (PR type, destination node), tried next, lets responses take
+ * another route than reads where the topology needs it to keep the rule:
+ * in a HyperX (every switch a "ToR" with hosts) reads go in dimension order
+ * lowest dimension first and responses highest first, so a response
+ * retraces its read (the simulator's --topology hyperx and dragonfly).
  *
  * Control plane (BMv2 command file):
  *   table_add node_port set_port 5 => 5          # host node 5 on port 5
@@ -179,6 +184,20 @@ control TorIngress(inout ig_headers_t hdr, inout ig_meta_t meta, inout ns_switch
         size = 65536;
         default_action = NoAction();
     }
+    /* NetSparse packets by (PR type, destination node), tried after
+     * flow_port and before node_port: topologies whose responses take
+     * another route than the reads fill it (the simulator's HyperX sends
+     * responses in the reverse dimension order, Dragonfly picks the global
+     * link from the owner's side); empty, node_port decides. */
+    table pr_port {
+        key = {
+            hdr.concat.pr_type: exact;
+            hdr.concat.dst: exact;
+        }
+        actions = { set_port; NoAction; }
+        size = 65536;
+        default_action = NoAction();
+    }
     /* Other IPv4 traffic: destination address -> port. */
     table ipv4_port {
         key = { hdr.ipv4.dstAddr: lpm; }
@@ -189,7 +208,9 @@ control TorIngress(inout ig_headers_t hdr, inout ig_meta_t meta, inout ns_switch
     apply {
         if (hdr.concat.isValid()) {
             if (!flow_port.apply().hit) {
-                node_port.apply();
+                if (!pr_port.apply().hit) {
+                    node_port.apply();
+                }
             }
         } else if (hdr.ipv4.isValid()) {
             ipv4_port.apply();

@@ -9,7 +9,7 @@ use std::sync::Arc;
 
 use netsparse::sim::devices::{DelayForwarder, NodeRouter, Reflector, Sink, Source};
 use netsparse::sim::engine::{Engine, EngineConfig, EngineError, LinkParams, Outcome};
-use netsparse::sim::topology::{Device, LeafSpine};
+use netsparse::sim::topology::{Device, Topology};
 use netsparse_externs::wire::{DeviceAddr, FrameBuilder, FrameHeader, PrRepr, PrType};
 use netsparse_externs::{Datapath, Outputs, Time};
 
@@ -142,7 +142,7 @@ fn equal_times_break_ties_by_schedule_order() {
     // h0 sends 1000 B at t = 0, h1 990 B at t = 0.2 ns: both arrive at the
     // ToR at exactly 470 ns. h0's arrival was scheduled first, so it is
     // processed first and leaves the uplink first.
-    let t = LeafSpine::new(4, 2, Some(1)).unwrap();
+    let t = Topology::new(4, 2, Some(1)).unwrap();
     let mut e: Engine = Engine::new(EngineConfig::default());
     let h0 = e.add_device(
         Box::new(Source::new(vec![(NS(0), 0, frame(1000, 2))])),

@@ -5,7 +5,7 @@
 use netsparse::sim::devices::NodeRouter;
 use netsparse::sim::engine::{AnyDevice, Engine, EngineConfig, LinkParams};
 use netsparse::sim::topology::{
-    Device, Endpoint, LeafSpine, Routing, TableTemplates, TopologyError, PR_TYPE_READ,
+    Device, Endpoint, Routing, TableTemplates, Topology, TopologyError, PR_TYPE_READ,
     PR_TYPE_RESPONSE,
 };
 use netsparse_externs::wire::DeviceAddr;
@@ -20,16 +20,16 @@ fn routing_is_symmetric_for_every_pair() {
         (8, 1, None),
         (6, 6, Some(1)),
     ] {
-        let t = LeafSpine::new(n, r, s).unwrap();
+        let t = Topology::new(n, r, s).unwrap();
         let h = t.hosts_per_rack();
         for a in 0..n {
             for b in 0..n {
                 if a == b {
-                    assert!(t.path(a, b).is_empty());
+                    assert!(t.path(a, b, PR_TYPE_READ).is_empty());
                     continue;
                 }
-                let fwd = t.path(a, b);
-                let back = t.path(b, a);
+                let fwd = t.path(a, b, PR_TYPE_READ);
+                let back = t.path(b, a, PR_TYPE_RESPONSE);
                 let (ra, rb) = (a / h, b / h);
                 assert_eq!(fwd.len(), if ra == rb { 2 } else { 4 }, "{a}->{b}");
                 // The path ends at b.
@@ -74,11 +74,11 @@ fn impossible_topologies_name_the_value() {
         ((1024, 1024, Some(4)), "spine ports (racks) = 1024 exceeds"),
     ];
     for ((n, r, s), needle) in cases {
-        let e = LeafSpine::new(n, r, s).unwrap_err();
+        let e = Topology::new(n, r, s).unwrap_err();
         assert!(e.to_string().contains(needle), "{n}/{r}/{s:?}: {e}");
     }
     assert_eq!(
-        LeafSpine::new(128, 7, None).unwrap_err(),
+        Topology::new(128, 7, None).unwrap_err(),
         TopologyError::NotDivisible {
             nodes: 128,
             racks: 7
@@ -88,7 +88,7 @@ fn impossible_topologies_name_the_value() {
 
 #[test]
 fn control_plane_entries() {
-    let t = LeafSpine::new(8, 2, Some(2)).unwrap();
+    let t = Topology::new(8, 2, Some(2)).unwrap();
     let cp = t.control_plane(Device::Tor(1), &TableTemplates::default());
     let lines: Vec<&str> = cp.lines().filter(|l| !l.starts_with('#')).collect();
     assert_eq!(lines.len(), 16); // 8 nodes x 2 tables
@@ -119,6 +119,7 @@ fn control_plane_entries() {
         node: Some("table_add MyIngress.ns_fwd MyIngress.to_port {node} => {port} {mac}".into()),
         ipv4: None,
         flow: None,
+        pr: None,
     };
     let cp = t.control_plane(Device::Tor(0), &custom);
     assert!(
@@ -130,7 +131,7 @@ fn control_plane_entries() {
 
 #[test]
 fn tutorial_topology_json() {
-    let t = LeafSpine::new(4, 2, Some(1)).unwrap();
+    let t = Topology::new(4, 2, Some(1)).unwrap();
     let j = t.tutorial_json("{switch}-commands.txt", 1);
     assert_eq!(j["hosts"].as_object().unwrap().len(), 4);
     assert_eq!(j["hosts"]["h2"]["ip"], "10.0.0.3/9");
@@ -179,7 +180,7 @@ impl Datapath for Nic {
 #[test]
 fn routing_through_the_event_loop() {
     // Table 5's shape; node 0 sends to a rack-mate and to a remote node.
-    let t = LeafSpine::new(128, 8, None).unwrap();
+    let t = Topology::new(128, 8, None).unwrap();
     let mut e: Engine = t
         .engine(
             EngineConfig::default(),
@@ -240,7 +241,7 @@ fn routing_through_the_event_loop() {
 #[test]
 fn routings_between_racks_keep_their_promises() {
     let (n, r) = (128u32, 8u32);
-    let base = LeafSpine::new(n, r, None).unwrap();
+    let base = Topology::new(n, r, None).unwrap();
     let (h, s) = (base.hosts_per_rack(), base.spines());
     let rack_pair = base.with_routing(Routing::RackPair);
     let node_pair = base.with_routing(Routing::NodePair);
@@ -299,12 +300,18 @@ fn routings_between_racks_keep_their_promises() {
         h + (1 + y) % s
     );
     assert!(cp.contains(&want), "{want}");
-    assert_eq!(
-        cp.matches("table_add flow_port").count() as u32,
-        2 * h * (n - h),
-        "two PR types x {h} hosts x {} remote nodes",
-        n - h
-    );
+    // One entry per (PR type, host, remote node) whose spine differs from
+    // the rack-pair one node_port gives (the others would repeat it).
+    let differing = (16..32u32)
+        .flat_map(|x| (0..n).map(move |y| (x, y)))
+        .flat_map(|(x, y)| [PR_TYPE_READ, PR_TYPE_RESPONSE].map(|ty| (x, y, ty)))
+        .filter(|&(x, y, ty)| {
+            let p = owner.flow_port(1, ty, x, y);
+            p.is_some() && p != owner.route(Device::Tor(1), y)
+        })
+        .count();
+    assert!(differing as u32 > h * (n - h), "{differing}");
+    assert_eq!(cp.matches("table_add flow_port").count(), differing);
     assert!(
         owner
             .control_plane(Device::Spine(0), &t)

@@ -17,7 +17,8 @@ Runs the paper's evaluation on the calibrated stand-ins (paper:NAME/S):\n\
 Figure 12 (K = 1, 16, 128: NetSparse and SAOpt vs SUOpt per matrix and gmean),\n\
 Table 7 (tail node, K = 16), Table 8 (arabic and europe, every ablation step,\n\
 K = 1, 16, 128), and the sweeps of Figure 15 (RIG batch), 17 (concatenation\n\
-delay) and 18 (Property Cache size). Every NetSparse run verifies each\n\
+delay) and 18 (Property Cache size), and Figure 22 (leaf-spine, HyperX and\n\
+Dragonfly, K = 16). Every NetSparse run verifies each\n\
 gathered property. Writes report.md (with SVG plots), report.json and\n\
 report.csv into --out, each of our numbers beside the paper's.\n\
 \n\
@@ -38,7 +39,7 @@ pub struct Args {
     #[arg(long)]
     pub quick: bool,
     /// Sections to run, comma-separated: fig12, table7, table8, fig15,
-    /// fig17, fig18, model (default: all but model).
+    /// fig17, fig18, fig22, model (default: all but model).
     #[arg(long, value_delimiter = ',', value_name = "LIST")]
     pub only: Vec<String>,
     /// Add the model ablation: NetSparse vs SUOpt at K = 16 with each part

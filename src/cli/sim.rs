@@ -199,6 +199,13 @@ pub struct Args {
     /// uplink; the condition for the whole rack, less concatenation).
     #[arg(long, value_name = "ROUTING")]
     pub routing: Option<netsparse::sim::topology::Routing>,
+    /// The network: leaf-spine (default; --racks, --spines, --routing),
+    /// hyperx[:DxDxD][,width=W] (default 4x4x2, width 4) or
+    /// dragonfly[:groups=G,switches=A,global=H] (default 4, 8, 4): Figure
+    /// 22's configurations. Every HyperX and Dragonfly switch has hosts and
+    /// runs the ToR program.
+    #[arg(long, value_name = "SPEC")]
+    pub topology: Option<netsparse::sim::topology::TopologySpec>,
     /// Header sizes charged per NetSparse packet: wire (what the frames
     /// carry: 54 + 14 B) or paper (Table 5: 50 + 12 B; the frames are
     /// unchanged, only serialisation time and byte counts).
@@ -376,6 +383,9 @@ fn config(args: &Args) -> anyhow::Result<SimConfig> {
     }
     if let Some(r) = args.routing {
         c.routing = r;
+    }
+    if let Some(t) = args.topology {
+        c.topology = t;
     }
     if let Some(h) = args.headers {
         c.headers = h;

@@ -326,6 +326,7 @@ fn gen_leaf_spine(a: LeafSpineArgs) -> anyhow::Result<ExitCode> {
             node: a.node_template,
             ipv4: a.ipv4_template,
             flow: None,
+            pr: None,
         }
     } else if a.netsparse {
         gen::netsparse_templates()

@@ -256,6 +256,30 @@ pub fn fig18_claims() -> Vec<Claim> {
     ]
 }
 
+/// Figure 22's networks, as `--topology` specs: Table 5's leaf-spine,
+/// HyperX 4 x 4 x 2 of width 4, Dragonfly of 4 groups of 8 switches with 4
+/// global links each (4 hosts per switch in both).
+pub const FIG22_TOPOLOGIES: [&str; 3] = ["leaf-spine", "hyperx", "dragonfly"];
+
+/// What the text says about Figure 22 (no values are printed; the
+/// leaf-spine bars are Figure 12's at K = 16).
+pub fn fig22_claims() -> Vec<Claim> {
+    vec![
+        Claim {
+            source: "§9.6",
+            text: "the performance of NetSparse remains high for all three networks",
+            matrix: None,
+            value: None,
+        },
+        Claim {
+            source: "§9.6",
+            text: "stokes with HyperX: the speedup drops by more than 2x compared to leaf-spine (more hops)",
+            matrix: Some("stokes"),
+            value: Some(0.5),
+        },
+    ]
+}
+
 /// Table 6: rows and nonzeros of the paper's matrices (from the stand-in
 /// generator's record of them).
 pub fn table6(m: PaperMatrix) -> (u64, u64) {

@@ -10,7 +10,7 @@ use std::collections::HashMap;
 use super::runs::{self, RunKey};
 use super::{data, max_scale, PaperError, PaperOptions, Section};
 use crate::sim::config::{FilterBit, Headers, SimConfig};
-use crate::sim::topology::Routing;
+use crate::sim::topology::{Routing, TopologySpec};
 
 /// The model ablation's first point: every part of the model on.
 pub const MODEL_ALL_ON: &str = "all parts on (the paper's configuration)";
@@ -162,6 +162,27 @@ impl Setup {
         c
     }
 
+    /// Figure 22's configuration: the topology `spec` (Figure 22's shapes
+    /// at the paper's 128 nodes), K = 16. The cache per switch stays the
+    /// same size (every HyperX and Dragonfly switch has one).
+    pub fn fig22_config(&self, m: PaperMatrix, spec: TopologySpec) -> SimConfig {
+        SimConfig {
+            topology: spec,
+            ..self.config(m, 16)
+        }
+    }
+
+    /// Figure 22's topologies: leaf-spine, then HyperX and Dragonfly with
+    /// Figure 22's shapes; the latter two only where `--nodes` is a
+    /// multiple of their 32 switches.
+    pub fn fig22_points(&self) -> Vec<TopologySpec> {
+        data::FIG22_TOPOLOGIES
+            .iter()
+            .filter_map(|s| s.parse::<TopologySpec>().ok())
+            .filter(|&t| self.fig22_config(PaperMatrix::Queen, t).validate().is_ok())
+            .collect()
+    }
+
     /// Figure 15's batch sizes.
     pub fn fig15_points(&self) -> Vec<u32> {
         if self.opts.quick {
@@ -281,6 +302,9 @@ impl Setup {
         if cfg.host_post_ns != on.host_post_ns {
             s.push_str(&format!(" host-post-ns={}", cfg.host_post_ns));
         }
+        if cfg.topology != on.topology {
+            s.push_str(&format!(" topology={}", cfg.topology));
+        }
         if cfg.routing != on.routing {
             s.push_str(&format!(" routing={}", cfg.routing.name()));
         }
@@ -363,6 +387,12 @@ impl Setup {
             if self.has(Section::Fig18) {
                 for c in self.fig18_points() {
                     add(Mode::NetSparse, self.fig18_config(m, c));
+                }
+            }
+            if self.has(Section::Fig22) {
+                add(Mode::Su, self.config(m, 16));
+                for t in self.fig22_points() {
+                    add(Mode::NetSparse, self.fig22_config(m, t));
                 }
             }
             if self.has(Section::Model) {

@@ -166,5 +166,34 @@ pub fn draw(r: &PaperReport, out: &Path) -> Result<Vec<(String, String)>, PaperE
         ))?;
         add(name.into(), drawn);
     }
+    if let Some(fg) = &r.fig22 {
+        let mut cats: Vec<String> = fg.rows.iter().map(|x| x.matrix.clone()).collect();
+        cats.push("gmean".into());
+        let series: Vec<Series> = fg
+            .topologies
+            .iter()
+            .enumerate()
+            .map(|(i, t)| {
+                let mut values: Vec<f64> = fg
+                    .rows
+                    .iter()
+                    .map(|x| nan(x.vs_su.get(i).copied().flatten()))
+                    .collect();
+                values.push(nan(fg.gmean.get(i).copied().flatten()));
+                Series {
+                    name: t.split(':').next().unwrap_or(t).to_string(),
+                    values,
+                }
+            })
+            .collect();
+        let drawn = keep(bar_chart(
+            &out.join("fig22.svg"),
+            "Figure 22, K = 16: NetSparse speedup over SUOpt per network",
+            "speedup over SUOpt",
+            &cats,
+            &series,
+        ))?;
+        add("fig22".into(), drawn);
+    }
     Ok(files)
 }

@@ -46,6 +46,8 @@ pub struct PaperReport {
     pub fig17: Option<Sweep>,
     /// Figure 18, if selected.
     pub fig18: Option<Sweep>,
+    /// Figure 22, if selected.
+    pub fig22: Option<Fig22>,
     /// The model ablation, if selected.
     pub model: Option<Vec<ModelRow>>,
     /// Every run, in plan order.
@@ -226,6 +228,43 @@ pub struct Sweep {
     pub claims: Vec<ClaimCheck>,
 }
 
+/// Figure 22: NetSparse vs SUOpt per network, K = 16.
+#[derive(Clone, Debug, Serialize)]
+pub struct Fig22 {
+    /// The networks, as `--topology` specs, leaf-spine first.
+    pub topologies: Vec<String>,
+    /// One row per matrix.
+    pub rows: Vec<Fig22Row>,
+    /// Gmean of NetSparse vs SUOpt per network.
+    pub gmean: Vec<Option<f64>>,
+    /// What the paper says, with ours.
+    pub claims: Vec<Fig22Claim>,
+}
+
+/// Figure 22, one matrix.
+#[derive(Clone, Debug, Serialize)]
+pub struct Fig22Row {
+    /// Matrix.
+    pub matrix: String,
+    /// NetSparse vs SUOpt per network (SUOpt does not depend on it).
+    pub vs_su: Vec<Option<f64>>,
+    /// NetSparse on each network ÷ NetSparse on leaf-spine.
+    pub vs_leaf_spine: Vec<Option<f64>>,
+    /// The paper's leaf-spine bar (Figure 12 at K = 16: Table 8's Switch
+    /// row, or Table 7's traffic reduction × line utilisation).
+    pub paper_leaf_spine: Option<f64>,
+}
+
+/// A statement about Figure 22 and what ours shows.
+#[derive(Clone, Debug, Serialize)]
+pub struct Fig22Claim {
+    /// The paper's statement.
+    pub claim: Claim,
+    /// For a claim about one matrix: its lowest ratio to leaf-spine over
+    /// the other networks; otherwise the lowest gmean ratio.
+    pub ours_lowest_vs_leaf_spine: Option<f64>,
+}
+
 /// One matrix of a sweep.
 #[derive(Clone, Debug, Serialize)]
 pub struct SweepRow {
@@ -337,6 +376,7 @@ pub fn build(setup: &Setup, results: &Results, summary: &Summary) -> PaperReport
         fig15: setup.has(Section::Fig15).then(|| fig15(&l)),
         fig17: setup.has(Section::Fig17).then(|| fig17(&l)),
         fig18: setup.has(Section::Fig18).then(|| fig18(&l)),
+        fig22: setup.has(Section::Fig22).then(|| fig22(&l)),
         model: setup.has(Section::Model).then(|| model(&l)),
         runs: results.log.clone(),
     }
@@ -554,6 +594,68 @@ fn fig18(l: &Lookup) -> Sweep {
         |m, c| l.setup.fig18_config(m, c),
         data::fig18_claims(),
     )
+}
+
+fn fig22(l: &Lookup) -> Fig22 {
+    let topos = l.setup.fig22_points();
+    let rows: Vec<Fig22Row> = l
+        .setup
+        .matrices
+        .iter()
+        .map(|&m| {
+            let su = l.at(m, Mode::Su, 16);
+            let runs: Vec<Option<&RunRecord>> = topos
+                .iter()
+                .map(|&t| l.get(m, Mode::NetSparse, &l.setup.fig22_config(m, t)))
+                .collect();
+            let base = runs.first().copied().flatten();
+            let p7 = data::table7(m);
+            Fig22Row {
+                matrix: m.name().into(),
+                vs_su: runs
+                    .iter()
+                    .map(|r| su.zip(*r).and_then(|(a, b)| speedup(a, b)))
+                    .collect(),
+                vs_leaf_spine: runs
+                    .iter()
+                    .map(|r| {
+                        base.zip(*r)
+                            .and_then(|(a, b)| ratio(a.time_ps(), b.time_ps()))
+                    })
+                    .collect(),
+                paper_leaf_spine: data::fig12_netsparse(m, 16)
+                    .map(|x| x.0)
+                    .or(Some(p7.traffic_reduction_vs_su * p7.line_util)),
+            }
+        })
+        .collect();
+    let gmean_of = |f: &dyn Fn(&Fig22Row) -> &Vec<Option<f64>>| -> Vec<Option<f64>> {
+        (0..topos.len())
+            .map(|i| gmean(rows.iter().map(|r| f(r).get(i).copied().flatten())))
+            .collect()
+    };
+    let g = gmean_of(&|r| &r.vs_su);
+    let g_ls = gmean_of(&|r| &r.vs_leaf_spine);
+    let lowest = |v: &[Option<f64>]| v.iter().skip(1).flatten().copied().reduce(f64::min);
+    let claims = data::fig22_claims()
+        .into_iter()
+        .map(|c| Fig22Claim {
+            ours_lowest_vs_leaf_spine: match c.matrix {
+                Some(name) => rows
+                    .iter()
+                    .find(|r| r.matrix == name)
+                    .and_then(|r| lowest(&r.vs_leaf_spine)),
+                None => lowest(&g_ls),
+            },
+            claim: c,
+        })
+        .collect();
+    Fig22 {
+        topologies: topos.iter().map(|t| t.to_string()).collect(),
+        rows,
+        gmean: g,
+        claims,
+    }
 }
 
 fn model(l: &Lookup) -> Vec<ModelRow> {

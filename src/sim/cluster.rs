@@ -10,12 +10,12 @@
 //!   destination solver and its property slice served;
 //! * every ToR: for `netsparse`, the NetSparse multi-pipe switch
 //!   ([`NsSwitch`]) running `netsparse_tor.p4`, H host ports + S uplinks in
-//!   [`LeafSpine::tor_pipes`] pipes, Property Cache in K × 4-byte mode;
+//!   [`Topology::tor_pipes`] pipes, Property Cache in K × 4-byte mode;
 //!   before that step a v1model [`Switch`] running `netsparse_spine.p4`
 //!   (plain forwarding by destination node);
 //! * every spine: a v1model [`Switch`] running `netsparse_spine.p4`.
 //!
-//! Switch tables come from [`LeafSpine::control_plane`] with the default
+//! Switch tables come from [`Topology::control_plane`] with the default
 //! [`TableTemplates`] (`node_port` / `ipv4_port`, action `set_port`: the
 //! names both switch programs use), applied as BMv2 command files. Each
 //! program variant is compiled once per run ([`ProgramCache`]).
@@ -75,7 +75,7 @@ use super::partition::Partition;
 use super::report::{
     Bytes, FabricUse, MemoryAccount, MiddlePipeUse, ModeResult, NodeResult, RunStats, Verification,
 };
-use super::topology::{Device, LeafSpine, TableTemplates};
+use super::topology::{Device, TableTemplates, Topology};
 use super::{Mode, Progress, SimError};
 use crate::programs::{Bundled, ProgramCache};
 
@@ -199,7 +199,7 @@ pub fn run_mode(
     };
     let compilations = programs.compilations() - compiled_before;
 
-    // Devices, in LeafSpine::device_index order.
+    // Devices, in Topology::device_index order.
     let nodes = t.nodes();
     let cols = u64::from(m.cols());
     let bounds: Vec<u64> = part.cols.bounds().iter().map(|&b| u64::from(b)).collect();
@@ -627,7 +627,7 @@ impl Host {
 }
 
 /// Buffers and flow control over the run, from the engine's counters.
-fn fabric_use(engine: &Engine<ClusterDevice>, cfg: &SimConfig, t: &LeafSpine) -> FabricUse {
+fn fabric_use(engine: &Engine<ClusterDevice>, cfg: &SimConfig, t: &Topology) -> FabricUse {
     let mut f = FabricUse {
         switch_buffer: cfg.switch_buffer().map(|b| b.capacity),
         nic_buffer: cfg.nic_buffer().map(|b| b.capacity),
@@ -689,7 +689,7 @@ pub fn description(mode: Mode) -> &'static str {
 }
 
 /// The NetSparse ToR shape of rack `r`.
-fn tor_config(t: &LeafSpine, cfg: &SimConfig, r: u32, prop_len: u32) -> Result<NsConfig, SimError> {
+fn tor_config(t: &Topology, cfg: &SimConfig, r: u32, prop_len: u32) -> Result<NsConfig, SimError> {
     let mode = cache_mode(prop_len).ok_or_else(|| {
         SimError::Config(ConfigError::OutOfRange {
             name: "k",

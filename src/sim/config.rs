@@ -18,7 +18,7 @@ use netsparse_externs::Time;
 use super::compute::{ComputeModel, Rates, COMPUTE_MODELS};
 use super::engine::{BufferKind, BufferSpec, EngineConfig, LinkParams};
 use super::hostmodel::HostModel;
-use super::topology::{LeafSpine, Routing, TopologyError};
+use super::topology::{Routing, Topology, TopologyError, TopologySpec};
 
 /// Which header sizes the links charge NetSparse packets (Table 5
 /// gives 50 B of upper-layer headers and a 12 B concatenation header;
@@ -151,6 +151,8 @@ pub enum ConfigError {
 pub struct SimConfig {
     /// Compute nodes (Table 5: 128).
     pub nodes: u32,
+    /// The network (leaf-spine; Figure 22 also runs hyperx and dragonfly).
+    pub topology: TopologySpec,
     /// Racks (Table 5: 8, i.e. 16 nodes per rack).
     pub racks: u32,
     /// Spine switches (default: hosts per rack).
@@ -272,6 +274,7 @@ impl Default for SimConfig {
     fn default() -> SimConfig {
         SimConfig {
             nodes: 128,
+            topology: TopologySpec::LeafSpine,
             racks: 8,
             spines: None,
             k: 16,
@@ -521,9 +524,23 @@ impl SimConfig {
             .min(self.rig_units.saturating_sub(1).max(1))
     }
 
-    /// The leaf-spine topology of these parameters.
-    pub fn topology(&self) -> Result<LeafSpine, TopologyError> {
-        Ok(LeafSpine::new(self.nodes, self.racks, self.spines)?.with_routing(self.routing))
+    /// The topology of these parameters.
+    pub fn topology(&self) -> Result<Topology, TopologyError> {
+        if self.topology != TopologySpec::LeafSpine && self.routing != Routing::RackPair {
+            return Err(TopologyError::Parameter {
+                name: "routing",
+                value: self.routing.to_string(),
+                range: format!(
+                    "rack-pair (the default) with --topology {}: routing chooses among a leaf-spine's spines; \
+                     HyperX and Dragonfly have their own minimal routing",
+                    self.topology.kind()
+                ),
+            });
+        }
+        Ok(
+            Topology::build(self.topology, self.nodes, self.racks, self.spines)?
+                .with_routing(self.routing),
+        )
     }
 
     /// Bytes of one property (K × 4).
@@ -627,6 +644,11 @@ impl SimConfig {
             "switch-buffer-bytes" => self.switch_buffer_bytes = p(value).ok_or_else(|| bad(int))?,
             "nic-buffer-bytes" => self.nic_buffer_bytes = p(value).ok_or_else(|| bad(int))?,
             "routing" => self.routing = value.trim().parse().map_err(|_| bad(Routing::NAMES))?,
+            "topology" => {
+                self.topology = value
+                    .parse()
+                    .map_err(|e: TopologyError| bad(&e.to_string()))?
+            }
             "headers" => self.headers = value.trim().parse().map_err(|_| bad(Headers::NAMES))?,
             "filter-memory" => {
                 self.filter_memory = match value.trim() {
@@ -685,6 +707,7 @@ pub const SWEEPABLE: &[&str] = &[
     "switch-buffer-bytes",
     "nic-buffer-bytes",
     "routing",
+    "topology",
     "headers",
     "filter-bit",
     "filter-memory",

@@ -11,7 +11,7 @@ use std::collections::VecDeque;
 use netsparse_externs::wire::{DeviceAddr, ETH_HEADER_LEN};
 use netsparse_externs::{Datapath, Outputs, Time};
 
-use super::topology::{Device, LeafSpine};
+use super::topology::{Device, Topology};
 
 /// Sends every frame back out of the port it came in on, at once.
 #[derive(Clone, Debug, Default)]
@@ -182,7 +182,7 @@ impl NodeRouter {
     }
 
     /// The router for switch `d` of topology `t`.
-    pub fn for_switch(t: &LeafSpine, d: Device) -> NodeRouter {
+    pub fn for_switch(t: &Topology, d: Device) -> NodeRouter {
         NodeRouter::new(
             (0..t.nodes())
                 .map(|n| t.route(d, n).unwrap_or(NO_ROUTE))

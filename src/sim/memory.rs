@@ -141,7 +141,18 @@ pub fn estimate(w: &Workload, cfg: &SimConfig, modes: &[Mode], spmm: bool) -> Me
 /// The memory of one mode beyond the matrix.
 pub fn mode_bytes(w: &Workload, cfg: &SimConfig, mode: Mode, spmm: bool) -> u64 {
     let nodes = u64::from(cfg.nodes.max(1));
-    let racks = u64::from(cfg.racks);
+    // Switches with hosts (ToRs; every HyperX or Dragonfly switch) and
+    // the device count, from the topology when it is valid.
+    let (racks, switches) = match cfg.topology() {
+        Ok(t) => (u64::from(t.racks()), u64::from(t.racks() + t.spines())),
+        Err(_) => {
+            let r = u64::from(cfg.racks);
+            (
+                r,
+                r + u64::from(cfg.spines.unwrap_or(cfg.nodes / cfg.racks.max(1))),
+            )
+        }
+    };
     let prop = u64::from(cfg.prop_bytes());
     match mode {
         Mode::Su => nodes * 256,
@@ -152,8 +163,7 @@ pub fn mode_bytes(w: &Workload, cfg: &SimConfig, mode: Mode, spmm: bool) -> u64 
         _ => {
             let remote = w.remote();
             let distinct = w.distinct(nodes);
-            let devices =
-                nodes + racks + u64::from(cfg.spines.unwrap_or(cfg.nodes / cfg.racks.max(1)));
+            let devices = nodes + switches;
             let mut filter = nodes * w.cols.div_ceil(64) * 8;
             if cfg.filter_memory {
                 // The filter's caches (nic_firmware/src/filtermem.rs): per

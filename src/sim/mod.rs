@@ -9,7 +9,7 @@
 //! * [`engine`]: the event loop over [`Datapath`](netsparse_externs::Datapath)
 //!   devices and links in simulated time (the `netsparse-netsim` crate,
 //!   re-exported under this name; the leaf-spine cluster is built on it by
-//!   [`topology::LeafSpine::engine`]); [`devices`]: small native devices.
+//!   [`topology::Topology::engine`]); [`devices`]: small native devices.
 //! * [`analytic`]: the SUOpt and SAOpt baselines of §8.1.
 //! * [`config`]: Table 5's parameters, TOML, range checks.
 //! * [`compute`]: the per-node SpMM computation model (SPADE, CPUs) for
@@ -35,9 +35,9 @@
 //! # Devices in the event loop
 //!
 //! [`cluster::run_mode`] builds one [`cluster::ClusterDevice`] per
-//! [`topology::Device`] in [`topology::LeafSpine::device_index`] order (so a
+//! [`topology::Device`] in [`topology::Topology::device_index`] order (so a
 //! device's [`engine::DeviceId`] is its dense index), fills each switch's
-//! tables from [`topology::LeafSpine::control_plane`], posts each node's RIG
+//! tables from [`topology::Topology::control_plane`], posts each node's RIG
 //! commands, runs the [`engine::Engine`] until it is idle and reads the
 //! results: per node, `engine.rx_counters(node, 0)` for the bytes and PRs on
 //! its link, the NIC's own counters and completion queue, each ToR's cache

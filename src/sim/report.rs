@@ -442,15 +442,18 @@ impl Report {
             .map(|c| rows.iter().map(|r| r[c].chars().count()).max().unwrap_or(0))
             .collect();
         let mut s = String::new();
+        let network = match self.config.topology.kind() {
+            "leaf-spine" => format!("in {} racks", self.config.racks),
+            _ => format!("on {}", self.config.topology),
+        };
         let _ = writeln!(
             s,
-            "matrix {} ({} x {}, {} nonzeros); {} nodes in {} racks, K = {} ({} B properties)",
+            "matrix {} ({} x {}, {} nonzeros); {} nodes {network}, K = {} ({} B properties)",
             self.matrix.name,
             self.matrix.rows,
             self.matrix.cols,
             self.matrix.nnz,
             self.config.nodes,
-            self.config.racks,
             self.config.k,
             self.config.prop_bytes()
         );

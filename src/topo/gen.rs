@@ -1,13 +1,13 @@
 //! `topo gen leaf-spine`: a topology file for R racks × H hosts built from
-//! the simulator's [`LeafSpine`] (same ports, same symmetric routing, same
+//! the simulator's [`Topology`] (same ports, same symmetric routing, same
 //! addresses), plus one BMv2 command file per switch filled from
-//! [`LeafSpine::control_plane`].
+//! [`Topology::control_plane`].
 
 use std::path::{Path, PathBuf};
 
 use serde_json::{json, Value};
 
-use crate::sim::topology::{Device, LeafSpine, TableTemplates};
+use crate::sim::topology::{Device, TableTemplates, Topology};
 
 use super::TopoError;
 
@@ -43,6 +43,7 @@ pub fn netsparse_templates() -> TableTemplates {
         node: Some("table_add node_port set_port {node} => {port}".into()),
         ipv4: Some("table_add ipv4_port set_port {ip}/32 => {port}".into()),
         flow: Some("table_add flow_port set_port {type} {in_port} {node} => {port}".into()),
+        pr: Some("table_add pr_port set_port {type} {node} => {port}".into()),
     }
 }
 
@@ -54,6 +55,7 @@ pub fn ipv4_forward_templates() -> TableTemplates {
             "table_add MyIngress.ipv4_lpm MyIngress.ipv4_forward {ip}/32 => {mac} {port}".into(),
         ),
         flow: None,
+        pr: None,
     }
 }
 
@@ -75,7 +77,7 @@ pub fn leaf_spine(opts: &LeafSpineOptions, out: &Path) -> Result<Vec<PathBuf>, T
             key: "racks × hosts".into(),
             detail: "too many nodes".into(),
         })?;
-    let t = LeafSpine::new(nodes, opts.racks, opts.spines).map_err(|e| TopoError::Schema {
+    let t = Topology::new(nodes, opts.racks, opts.spines).map_err(|e| TopoError::Schema {
         file: "(generator)".into(),
         key: "leaf-spine".into(),
         detail: e.to_string(),

@@ -11,7 +11,7 @@
 //!   removes exactly what [`run::up`] created, even after a crash.
 //! * [`run`]: `up` and `down`.
 //! * [`gen`]: the leaf-spine generator (on top of
-//!   [`crate::sim::topology::LeafSpine`]).
+//!   [`crate::sim::topology::Topology`]).
 //! * [`net`]: `ip`, `setns`, and process identity from `/proc`.
 //! * [`gather`]: the RIG gather of a matrix over a live topology.
 

@@ -152,7 +152,7 @@ pub enum EngineError {
     },
     /// Every remaining frame waits for room in a full buffer: the buffers
     /// wait on each other in a cycle.
-    #[error("at {now}: flow-control deadlock: {frames} frame(s) wait on paused links and nothing else is left to run; buffers waiting on each other: {cycle}")]
+    #[error("at {now}: flow-control deadlock: {frames} frame(s) wait on paused links and nothing in flight or leaving a buffer can drain them; buffers waiting on each other: {cycle}")]
     FlowControlDeadlock {
         /// Simulated time.
         now: Time,
@@ -744,6 +744,9 @@ impl<D: Datapath + ?Sized, T: LinkTap> Engine<D, T> {
     #[inline]
     pub(crate) fn check_limits(&mut self, time: Time) -> Result<(), EngineError> {
         if time > self.cfg.max_time {
+            // Device timers (watchdogs, retries) can keep a run whose
+            // buffers deadlocked going until the limit: say which it is.
+            self.check_stuck()?;
             self.sync_stats();
             return Err(EngineError::TimeLimit {
                 limit: self.cfg.max_time,
