@@ -54,12 +54,15 @@
 
 pub mod dragonfly;
 pub mod hyperx;
+mod spec;
+mod tables;
 
-use serde_json::{json, Map, Value};
 use thiserror::Error;
 
 pub use dragonfly::Dragonfly;
 pub use hyperx::HyperX;
+pub use spec::TopologySpec;
+pub use tables::TableTemplates;
 
 use netsparse_externs::wire::{DeviceAddr, MAX_NODE_ID, MAX_SWITCH_ID};
 use netsparse_externs::{Datapath, Time};
@@ -237,125 +240,6 @@ pub enum Shape {
     HyperX(HyperX),
     /// Dragonfly (every switch has hosts).
     Dragonfly(Dragonfly),
-}
-
-/// Which topology a run uses, before the node count is known: what
-/// `--topology` and the `topology` TOML key parse. Leaf-spine takes its
-/// racks and spines from their own parameters.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub enum TopologySpec {
-    /// Leaf-spine (`leaf-spine`).
-    #[default]
-    LeafSpine,
-    /// HyperX (`hyperx[:DIMS][,width=W]`, default Figure 22's 4x4x2, width 4).
-    HyperX(HyperX),
-    /// Dragonfly (`dragonfly[:groups=G,switches=A,global=H]`, default
-    /// Figure 22's 4 groups of 8 switches with 4 global links each).
-    Dragonfly(Dragonfly),
-}
-
-impl TopologySpec {
-    /// What the CLI accepts.
-    pub const SYNTAX: &'static str =
-        "leaf-spine, hyperx[:DxDxD][,width=W] (default hyperx:4x4x2,width=4), \
-         or dragonfly[:groups=G,switches=A,global=H] (default groups=4,switches=8,global=4)";
-
-    /// The short name: `leaf-spine`, `hyperx` or `dragonfly`.
-    pub fn kind(&self) -> &'static str {
-        match self {
-            TopologySpec::LeafSpine => "leaf-spine",
-            TopologySpec::HyperX(_) => "hyperx",
-            TopologySpec::Dragonfly(_) => "dragonfly",
-        }
-    }
-}
-
-impl std::fmt::Display for TopologySpec {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            TopologySpec::LeafSpine => f.write_str("leaf-spine"),
-            TopologySpec::HyperX(h) => h.fmt(f),
-            TopologySpec::Dragonfly(d) => d.fmt(f),
-        }
-    }
-}
-
-impl std::str::FromStr for TopologySpec {
-    type Err = TopologyError;
-    fn from_str(s: &str) -> Result<TopologySpec, TopologyError> {
-        let s = s.trim();
-        let (kind, rest) = s.split_once(':').unwrap_or((s, ""));
-        let bad = |value: &str, range: &str| TopologyError::Parameter {
-            name: "topology",
-            value: value.to_string(),
-            range: range.to_string(),
-        };
-        let num = |name: &'static str, v: &str| -> Result<u32, TopologyError> {
-            v.trim().parse().map_err(|_| TopologyError::Parameter {
-                name,
-                value: v.to_string(),
-                range: "an integer".into(),
-            })
-        };
-        match kind {
-            "leaf-spine" if rest.is_empty() => Ok(TopologySpec::LeafSpine),
-            "leaf-spine" => Err(bad(
-                s,
-                "leaf-spine takes no options here (use --racks and --spines)",
-            )),
-            "hyperx" => {
-                let h = HyperX::PAPER;
-                let mut dims: Vec<u32> = h.dims().to_vec();
-                let mut width = h.width();
-                let dims_of = |v: &str| -> Result<Vec<u32>, TopologyError> {
-                    v.split('x').map(|d| num("hyperx dimension", d)).collect()
-                };
-                for part in rest.split(',').filter(|p| !p.trim().is_empty()) {
-                    match part.split_once('=') {
-                        Some(("width", v)) => width = num("hyperx width", v)?,
-                        Some(("dims", v)) => dims = dims_of(v)?,
-                        None => dims = dims_of(part)?,
-                        Some((k, _)) => {
-                            return Err(bad(k, "hyperx options: DxDxD (or dims=DxDxD) and width=W"))
-                        }
-                    }
-                }
-                Ok(TopologySpec::HyperX(HyperX::new(&dims, width)?))
-            }
-            "dragonfly" => {
-                let d = Dragonfly::PAPER;
-                let (mut g, mut a, mut h) = (d.groups(), d.routers(), d.global());
-                for part in rest.split(',').filter(|p| !p.trim().is_empty()) {
-                    match part.split_once('=') {
-                        Some(("groups", v)) => g = num("dragonfly groups", v)?,
-                        Some(("switches", v)) => a = num("dragonfly switches", v)?,
-                        Some(("global", v)) => h = num("dragonfly global", v)?,
-                        _ => {
-                            return Err(bad(
-                                part,
-                                "dragonfly options: groups=G, switches=A (per group), global=H (per switch)",
-                            ))
-                        }
-                    }
-                }
-                Ok(TopologySpec::Dragonfly(Dragonfly::new(g, a, h)?))
-            }
-            _ => Err(bad(s, TopologySpec::SYNTAX)),
-        }
-    }
-}
-
-impl serde::Serialize for TopologySpec {
-    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.collect_str(self)
-    }
-}
-
-impl<'de> serde::Deserialize<'de> for TopologySpec {
-    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<TopologySpec, D::Error> {
-        let s = String::deserialize(d)?;
-        s.parse().map_err(serde::de::Error::custom)
-    }
 }
 
 /// A validated cluster: nodes, switches, cables and routing.
@@ -856,151 +740,6 @@ impl Topology {
         hops
     }
 
-    /// BMv2 CLI commands (`simple_switch_CLI` syntax) that fill switch `d`'s
-    /// forwarding tables: the `flow_port` and `pr_port` entries where the
-    /// decision depends on more than the destination ([`Topology::hop`]),
-    /// then one line per destination node per template of `t`. Nothing
-    /// for nodes.
-    pub fn control_plane(&self, d: Device, t: &TableTemplates) -> String {
-        let mut out = String::new();
-        if matches!(d, Device::Node(_)) {
-            return out;
-        }
-        out.push_str(&format!(
-            "# {d}: forwarding by destination node ({} nodes)\n",
-            self.nodes
-        ));
-        let line = |out: &mut String, tpl: &str, ty: u16, in_port: u32, dst: u32, port: u32| {
-            out.push_str(
-                &tpl.replace("{type}", &ty.to_string())
-                    .replace("{in_port}", &in_port.to_string())
-                    .replace("{node}", &dst.to_string())
-                    .replace("{port}", &port.to_string())
-                    .replace("{switch}", &d.to_string()),
-            );
-            out.push('\n');
-        };
-        let types = [PR_TYPE_READ, PR_TYPE_RESPONSE];
-        if let Some(tpl) = &t.flow {
-            let mut head = false;
-            for in_port in 0..self.ports(d) {
-                for dst in 0..self.nodes {
-                    for ty in types {
-                        let Some(port) = self.hop(d, ty, in_port, dst) else {
-                            continue;
-                        };
-                        if Some(port) == self.type_route(d, ty, dst) {
-                            continue;
-                        }
-                        if !head {
-                            head = true;
-                            out.push_str(&format!(
-                                "# {d}: {}, by (PR type, ingress port, destination)\n",
-                                self.routing_name()
-                            ));
-                        }
-                        line(&mut out, tpl, ty, in_port, dst, port);
-                    }
-                }
-            }
-        }
-        if let Some(tpl) = &t.pr {
-            let mut head = false;
-            for dst in 0..self.nodes {
-                for ty in types {
-                    let Some(port) = self.type_route(d, ty, dst) else {
-                        continue;
-                    };
-                    if Some(port) == self.route(d, dst) {
-                        continue;
-                    }
-                    if !head {
-                        head = true;
-                        out.push_str(&format!(
-                            "# {d}: {}, by (PR type, destination)\n",
-                            self.routing_name()
-                        ));
-                    }
-                    line(&mut out, tpl, ty, 0, dst, port);
-                }
-            }
-        }
-        for dst in 0..self.nodes {
-            let Some(port) = self.route(d, dst) else {
-                continue;
-            };
-            let addr = DeviceAddr::Node(dst);
-            let ip = addr.ipv4().map(fmt_ip).unwrap_or_default();
-            let mac = addr.mac().map(fmt_mac).unwrap_or_default();
-            for tpl in [&t.node, &t.ipv4].into_iter().flatten() {
-                out.push_str(
-                    &tpl.replace("{node}", &dst.to_string())
-                        .replace("{port}", &port.to_string())
-                        .replace("{ip}", &ip)
-                        .replace("{mac}", &mac)
-                        .replace("{switch}", &d.to_string()),
-                );
-                out.push('\n');
-            }
-        }
-        out
-    }
-
-    fn routing_name(&self) -> String {
-        match self.shape {
-            Shape::LeafSpine { .. } => format!("{} routing between racks", self.routing),
-            Shape::HyperX(_) => "HyperX dimension-order routing (responses reversed)".into(),
-            Shape::Dragonfly(_) => {
-                "Dragonfly minimal routing (one global link per requester group and owner switch)"
-                    .into()
-            }
-        }
-    }
-
-    /// The topology in the p4lang tutorials' `topology.json` shape:
-    /// `hosts` (name → ip/mac), `switches` (name → `cli_input` file named
-    /// by `cli_file` with `{switch}` replaced), `links` (`["h0",
-    /// "tor0-p0"]`, ports offset by `port_base`, e.g. 1 for Mininet's
-    /// 1-based interface numbering).
-    pub fn tutorial_json(&self, cli_file: &str, port_base: u32) -> Value {
-        let mut hosts = Map::new();
-        for n in 0..self.nodes {
-            let a = DeviceAddr::Node(n);
-            hosts.insert(
-                Device::Node(n).to_string(),
-                json!({
-                    "ip": format!("{}/9", a.ipv4().map(fmt_ip).unwrap_or_default()),
-                    "mac": a.mac().map(fmt_mac).unwrap_or_default(),
-                    "commands": [],
-                }),
-            );
-        }
-        let mut switches = Map::new();
-        for d in self.devices().filter(|d| !matches!(d, Device::Node(_))) {
-            let name = d.to_string();
-            let addr = self.addr(d);
-            switches.insert(
-                name.clone(),
-                json!({
-                    "cli_input": cli_file.replace("{switch}", &name),
-                    "role": if matches!(d, Device::Tor(_)) { "tor" } else { "spine" },
-                    "ip": addr.ipv4().map(fmt_ip).unwrap_or_default(),
-                    "mac": addr.mac().map(fmt_mac).unwrap_or_default(),
-                }),
-            );
-        }
-        let end = |e: Endpoint| match e.device {
-            Device::Node(_) => e.device.to_string(),
-            _ => format!("{}-p{}", e.device, e.port + port_base),
-        };
-        let links: Vec<Value> = self
-            .links()
-            .into_iter()
-            .map(|l| json!([end(l.a), end(l.b)]))
-            .collect();
-        json!({ "hosts": hosts, "switches": switches, "links": links })
-    }
-
     /// The whole cluster on the event loop: one device per node, ToR and
     /// spine from `make`, added in [`Topology::device_index`] order (so a
     /// device's [`DeviceId`] is its dense index), switches with pipeline
@@ -1052,49 +791,6 @@ fn check_counts(nodes: u32, switches: u64) -> Result<(), TopologyError> {
 /// `used` ports rounded up to a power-of-two number of 4-port pipes.
 fn padded_ports(used: u64) -> u64 {
     4 * used.div_ceil(4).max(1).next_power_of_two()
-}
-
-/// Templates of the control-plane lines [`Topology::control_plane`]
-/// writes, so the simulator can match the table and action names of the
-/// real programs. Placeholders: `{node}` (destination node id), `{port}`
-/// (egress port), `{ip}` and `{mac}` (the destination node's addresses),
-/// `{switch}` (the switch's name). `None` skips that table.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct TableTemplates {
-    /// Exact match on the concatenation header's destination node.
-    pub node: Option<String>,
-    /// Match on the IPv4 destination.
-    pub ipv4: Option<String>,
-    /// Exact match on the PR type (`{type}`), the ingress port
-    /// (`{in_port}`) and the destination node: where the route depends on
-    /// the ingress port (leaf-spine node-pair and owner routing, a
-    /// Dragonfly owner group's gateway).
-    pub flow: Option<String>,
-    /// Exact match on the PR type and the destination node: where
-    /// responses take another route than reads (HyperX, Dragonfly).
-    pub pr: Option<String>,
-}
-
-impl Default for TableTemplates {
-    fn default() -> TableTemplates {
-        TableTemplates {
-            node: Some("table_add node_port set_port {node} => {port}".into()),
-            ipv4: Some("table_add ipv4_port set_port {ip} => {port}".into()),
-            flow: Some("table_add flow_port set_port {type} {in_port} {node} => {port}".into()),
-            pr: Some("table_add pr_port set_port {type} {node} => {port}".into()),
-        }
-    }
-}
-
-fn fmt_ip(ip: [u8; 4]) -> String {
-    format!("{}.{}.{}.{}", ip[0], ip[1], ip[2], ip[3])
-}
-
-fn fmt_mac(m: [u8; 6]) -> String {
-    format!(
-        "{:02x}:{:02x}:{:02x}:{:02x}:{:02x}:{:02x}",
-        m[0], m[1], m[2], m[3], m[4], m[5]
-    )
 }
 
 #[cfg(test)]
