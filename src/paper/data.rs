@@ -8,6 +8,7 @@
 //! are recorded ([`Claim`]), with a number where the text states one
 //! (Figure 18: "up to 40% improvement for arabic").
 
+use super::e2e::Speedups;
 use serde::Serialize;
 
 use crate::sim::matrix::paper::PaperMatrix;
@@ -255,6 +256,35 @@ pub fn fig18_claims() -> Vec<Claim> {
         },
     ]
 }
+
+/// The Ks of the end-to-end figures (13, 14, 21): SPADE does not run
+/// K = 1 (§9.2).
+pub const E2E_KS: [u32; 2] = [16, 128];
+
+/// Figure 13's gmeans (§9.2): 128 SPADE nodes over one with SUOpt, SAOpt,
+/// NetSparse, and without communication.
+pub const FIG13_PAPER: Speedups = Speedups {
+    su: Some(0.7),
+    sa: Some(3.0),
+    netsparse: Some(38.0),
+    ideal: Some(72.0),
+};
+
+/// Figure 21 with DDR (§9.6: averages over K = 16 and 128).
+pub const FIG21_DDR_PAPER: Speedups = Speedups {
+    su: Some(2.6),
+    sa: Some(13.0),
+    netsparse: Some(53.0),
+    ideal: None,
+};
+
+/// Figure 21 with HBM (§9.6).
+pub const FIG21_HBM_PAPER: Speedups = Speedups {
+    su: Some(1.4),
+    sa: Some(7.0),
+    netsparse: Some(42.0),
+    ideal: None,
+};
 
 /// Figure 22's networks, as `--topology` specs: Table 5's leaf-spine,
 /// HyperX 4 x 4 x 2 of width 4, Dragonfly of 4 groups of 8 switches with 4

@@ -31,6 +31,7 @@
 
 pub mod cache;
 pub mod data;
+pub mod e2e;
 pub mod plan;
 pub mod plots;
 pub mod progress;
@@ -70,6 +71,9 @@ pub enum Section {
     Fig12,
     /// Table 7: the tail node under NetSparse, K = 16.
     Table7,
+    /// Figures 13 and 14: end-to-end strong scaling with SPADE, and the
+    /// communication/computation breakdown (K = 16, 128).
+    Fig13,
     /// Table 8: the ablation steps on arabic and europe.
     Table8,
     /// Figure 15: RIG batch size.
@@ -78,6 +82,10 @@ pub enum Section {
     Fig17,
     /// Figure 18: Property Cache size.
     Fig18,
+    /// Figure 19: active nodes over time (NetSparse, K = 16).
+    Fig19,
+    /// Figure 21: end-to-end strong scaling with CPUs (DDR, HBM).
+    Fig21,
     /// Figure 22: NetSparse vs SUOpt on leaf-spine, HyperX and Dragonfly,
     /// K = 16.
     Fig22,
@@ -88,25 +96,31 @@ pub enum Section {
 
 impl Section {
     /// Every section, in report order.
-    pub const ALL: [Section; 7] = [
+    pub const ALL: [Section; 10] = [
         Section::Fig12,
         Section::Table7,
+        Section::Fig13,
         Section::Table8,
         Section::Fig15,
         Section::Fig17,
         Section::Fig18,
+        Section::Fig19,
+        Section::Fig21,
         Section::Fig22,
     ];
 
     /// Every section `--only` accepts: the default ones and the model
     /// ablation.
-    pub const EVERY: [Section; 8] = [
+    pub const EVERY: [Section; 11] = [
         Section::Fig12,
         Section::Table7,
+        Section::Fig13,
         Section::Table8,
         Section::Fig15,
         Section::Fig17,
         Section::Fig18,
+        Section::Fig19,
+        Section::Fig21,
         Section::Fig22,
         Section::Model,
     ];
@@ -116,10 +130,13 @@ impl Section {
         match self {
             Section::Fig12 => "fig12",
             Section::Table7 => "table7",
+            Section::Fig13 => "fig13",
             Section::Table8 => "table8",
             Section::Fig15 => "fig15",
             Section::Fig17 => "fig17",
             Section::Fig18 => "fig18",
+            Section::Fig19 => "fig19",
+            Section::Fig21 => "fig21",
             Section::Fig22 => "fig22",
             Section::Model => "model",
         }
@@ -133,7 +150,8 @@ impl fmt::Display for Section {
 }
 
 /// The names `--only` accepts, for errors.
-pub const SECTION_NAMES: &str = "fig12, table7, table8, fig15, fig17, fig18, fig22, model";
+pub const SECTION_NAMES: &str =
+    "fig12, table7, fig13, table8, fig15, fig17, fig18, fig19, fig21, fig22, model";
 
 impl FromStr for Section {
     type Err = PaperError;

@@ -389,6 +389,16 @@ impl Setup {
                     add(Mode::NetSparse, self.fig18_config(m, c));
                 }
             }
+            if self.has(Section::Fig13) || self.has(Section::Fig21) {
+                for k in data::E2E_KS {
+                    for mode in [Mode::Su, Mode::Sa, Mode::NetSparse] {
+                        add(mode, self.config(m, k));
+                    }
+                }
+            }
+            if self.has(Section::Fig19) {
+                add(Mode::NetSparse, self.config(m, 16));
+            }
             if self.has(Section::Fig22) {
                 add(Mode::Su, self.config(m, 16));
                 for t in self.fig22_points() {

@@ -17,7 +17,7 @@ fn nan(v: Option<f64>) -> f64 {
 }
 
 /// Draw one chart; `Ok(false)` when it had nothing to show.
-fn keep(r: Result<(), PlotError>) -> Result<bool, PaperError> {
+pub(super) fn keep(r: Result<(), PlotError>) -> Result<bool, PaperError> {
     match r {
         Ok(()) => Ok(true),
         Err(PlotError::Empty(_)) => Ok(false),
@@ -165,6 +165,32 @@ pub fn draw(r: &PaperReport, out: &Path) -> Result<Vec<(String, String)>, PaperE
             &series,
         ))?;
         add(name.into(), drawn);
+    }
+    if let Some(sc) = &r.fig13 {
+        let drawn = super::e2e::plot_scaling(
+            &out.join("fig13.svg"),
+            "Figure 13: 128 SPADE nodes over one (end to end)",
+            sc,
+        )?;
+        add("fig13".into(), drawn);
+    }
+    if let Some(rows) = &r.fig19 {
+        add(
+            "fig19".into(),
+            super::e2e::plot_active(&out.join("fig19.svg"), rows)?,
+        );
+    }
+    for sc in r.fig21.iter().flatten() {
+        let name = format!("fig21-{}", sc.compute);
+        let drawn = super::e2e::plot_scaling(
+            &out.join(format!("{name}.svg")),
+            &format!(
+                "Figure 21: 128 CPU nodes ({}) over one (end to end)",
+                sc.compute
+            ),
+            sc,
+        )?;
+        add(name, drawn);
     }
     if let Some(fg) = &r.fig22 {
         let mut cats: Vec<String> = fg.rows.iter().map(|x| x.matrix.clone()).collect();

@@ -403,6 +403,34 @@ pub fn markdown(r: &PaperReport, plots: &[(String, String)]) -> String {
         s.push('\n');
     }
 
+    fn has<'a>(plots: &[(String, String)], name: &'a str) -> Option<&'a str> {
+        plots.iter().any(|(n, _)| n == name).then_some(name)
+    }
+    if let Some(sc) = &r.fig13 {
+        super::e2e::markdown_scaling(
+            &mut s,
+            "Figures 13 and 14: end-to-end strong scaling with SPADE, and communication ÷ computation",
+            sc,
+            has(plots, "fig13"),
+        );
+    }
+    if let Some(rows) = &r.fig19 {
+        super::e2e::markdown_active(&mut s, rows, has(plots, "fig19"));
+    }
+    if let Some(v) = &r.fig21 {
+        for sc in v {
+            let name = format!("fig21-{}", sc.compute);
+            super::e2e::markdown_scaling(
+                &mut s,
+                &format!(
+                    "Figure 21: end-to-end strong scaling with CPUs ({})",
+                    sc.compute
+                ),
+                sc,
+                has(plots, &name),
+            );
+        }
+    }
     if let Some(fg) = &r.fig22 {
         let _ = writeln!(s, "## Figure 22: other network topologies\n");
         let _ = writeln!(
@@ -668,6 +696,32 @@ pub fn csv(r: &PaperReport) -> String {
                 row(name, &rw.matrix, "16", pt, "speedup_vs_baseline", *v, paper);
             }
         }
+    }
+    if let Some(sc) = &r.fig13 {
+        super::e2e::csv_scaling("fig13", sc, &mut row);
+    }
+    for sc in r.fig21.iter().flatten() {
+        super::e2e::csv_scaling("fig21", sc, &mut row);
+    }
+    for a in r.fig19.iter().flatten() {
+        row(
+            "fig19",
+            &a.matrix,
+            "16",
+            "",
+            "mean_active_fraction",
+            a.mean_active,
+            None,
+        );
+        row(
+            "fig19",
+            &a.matrix,
+            "16",
+            "",
+            "half_done_at",
+            a.half_done_at,
+            None,
+        );
     }
     if let Some(fg) = &r.fig22 {
         for rw in &fg.rows {

@@ -20,7 +20,8 @@ use serde::Serialize;
 use super::data::{self, Claim};
 use super::render::{self, fmt_size};
 use super::runs::RunRecord;
-use super::{plots, PaperError, Results, RunLog, Section, Setup, Summary};
+use super::{e2e, plots, PaperError, Results, RunLog, Section, Setup, Summary};
+use crate::sim::compute::ComputeModel;
 use crate::sim::config::SimConfig;
 use crate::sim::matrix::paper::{self, PaperMatrix};
 use crate::sim::Mode;
@@ -46,6 +47,12 @@ pub struct PaperReport {
     pub fig17: Option<Sweep>,
     /// Figure 18, if selected.
     pub fig18: Option<Sweep>,
+    /// Figures 13 and 14 (SPADE), if selected.
+    pub fig13: Option<e2e::Scaling>,
+    /// Figure 19, if selected.
+    pub fig19: Option<Vec<e2e::ActiveNodes>>,
+    /// Figure 21 (CPU with DDR, then HBM), if selected.
+    pub fig21: Option<Vec<e2e::Scaling>>,
     /// Figure 22, if selected.
     pub fig22: Option<Fig22>,
     /// The model ablation, if selected.
@@ -321,6 +328,12 @@ struct Lookup<'a> {
     results: &'a Results,
 }
 
+impl e2e::Runs for Lookup<'_> {
+    fn run(&self, m: PaperMatrix, mode: Mode, k: u32) -> Option<&RunRecord> {
+        self.at(m, mode, k)
+    }
+}
+
 impl Lookup<'_> {
     fn get(&self, m: PaperMatrix, mode: Mode, cfg: &SimConfig) -> Option<&RunRecord> {
         self.results.get(&self.setup.key(m, mode, cfg))
@@ -376,6 +389,36 @@ pub fn build(setup: &Setup, results: &Results, summary: &Summary) -> PaperReport
         fig15: setup.has(Section::Fig15).then(|| fig15(&l)),
         fig17: setup.has(Section::Fig17).then(|| fig17(&l)),
         fig18: setup.has(Section::Fig18).then(|| fig18(&l)),
+        fig13: setup.has(Section::Fig13).then(|| {
+            e2e::scaling(
+                &l,
+                setup.opts.nodes,
+                &setup.matrices,
+                ComputeModel::Spade,
+                data::FIG13_PAPER,
+            )
+        }),
+        fig19: setup
+            .has(Section::Fig19)
+            .then(|| e2e::active_nodes(&l, &setup.matrices)),
+        fig21: setup.has(Section::Fig21).then(|| {
+            vec![
+                e2e::scaling(
+                    &l,
+                    setup.opts.nodes,
+                    &setup.matrices,
+                    ComputeModel::CpuDdr,
+                    data::FIG21_DDR_PAPER,
+                ),
+                e2e::scaling(
+                    &l,
+                    setup.opts.nodes,
+                    &setup.matrices,
+                    ComputeModel::CpuHbm,
+                    data::FIG21_HBM_PAPER,
+                ),
+            ]
+        }),
         fig22: setup.has(Section::Fig22).then(|| fig22(&l)),
         model: setup.has(Section::Model).then(|| model(&l)),
         runs: results.log.clone(),

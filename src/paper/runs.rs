@@ -14,6 +14,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::programs::ProgramCache;
 use crate::sim::cluster::RunOptions;
+use crate::sim::compute;
 use crate::sim::config::SimConfig;
 use crate::sim::matrix::paper::{self, PaperMatrix};
 use crate::sim::matrix::{CsrMatrix, GenSpec};
@@ -52,6 +53,13 @@ pub struct NodeRecord {
     pub rx_bytes: u64,
     /// Read PRs issued (SAOpt and the NetSparse modes).
     pub prs: Option<u64>,
+    /// The node's share of one SpMM iteration: nonzeros of the rows it
+    /// owns (for the end-to-end figures' compute model).
+    #[serde(default)]
+    pub nnz: u64,
+    /// Rows it owns.
+    #[serde(default)]
+    pub rows: u64,
 }
 
 /// The tail node's Table 7 columns.
@@ -123,14 +131,25 @@ impl RunRecord {
     }
 
     /// Keep what matters of a mode's results; every rate rounded by [`r12`].
-    fn from_mode(m: &ModeResult, summary: &MatrixSummary, wall_secs: f64) -> RunRecord {
+    /// `work` is each node's (nonzeros, rows) ([`compute::node_work`]).
+    fn from_mode(
+        m: &ModeResult,
+        summary: &MatrixSummary,
+        work: &[(u64, u64)],
+        wall_secs: f64,
+    ) -> RunRecord {
         let nodes = m
             .nodes
             .iter()
-            .map(|n| NodeRecord {
-                time_ps: n.time.as_ps(),
-                rx_bytes: n.rx.total(),
-                prs: n.prs,
+            .map(|n| {
+                let (nnz, rows) = work.get(n.node as usize).copied().unwrap_or_default();
+                NodeRecord {
+                    time_ps: n.time.as_ps(),
+                    rx_bytes: n.rx.total(),
+                    prs: n.prs,
+                    nnz,
+                    rows,
+                }
             })
             .collect();
         let tail = m
@@ -261,7 +280,10 @@ pub fn execute(
     }
     match report.modes.first() {
         Some(m) if !m.partial => Ok(Outcome::Done(Box::new(RunRecord::from_mode(
-            m, &p.summary, wall,
+            m,
+            &p.summary,
+            &compute::node_work(&p.matrix, &p.partition),
+            wall,
         )))),
         _ => Ok(Outcome::Stopped),
     }

@@ -190,6 +190,52 @@ fn ratio(a: Time, b: Time) -> f64 {
     }
 }
 
+/// Per-node communication and computation combined into a cluster's
+/// times (see the module's *Overlap*).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Combined {
+    /// No overlap: the slowest node's communication + computation.
+    pub end_to_end: Time,
+    /// Full overlap: the slowest node's max(communication, computation).
+    pub end_to_end_overlapped: Time,
+    /// The longest communication.
+    pub comm_max: Time,
+    /// The longest computation.
+    pub comp_max: Time,
+    /// (communication, computation) of the node that sets `end_to_end`.
+    pub slowest: (Time, Time),
+}
+
+/// Combine each node's communication time `(node, time)` with its
+/// computation time `comp[node]` (nodes missing from `comm` compute only).
+pub fn combine(comm: impl Iterator<Item = (usize, Time)>, comp: &[Time]) -> Combined {
+    let mut end = Time::ZERO;
+    let mut end_ov = Time::ZERO;
+    let mut comm_max = Time::ZERO;
+    let mut slowest = (Time::ZERO, Time::ZERO);
+    for (n, t) in comm {
+        let c = comp.get(n).copied().unwrap_or(Time::ZERO);
+        comm_max = comm_max.max(t);
+        if t + c > end {
+            end = t + c;
+            slowest = (t, c);
+        }
+        end_ov = end_ov.max(t.max(c));
+    }
+    let comp_max = comp.iter().copied().max().unwrap_or(Time::ZERO);
+    if comp_max > end {
+        end = comp_max;
+        slowest = (Time::ZERO, comp_max);
+    }
+    Combined {
+        end_to_end: end,
+        end_to_end_overlapped: end_ov.max(comp_max),
+        comm_max,
+        comp_max,
+        slowest,
+    }
+}
+
 /// The end-to-end figures of `mode` with `rates`, given each node's work
 /// (`node_work`) and the whole matrix's size.
 pub fn evaluate(
@@ -204,22 +250,14 @@ pub fn evaluate(
         .iter()
         .map(|&(z, r)| rates.spmm_time(z, r, k))
         .collect();
-    let mut end = Time::ZERO;
-    let mut end_ov = Time::ZERO;
-    let mut comm_max = Time::ZERO;
-    let mut slowest = (Time::ZERO, Time::ZERO);
-    for n in &mode.nodes {
-        let c = comp.get(n.node as usize).copied().unwrap_or(Time::ZERO);
-        comm_max = comm_max.max(n.time);
-        if n.time + c > end {
-            end = n.time + c;
-            slowest = (n.time, c);
-        }
-        end_ov = end_ov.max(n.time.max(c));
-    }
-    let comp_max = comp.iter().copied().max().unwrap_or(Time::ZERO);
-    end = end.max(comp_max);
-    end_ov = end_ov.max(comp_max);
+    let e = combine(mode.nodes.iter().map(|n| (n.node as usize, n.time)), &comp);
+    let (end, end_ov, comm_max, comp_max, slowest) = (
+        e.end_to_end,
+        e.end_to_end_overlapped,
+        e.comm_max,
+        e.comp_max,
+        e.slowest,
+    );
     let single_node = rates.spmm_time(total.0, total.1, k);
     ComputeResult {
         model,
