@@ -57,6 +57,15 @@ fn summary(m: &CsrMatrix, name: &str) -> MatrixSummary {
 }
 
 fn run(m: &CsrMatrix, cfg: &SimConfig, modes: &[Mode], opts: &RunOptions) -> Report {
+    try_run(m, cfg, modes, opts).unwrap()
+}
+
+fn try_run(
+    m: &CsrMatrix,
+    cfg: &SimConfig,
+    modes: &[Mode],
+    opts: &RunOptions,
+) -> Result<Report, netsparse::sim::SimError> {
     let part = Partition::equal(m, cfg.nodes).unwrap();
     simulate_with(
         m,
@@ -68,7 +77,6 @@ fn run(m: &CsrMatrix, cfg: &SimConfig, modes: &[Mode], opts: &RunOptions) -> Rep
         &mut ProgramCache::new(),
         &mut |_| true,
     )
-    .unwrap()
 }
 
 /// A small skewed matrix: 96 x 96, every row reads its diagonal, two
@@ -798,19 +806,9 @@ fn a_cyclic_buffer_dependency_is_reported_with_its_cycle() {
         switch_buffer_bytes: 12112,
         ..SimConfig::default()
     };
-    let part = Partition::equal(&m, cfg.nodes).unwrap();
-    let e = simulate_with(
-        &m,
-        summary(&m, "t"),
-        &part,
-        &cfg,
-        &[Mode::Rig],
-        &RunOptions::default(),
-        &mut ProgramCache::new(),
-        &mut |_| true,
-    )
-    .unwrap_err()
-    .to_string();
+    let e = try_run(&m, &cfg, &[Mode::Rig], &RunOptions::default())
+        .unwrap_err()
+        .to_string();
     assert!(e.contains("flow-control deadlock"), "{e}");
     let cycle = e.rsplit(": ").next().unwrap();
     let hops: Vec<&str> = cycle.split(" -> ").collect();

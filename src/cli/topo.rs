@@ -120,7 +120,10 @@ pub struct DownArgs {
 /// Generators.
 #[derive(clap::Subcommand, Debug)]
 pub enum GenWhat {
-    /// R racks of H hosts, each rack behind a ToR, every ToR linked to every spine.
+    /// R racks of H hosts, each rack behind a ToR, every ToR linked to every
+    /// spine; with --topology hyperx|dragonfly (alias `fabric`), Figure
+    /// 22's networks with H hosts on every switch.
+    #[command(visible_alias = "fabric")]
     LeafSpine(LeafSpineArgs),
 }
 
@@ -131,12 +134,18 @@ Writes TOPO.json and one BMv2 command file per switch (TOPO-<switch>.txt) with\n
 the simulator's symmetric routing (rack pair A,B crosses spine (A+B) mod S).\n\
 Hosts h<n> are NetSparse node n: 10.0.0.<n+1>/9, MAC 02:4e:53:00:00:<n>.")]
 pub struct LeafSpineArgs {
-    /// Racks.
-    #[arg(long)]
-    pub racks: u32,
-    /// Hosts per rack.
+    /// Racks (leaf-spine).
+    #[arg(long, required_unless_present = "topology")]
+    pub racks: Option<u32>,
+    /// Hosts per rack (per switch with --topology hyperx or dragonfly).
     #[arg(long)]
     pub hosts: u32,
+    /// The network, as `sim --topology` takes it: leaf-spine (default),
+    /// hyperx[:DxDxD][,width=W] or dragonfly[:groups=G,switches=A,global=H].
+    /// Every HyperX and Dragonfly switch is a "ToR" (it has hosts and runs
+    /// the ToR program); --racks and --spines do not apply.
+    #[arg(long, value_name = "SPEC")]
+    pub topology: Option<netsparse::sim::topology::TopologySpec>,
     /// Spines (default: hosts per rack).
     #[arg(long)]
     pub spines: Option<u32>,
@@ -350,7 +359,8 @@ fn gen_leaf_spine(a: LeafSpineArgs) -> anyhow::Result<ExitCode> {
         )
     };
     let opts = LeafSpineOptions {
-        racks: a.racks,
+        racks: a.racks.unwrap_or(1),
+        topology: a.topology.unwrap_or_default(),
         hosts: a.hosts,
         spines: a.spines,
         tor_program: a.tor_program.unwrap_or(tor),

@@ -20,6 +20,8 @@ use serde::Serialize;
 
 use super::data;
 use super::plots::keep;
+use super::render::times;
+use super::report::gmean;
 use super::runs::RunRecord;
 use super::PaperError;
 use crate::sim::compute::{self, ComputeModel};
@@ -99,19 +101,6 @@ pub trait Runs {
 
 fn ratio(a: Time, b: Time) -> Option<f64> {
     (b.as_ps() > 0).then(|| a.as_ps() as f64 / b.as_ps() as f64)
-}
-
-fn gmean(v: impl Iterator<Item = Option<f64>>) -> Option<f64> {
-    let (mut s, mut n) = (0.0, 0u32);
-    for x in v {
-        let x = x?;
-        if x <= 0.0 {
-            return None;
-        }
-        s += x.ln();
-        n += 1;
-    }
-    (n > 0).then(|| (s / f64::from(n)).exp())
 }
 
 /// The end-to-end combination of one run with `model` at `k`: (single
@@ -228,16 +217,6 @@ pub fn active_nodes(runs: &dyn Runs, matrices: &[PaperMatrix]) -> Vec<ActiveNode
             }
         })
         .collect()
-}
-
-fn times(v: Option<f64>) -> String {
-    v.map_or("–".into(), |v| {
-        if v >= 10.0 {
-            format!("{v:.1}x")
-        } else {
-            format!("{v:.2}x")
-        }
-    })
 }
 
 /// The Markdown of one scaling figure.

@@ -21,7 +21,8 @@ pub fn fmt_size(b: u64) -> String {
     }
 }
 
-fn times(v: Option<f64>) -> String {
+/// A speedup as "12.3x" (3 significant digits), "–" when missing.
+pub(super) fn times(v: Option<f64>) -> String {
     v.map_or("–".into(), |v| {
         if v >= 100.0 {
             format!("{v:.0}x")

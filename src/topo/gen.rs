@@ -1,4 +1,5 @@
-//! `topo gen leaf-spine`: a topology file for R racks × H hosts built from
+//! `topo gen leaf-spine` (alias `fabric`): a topology file for R racks × H
+//! hosts, or a HyperX or Dragonfly with H hosts per switch, built from
 //! the simulator's [`Topology`] (same ports, same symmetric routing, same
 //! addresses), plus one BMv2 command file per switch filled from
 //! [`Topology::control_plane`].
@@ -7,14 +8,17 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{json, Value};
 
-use crate::sim::topology::{Device, TableTemplates, Topology};
+use crate::sim::topology::{Device, TableTemplates, Topology, TopologySpec};
 
 use super::TopoError;
 
 /// What to generate.
 #[derive(Clone, Debug)]
 pub struct LeafSpineOptions {
-    /// Racks (ToR switches).
+    /// The network: leaf-spine (with `racks` and `spines`), HyperX or
+    /// Dragonfly (`hosts` on every switch).
+    pub topology: TopologySpec,
+    /// Racks (ToR switches; leaf-spine).
     pub racks: u32,
     /// Hosts per rack.
     pub hosts: u32,
@@ -69,18 +73,28 @@ fn abs(key: &str, p: &Path) -> Result<PathBuf, TopoError> {
 /// Write the topology to `out` and the command files next to it
 /// (`<out stem>-<switch>.txt`). Returns every file written.
 pub fn leaf_spine(opts: &LeafSpineOptions, out: &Path) -> Result<Vec<PathBuf>, TopoError> {
-    let nodes = opts
-        .racks
-        .checked_mul(opts.hosts)
+    let switches = match opts.topology {
+        TopologySpec::LeafSpine => u64::from(opts.racks),
+        TopologySpec::HyperX(h) => h.switches(),
+        TopologySpec::Dragonfly(d) => d.switches(),
+    };
+    let nodes = u32::try_from(switches * u64::from(opts.hosts))
+        .ok()
+        .filter(|&n| n > 0)
         .ok_or_else(|| TopoError::Schema {
             file: "(generator)".into(),
-            key: "racks × hosts".into(),
-            detail: "too many nodes".into(),
+            key: "switches × hosts".into(),
+            detail: format!(
+                "{switches} switches × {} hosts: need at least one node and fewer than 2^32",
+                opts.hosts
+            ),
         })?;
-    let t = Topology::new(nodes, opts.racks, opts.spines).map_err(|e| TopoError::Schema {
-        file: "(generator)".into(),
-        key: "leaf-spine".into(),
-        detail: e.to_string(),
+    let t = Topology::build(opts.topology, nodes, opts.racks, opts.spines).map_err(|e| {
+        TopoError::Schema {
+            file: "(generator)".into(),
+            key: opts.topology.kind().into(),
+            detail: e.to_string(),
+        }
     })?;
     let tor = abs("--tor-program", &opts.tor_program)?;
     let spine = abs("--spine-program", &opts.spine_program)?;
@@ -171,6 +185,7 @@ mod tests {
         let out = d.path().join("ls.json");
         let files = leaf_spine(
             &LeafSpineOptions {
+                topology: TopologySpec::LeafSpine,
                 racks: 2,
                 hosts: 2,
                 spines: None,
@@ -208,6 +223,7 @@ mod tests {
         assert!(!spine.contains("cache_mode"));
         assert!(leaf_spine(
             &LeafSpineOptions {
+                topology: TopologySpec::LeafSpine,
                 racks: 0,
                 hosts: 2,
                 spines: None,
@@ -222,5 +238,53 @@ mod tests {
             &out
         )
         .is_err());
+    }
+
+    #[test]
+    fn hyperx_and_dragonfly_generate_every_switch_as_a_tor() {
+        let d = tempfile::tempdir().unwrap();
+        let prog = d.path().join("p.p4");
+        std::fs::write(&prog, "x").unwrap();
+        for (spec, switches, fabric_links) in [
+            ("hyperx:2x2,width=1", 4, 4),
+            ("dragonfly:groups=2,switches=2,global=1", 4, 2 + 2),
+        ] {
+            let out = d.path().join("f.json");
+            let opts = LeafSpineOptions {
+                topology: spec.parse().unwrap(),
+                racks: 1,
+                hosts: 1,
+                spines: None,
+                tor_program: prog.clone(),
+                spine_program: prog.clone(),
+                nic_program: None,
+                templates: netsparse_templates(),
+                tor_config: None,
+                mtu: 1500,
+                tor_extra: Vec::new(),
+            };
+            let files = leaf_spine(&opts, &out).unwrap();
+            assert_eq!(files.len(), 1 + switches, "{spec}");
+            let t = Topology::read(&out).unwrap();
+            assert_eq!(t.hosts.len(), switches, "{spec}");
+            assert_eq!(t.switches.len(), switches, "{spec}");
+            assert!(t.switches.keys().all(|k| k.starts_with("tor")), "{spec}");
+            assert_eq!(t.links.len(), switches + fabric_links, "{spec}");
+            // Responses take their own route where reads and responses
+            // differ (HyperX's reversed dimension order).
+            let all: String = (0..switches)
+                .map(|r| std::fs::read_to_string(d.path().join(format!("f-tor{r}.txt"))).unwrap())
+                .collect();
+            if spec.starts_with("hyperx") {
+                assert!(
+                    all.contains("table_add pr_port set_port 2 "),
+                    "{spec}: {all}"
+                );
+            }
+            // Too few nodes for the switches is refused by name.
+            let bad = LeafSpineOptions { hosts: 0, ..opts };
+            let e = leaf_spine(&bad, &out).unwrap_err().to_string();
+            assert!(e.contains("switches × hosts"), "{e}");
+        }
     }
 }
