@@ -70,6 +70,11 @@ pub(crate) fn builtin_method(ext: &str, method: &str, arity: usize) -> Option<Bu
         ("direct_counter", "count", 0) => CountDirect,
         ("meter", "execute_meter", 2) => ExecuteMeter,
         ("direct_meter", "read", 1) => ReadDirectMeter,
+        // PSA (<psa.p4>).
+        ("Register", "read", 1) => RegisterReadValue,
+        ("Register", "write", 2) => RegisterWrite,
+        ("Counter", "count", 1) => Count,
+        ("DirectCounter", "count", 0) => CountDirect,
         _ => return None,
     })
 }
@@ -588,7 +593,8 @@ impl Checker<'_> {
         )
         .with_note(
             "the NetSparse targets implement the externs of the bundled core.p4, v1model.p4, \
-             netsparse.p4 and spin.p4 (see `netsparse explain E0401`)",
+             netsparse.p4 and spin.p4, and PSA's Counter, DirectCounter and Register \
+             (see `netsparse explain E0401`)",
         );
         self.emit(d);
     }
