@@ -23,8 +23,10 @@ struct McNode {
 }
 
 /// The command-file commands [`Replication::command`] understands.
-pub const REPLICATION_COMMANDS: [&str; 7] = [
+pub const REPLICATION_COMMANDS: [&str; 9] = [
     "mirroring_add",
+    "mirroring_add_mc",
+    "mirroring_get",
     "mirroring_delete",
     "mc_mgrp_create",
     "mc_mgrp_destroy",
@@ -40,6 +42,8 @@ pub struct Replication {
     port_limit: u32,
     /// Mirror sessions: id → replicas.
     mirror: BTreeMap<u32, Vec<Replica>>,
+    /// Mirror sessions that clone to a multicast group: id → group.
+    mirror_mc: BTreeMap<u32, u16>,
     /// Multicast groups: id → node handles.
     mc_groups: BTreeMap<u16, Vec<u32>>,
     /// Multicast nodes by handle.
@@ -54,6 +58,7 @@ impl Replication {
         Replication {
             port_limit,
             mirror: BTreeMap::new(),
+            mirror_mc: BTreeMap::new(),
             mc_groups: BTreeMap::new(),
             mc_nodes: Vec::new(),
             mc_cache: BTreeMap::new(),
@@ -70,10 +75,15 @@ impl Replication {
         Ok(())
     }
 
-    /// The replicas of mirror session `session` (None: no such session).
+    /// The replicas of mirror session `session` (None: no such session; a
+    /// session to a multicast group has that group's current replicas).
     #[inline]
     pub fn session(&self, session: u32) -> Option<&[Replica]> {
-        self.mirror.get(&session).map(Vec::as_slice)
+        if let Some(r) = self.mirror.get(&session) {
+            return Some(r);
+        }
+        let g = self.mirror_mc.get(&session)?;
+        Some(self.group(*g).unwrap_or(&[]))
     }
 
     /// The (port, rid) copies group `group` makes, in order (None: no such group).
@@ -90,9 +100,29 @@ impl Replication {
             .collect()
     }
 
-    /// Every mirror session with its replicas.
+    /// Every mirror session with its replicas (sessions to a multicast
+    /// group with the group's current replicas), by session id.
     pub fn sessions(&self) -> Vec<(u32, Vec<Replica>)> {
-        self.mirror.iter().map(|(s, r)| (*s, r.clone())).collect()
+        let mut v: Vec<(u32, Vec<Replica>)> =
+            self.mirror.iter().map(|(s, r)| (*s, r.clone())).collect();
+        for s in self.mirror_mc.keys() {
+            v.push((*s, self.session(*s).unwrap_or(&[]).to_vec()));
+        }
+        v.sort_by_key(|(s, _)| *s);
+        v
+    }
+
+    /// Mirror session `session` clones to every replica of multicast group
+    /// `group` (BMv2 `mirroring_add_mc`); the group may be created later.
+    pub fn mirroring_add_mc(&mut self, session: u32, group: u16) -> Result<(), ControlPlaneError> {
+        if group == 0 {
+            return Err(ControlPlaneError::Replication(
+                "multicast group 0 means no multicast".into(),
+            ));
+        }
+        self.mirror.remove(&session);
+        self.mirror_mc.insert(session, group);
+        Ok(())
     }
 
     /// Mirror session `session` sends clones to `port` (BMv2 `mirroring_add`).
@@ -110,16 +140,22 @@ impl Replication {
         for r in replicas {
             self.check_port(r.port)?;
         }
+        self.mirror_mc.remove(&session);
         self.mirror.insert(session, replicas.to_vec());
         Ok(())
     }
 
     /// Remove a mirror session.
     pub fn mirroring_delete(&mut self, session: u32) -> Result<(), ControlPlaneError> {
-        self.mirror
-            .remove(&session)
-            .map(|_| ())
-            .ok_or_else(|| ControlPlaneError::Replication(format!("no mirror session {session}")))
+        let port = self.mirror.remove(&session).is_some();
+        let mc = self.mirror_mc.remove(&session).is_some();
+        if port || mc {
+            Ok(())
+        } else {
+            Err(ControlPlaneError::Replication(format!(
+                "no mirror session {session}"
+            )))
+        }
     }
 
     /// Create an empty multicast group (BMv2 `mc_mgrp_create`).
@@ -260,6 +296,21 @@ impl Replication {
             "mirroring_add" => {
                 need(args, 2, "mirroring_add <session> <port>")?;
                 self.mirroring_add(num(args[0], "session")?, num(args[1], "port")?)?;
+            }
+            "mirroring_add_mc" => {
+                need(args, 2, "mirroring_add_mc <session> <group>")?;
+                self.mirroring_add_mc(num(args[0], "session")?, num(args[1], "group")?)?;
+            }
+            "mirroring_get" => {
+                need(args, 1, "mirroring_get <session>")?;
+                let session: u32 = num(args[0], "session")?;
+                let Some(reps) = self.session(session) else {
+                    return Err(ControlPlaneError::Replication(format!(
+                        "no mirror session {session}"
+                    ))
+                    .into());
+                };
+                tracing::info!("mirror session {session}: {reps:?}");
             }
             "mirroring_delete" => {
                 need(args, 1, "mirroring_delete <session>")?;

@@ -198,8 +198,10 @@ pub enum Command {
 }
 
 /// Commands handed to the BMv2 command loader unchanged.
-const CLI_COMMANDS: [&str; 11] = [
+const CLI_COMMANDS: [&str; 13] = [
     "mirroring_add",
+    "mirroring_add_mc",
+    "mirroring_get",
     "mirroring_delete",
     "mc_mgrp_create",
     "mc_mgrp_destroy",

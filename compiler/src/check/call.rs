@@ -190,6 +190,19 @@ impl Checker<'_> {
                         Some(Sym::Instance(i)) => {
                             return self.call_instance(i, method, type_args, args, span)
                         }
+                        // Direct invocation (P4_16 1.2): `C.apply(...)` of a
+                        // control type is an anonymous instance of it.
+                        Some(Sym::Control(c))
+                            if method.name == "apply" && self.ctx.apply_depth.is_some() =>
+                        {
+                            let i = self.m.instances.append(ir::Instance {
+                                name: name.name.clone(),
+                                kind: InstanceKind::Control(c),
+                                span: base.span,
+                            });
+                            self.direct_instances.push(i);
+                            return self.call_instance(i, method, type_args, args, span);
+                        }
                         _ => {}
                     }
                 }

@@ -248,7 +248,9 @@ impl Checker<'_> {
             }
         }
         self.ctx.apply_depth = Some(0);
+        self.direct_instances.clear();
         let apply = self.block(&c.apply);
+        instances.append(&mut self.direct_instances);
         self.pop_scope();
         self.ctx = saved;
         let ctl = &mut self.m.controls[h];

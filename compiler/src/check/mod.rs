@@ -154,6 +154,8 @@ pub(crate) struct Checker<'a> {
     main_seen: bool,
     /// Top-level package instances (PSA's pipelines), for `main`.
     pkg_insts: Vec<ast::Instantiation>,
+    /// Controls invoked directly (`C.apply()`) in the control being checked.
+    direct_instances: Vec<Handle<ir::Instance>>,
     /// Parsers/controls whose parameters had errors (not checked against the package).
     broken_blocks: Vec<ir::BlockRef>,
     /// The last declaration of the program itself (not of a bundled include).
@@ -174,6 +176,7 @@ impl<'a> Checker<'a> {
             no_action: None,
             main_seen: false,
             pkg_insts: Vec::new(),
+            direct_instances: Vec::new(),
             broken_blocks: Vec::new(),
             last_span: None,
         }
