@@ -13,8 +13,8 @@
  *     (clone E2E, recirculate, or out on a port)
  *
  * Externs this target does not implement yet (Hash, Checksum,
- * InternetChecksum, Random, Digest, Meter, DirectMeter, ActionProfile,
- * ActionSelector) are declared so that a program using them gets a clear
+ * InternetChecksum, Random, Digest, ActionProfile, ActionSelector, and the
+ * colour-aware `execute(index, color)` of the meters) are declared so that a program using them gets a clear
  * "declared but not implemented" diagnostic rather than "undefined name".
  */
 #ifndef _PORTABLE_SWITCH_ARCHITECTURE_P4_
@@ -232,7 +232,10 @@ enum PSA_MeterType_t {
     BYTES
 }
 
-enum PSA_MeterColor_t { RED, GREEN, YELLOW }
+/* Meter results. (The specification lists RED, GREEN, YELLOW; the enum
+ * is not serializable, so its numbering is the target's: this one follows
+ * the engine's meters, 0 green, 1 yellow, 2 red.) */
+enum PSA_MeterColor_t { GREEN, YELLOW, RED }
 
 extern Meter<S> {
     Meter(bit<32> n_meters, PSA_MeterType_t type);

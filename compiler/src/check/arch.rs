@@ -947,6 +947,7 @@ pub fn builtin_label(op: Builtin) -> &'static str {
         RegisterWrite => "write",
         Count | CountDirect => "count",
         ExecuteMeter => "execute_meter",
+        MeterExecute | DirectMeterExecute => "execute",
         ReadDirectMeter => "read",
         Deconcatenate => "Deconcatenate",
         Concatenate => "Concatenate",

@@ -75,6 +75,9 @@ pub(crate) fn builtin_method(ext: &str, method: &str, arity: usize) -> Option<Bu
         ("Register", "write", 2) => RegisterWrite,
         ("Counter", "count", 1) => Count,
         ("DirectCounter", "count", 0) => CountDirect,
+        // Colour-blind only: the colour-aware `execute(index, color)` is not implemented.
+        ("Meter", "execute", 1) => MeterExecute,
+        ("DirectMeter", "execute", 0) => DirectMeterExecute,
         _ => return None,
     })
 }
@@ -606,7 +609,7 @@ impl Checker<'_> {
         )
         .with_note(
             "the NetSparse targets implement the externs of the bundled core.p4, v1model.p4, \
-             netsparse.p4 and spin.p4, and PSA's Counter, DirectCounter and Register \
+             netsparse.p4 and spin.p4, and PSA's Counter, DirectCounter, Register and the meters \
              (see `netsparse explain E0401`)",
         );
         self.emit(d);

@@ -491,7 +491,7 @@ impl Checker<'_> {
             }
             "register" | "counter" | "direct_counter" | "meter" | "direct_meter" => {}
             // PSA (<psa.p4>).
-            "Register" | "Counter" | "DirectCounter" => {}
+            "Register" | "Counter" | "DirectCounter" | "Meter" | "DirectMeter" => {}
             _ => {
                 self.not_implemented_instance(&d.name, i.ty.span);
                 return None;
@@ -561,8 +561,8 @@ impl Checker<'_> {
             _ => None,
         };
         let meter_unit = |s: Option<String>| match s.as_deref() {
-            Some("packets") => Some(MeterUnit::Packets),
-            Some("bytes") => Some(MeterUnit::Bytes),
+            Some("packets" | "PACKETS") => Some(MeterUnit::Packets),
+            Some("bytes" | "BYTES") => Some(MeterUnit::Bytes),
             _ => None,
         };
         if d.name == "Register" && vals.get(1).is_some_and(|v| v.0 != 0) {
@@ -603,14 +603,14 @@ impl Checker<'_> {
                 .first()
                 .and_then(|v| counter_unit(member(&self.m, v)))
                 .map(|unit| ExternInstKind::DirectCounter { unit }),
-            "meter" => match (
+            "meter" | "Meter" => match (
                 size(&vals),
                 vals.get(1).and_then(|v| meter_unit(member(&self.m, v))),
             ) {
                 (Some(size), Some(unit)) => Some(ExternInstKind::Meter { size, unit }),
                 _ => None,
             },
-            "direct_meter" => vals
+            "direct_meter" | "DirectMeter" => vals
                 .first()
                 .and_then(|v| meter_unit(member(&self.m, v)))
                 .map(|unit| ExternInstKind::DirectMeter { unit }),
@@ -634,7 +634,7 @@ impl Checker<'_> {
         )
         .with_note(
             "the NetSparse targets implement register, counter, direct_counter, meter and \
-             direct_meter objects, and PSA's Register, Counter and DirectCounter",
+             direct_meter objects, and PSA's Register, Counter, DirectCounter, Meter and DirectMeter",
         );
         self.emit(d);
     }
