@@ -1,5 +1,6 @@
 //! STF tests (p4c's "simple test framework"): a script of table entries,
-//! packets in and packets expected out, run on the v1model switch.
+//! packets in and packets expected out, run on the v1model switch (or the
+//! PSA switch for `PSA_Switch` programs).
 //!
 //! The semantics are those of p4c's `backends/bmv2/bmv2stf.py`, which runs
 //! p4c's `testdata/p4_16_samples/*.stf` on BMv2 (differences are listed
