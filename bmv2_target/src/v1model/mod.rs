@@ -136,11 +136,13 @@ impl Default for SwitchConfig {
 pub struct DropStats {
     /// Frames longer than [`SwitchConfig::max_frame`].
     pub malformed_oversize: u64,
-    /// Frames on a port number ≥ 511.
+    /// Frames on a port number ≥ 511 (PSA: also packets sent to a port
+    /// the switch does not have).
     pub bad_port: u64,
-    /// `egress_spec` = 511 at the end of ingress (`mark_to_drop`).
+    /// `egress_spec` = 511 at the end of ingress (`mark_to_drop`; PSA:
+    /// `ostd.drop`).
     pub ingress_drop: u64,
-    /// `egress_spec` = 511 at the end of egress.
+    /// `egress_spec` = 511 at the end of egress (PSA: `ostd.drop`).
     pub egress_drop: u64,
     /// An `assert`/`assume` failed.
     pub assertion: u64,
@@ -268,8 +270,14 @@ impl SwitchStats {
         let reasons = [
             ("frame longer than the maximum", d.malformed_oversize),
             ("bad port number", d.bad_port),
-            ("dropped in ingress (egress_spec 511)", d.ingress_drop),
-            ("dropped in egress (egress_spec 511)", d.egress_drop),
+            (
+                "dropped in ingress (egress_spec 511; PSA: ostd.drop)",
+                d.ingress_drop,
+            ),
+            (
+                "dropped in egress (egress_spec 511; PSA: ostd.drop)",
+                d.egress_drop,
+            ),
             ("assert/assume failed", d.assertion),
             ("resubmit/recirculate loop cap", d.loop_cap),
             ("unconfigured multicast group", d.no_mcast_group),
