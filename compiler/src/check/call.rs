@@ -694,6 +694,19 @@ impl Checker<'_> {
         };
         let sig = (*sig).clone();
         let Some(op) = builtin_method(&d.name, &sig.name, sig.params.len()) else {
+            if matches!(d.name.as_str(), "Meter" | "DirectMeter") && sig.name == "execute" {
+                let diag = Diagnostic::error(
+                    codes::EXTERN_NOT_IMPLEMENTED,
+                    format!(
+                        "the colour-aware `{}.execute` (with an input colour) is not implemented by this target",
+                        d.name
+                    ),
+                    span,
+                )
+                .with_hint("use the colour-blind form: `execute(index)` / `execute()`");
+                self.emit(diag);
+                return None;
+            }
             self.not_implemented(&format!("{}.{}", d.name, sig.name), span);
             return None;
         };
