@@ -276,9 +276,8 @@ impl PsaSwitch {
     }
 
     /// The ingress pass of a job.
-    fn ingress(&mut self, now: Time, job: Job) {
+    fn ingress(&mut self, now: Time, mut job: Job) {
         let (b, md) = (self.b, self.md);
-        let mut job = job;
         let in_port = job.in_port;
         let st = &mut *job.st;
         set(st, md.ig_ingress_timestamp, us(now));
@@ -320,7 +319,7 @@ impl PsaSwitch {
         let cos = md.ig_class_of_service.get(st);
         if md.ig_clone.get(st) != 0 {
             let session = md.ig_clone_session_id.get(st) as u32;
-            self.clone_i2e(&job.st, session, in_port, cos);
+            self.clone_i2e(&job.st, session, in_port);
         }
         if md.ig_drop.get(&job.st) != 0 {
             if self.cfg.trace {
@@ -383,8 +382,9 @@ impl PsaSwitch {
     }
 
     /// Make the I2E clones of a packet at the end of ingress (of the
-    /// packet as it arrived, re-parsed by the egress parser).
-    fn clone_i2e(&mut self, st: &PacketState, session: u32, in_port: u32, _cos: u64) {
+    /// packet as it arrived, re-parsed by the egress parser; their
+    /// `class_of_service` is 0, as on BMv2).
+    fn clone_i2e(&mut self, st: &PacketState, session: u32, in_port: u32) {
         let Some(n) = self.repl.session(session).map(<[Replica]>::len) else {
             self.counters.clone_no_session += 1;
             if self.cfg.trace {
