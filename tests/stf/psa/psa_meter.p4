@@ -1,6 +1,6 @@
 // PSA meters on the psa_switch target: an indexed Meter and a table's
 // DirectMeter, colour-blind, packet-rate; the colour is written into the
-// frame (1 green, 2 yellow, 3 red).
+// frame (1 green, 2 yellow, 3 red). The table also has a DirectCounter.
 #include <core.p4>
 #include <psa.p4>
 
@@ -47,6 +47,7 @@ control IngressImpl(inout headers_t hdr, inout empty_t meta,
                     inout psa_ingress_output_metadata_t ostd) {
     Meter<bit<8>>(4, PSA_MeterType_t.PACKETS) m;
     DirectMeter(PSA_MeterType_t.PACKETS) dm;
+    DirectCounter<bit<32>>(PSA_CounterType_t.PACKETS_AND_BYTES) hits;
 
     action metered() {
         hdr.m.direct = code(dm.execute());
@@ -56,6 +57,7 @@ control IngressImpl(inout headers_t hdr, inout empty_t meta,
         key = { hdr.eth.etype: exact; }
         actions = { metered; NoAction; }
         psa_direct_meter = dm;
+        psa_direct_counter = hits;
         default_action = NoAction();
     }
 
