@@ -32,7 +32,7 @@ enum Command {
     Paper(cli::paper::Args),
     /// The main job in one command: simulate a 32-node cluster on a generated matrix under SUOpt, SAOpt and NetSparse, verify, report.
     Demo(cli::demo::Args),
-    /// Run a v1model program on pcap files or live interfaces (BMv2 simple_switch style).
+    /// Run a P4 program on pcap files or live interfaces: v1model (BMv2 simple_switch style), PSA (psa_switch style) or NetSparseSwitch, from its package.
     Switch(cli::switch::Args),
     /// Drive a running switch over P4Runtime (simple_switch_CLI-like: table_add, table_dump, counter_read, register_write, cache_invalidate, stats).
     Ctl(cli::ctl::Args),
@@ -42,7 +42,7 @@ enum Command {
     Bench(cli::bench::Args),
     /// Live topologies: namespaces, veths, switch and NIC processes (topo up/down/gen).
     Topo(cli::topo::Args),
-    /// Run a p4c STF test (packets in, packets expected out) on the v1model switch.
+    /// Run a p4c STF test (packets in, packets expected out) on the v1model or PSA switch (from the package).
     Stf(cli::stf::Args),
 }
 

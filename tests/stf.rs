@@ -1,5 +1,6 @@
 //! The STF suite: every `tests/stf/**/<stem>.stf` next to a `<stem>.p4` is
-//! compiled (once per program) and run on the v1model switch; all must pass.
+//! compiled (once per program) and run on the v1model switch (PSA programs,
+//! `tests/stf/psa/`, on the PSA switch); all must pass.
 //!
 //! Dropping a directory of p4c samples (`foo-bmv2.p4` + `foo-bmv2.stf`) under
 //! `tests/stf/` just works. A directory may hold an `xfail.txt` listing stems

@@ -6,6 +6,9 @@
 //!   pipes → crossbar 1 → middle pipes with the Deconcatenator, Property
 //!   Cache and Concatenator → crossbar 2 → egress pipes) for
 //!   `NetSparseSwitch` programs, shaped by an [`NsConfig`] (Table 5 defaults).
+//! * [`PsaSwitch`] ([`psa`]): BMv2 psa_switch semantics for `PSA_Switch`
+//!   programs (ingress and egress pipelines, packet replication, clones,
+//!   resubmit, recirculate), sharing [`replication`] with the v1model switch.
 //! * The control plane is the engine's ([`netsparse_engine::ControlPlane`]);
 //!   the v1model switch adds multicast and mirroring to it.
 //! * [`drivers`]: pcap-file replay and live AF_PACKET interfaces, generic
@@ -21,6 +24,8 @@
 
 pub mod drivers;
 pub mod nsswitch;
+pub mod psa;
+pub mod replication;
 pub mod testing;
 pub mod v1model;
 pub mod workload;
@@ -30,4 +35,5 @@ pub use netsparse_engine::{
     LoadError, PacketState, Replica,
 };
 pub use nsswitch::{NsConfig, NsStats, NsSwitch};
+pub use psa::PsaSwitch;
 pub use v1model::{DropStats, McNodeHandle, PortStats, Switch, SwitchConfig, SwitchStats};

@@ -162,7 +162,7 @@ fn control_bodies(art: &Artifact) -> Vec<(String, Vec<&[a::Stmt]>)> {
                 }
             }
         }
-        a::Package::SpinNic(_) => {
+        a::Package::SpinNic(_) | a::Package::Psa(_) => {
             for c in &art.controls {
                 out.push((c.name.clone(), vec![c.body.as_slice()]));
             }

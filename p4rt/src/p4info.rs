@@ -161,6 +161,7 @@ pub fn arch_name(arch: Arch) -> &'static str {
         Arch::NetSparseSwitch => "netsparse_switch",
         Arch::NetSparseNic => "netsparse_nic",
         Arch::SpinNic => "spin_nic",
+        Arch::Psa => "psa",
     }
 }
 

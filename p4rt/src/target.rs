@@ -1,10 +1,10 @@
 //! What the P4Runtime server needs of a running datapath beyond the
 //! engine's [`ControlPlane`]: loading a new pipeline in place and its
 //! counters as JSON (the `--stats-json` document). Implemented for the
-//! v1model switch and the NetSparse multi-pipe switch.
+//! v1model switch, the PSA switch and the NetSparse multi-pipe switch.
 
 use netsparse_bmv2::nsswitch::NsSwitch;
-use netsparse_bmv2::Switch;
+use netsparse_bmv2::{PsaSwitch, Switch};
 use netsparse_engine::control::ControlPlane;
 use netsparse_externs::artifact::{Arch, Artifact};
 
@@ -51,6 +51,20 @@ impl Target for NsSwitch {
     }
     fn load(&mut self, artifact: &Artifact) -> Result<(), String> {
         let sw = NsSwitch::new(artifact, self.config().clone()).map_err(|e| e.to_string())?;
+        *self = sw;
+        Ok(())
+    }
+    fn stats_json(&self) -> serde_json::Value {
+        serde_json::to_value(self.stats()).unwrap_or_default()
+    }
+}
+
+impl Target for PsaSwitch {
+    fn arch(&self) -> Arch {
+        Arch::Psa
+    }
+    fn load(&mut self, artifact: &Artifact) -> Result<(), String> {
+        let sw = PsaSwitch::new(artifact, self.config().clone()).map_err(|e| e.to_string())?;
         *self = sw;
         Ok(())
     }

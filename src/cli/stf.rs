@@ -1,4 +1,4 @@
-//! `netsparse stf`: run a p4c STF test on the v1model switch.
+//! `netsparse stf`: run a p4c STF test on the v1model or PSA switch.
 
 use std::io::IsTerminal as _;
 use std::path::PathBuf;

@@ -211,6 +211,9 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         dump_bytes: args.dump_packet_data,
         ..SwitchConfig::default()
     };
+    if artifact.arch == Arch::Psa {
+        return run_psa(&args, &artifact, cfg);
+    }
     let mut sw = match Switch::new(&artifact, cfg) {
         Ok(s) => s,
         Err(e) => {
@@ -529,6 +532,38 @@ fn write_atomically(file: &Path, doc: &serde_json::Value) -> anyhow::Result<()> 
 
 fn print_stats(sw: &Switch) {
     eprint!("{}", sw.stats().summary());
+}
+
+// ----- the PSA switch ---------------------------------------------------------------------
+
+/// `netsparse switch` for `PSA_Switch` programs: BMv2 psa_switch semantics,
+/// the same drivers, entries (with multicast groups and clone sessions),
+/// P4Runtime server and `--stats-json` as the v1model switch.
+fn run_psa(args: &Args, artifact: &Artifact, cfg: SwitchConfig) -> anyhow::Result<ExitCode> {
+    use netsparse_bmv2::PsaSwitch;
+    let mut sw = match PsaSwitch::new(artifact, cfg) {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("error: {}: {e}", args.program.display());
+            return Ok(ExitCode::from(1));
+        }
+    };
+    if !apply_entries(&mut sw, args.entries.as_deref())? {
+        return Ok(ExitCode::from(1));
+    }
+    serve(
+        sw,
+        args,
+        artifact,
+        netsparse_bmv2::psa::PORT_LIMIT - 1,
+        &|sw: &PsaSwitch| {
+            let mut m = serde_json::Map::new();
+            m.insert("arch".into(), "psa".into());
+            m.insert("switch".into(), serde_json::json!(sw.stats()));
+            m
+        },
+        &|sw: &PsaSwitch| eprint!("{}", sw.stats().summary()),
+    )
 }
 
 // ----- the NetSparse multi-pipe switch ---------------------------------------------------

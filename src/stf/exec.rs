@@ -2,13 +2,13 @@
 
 use std::collections::BTreeMap;
 
-use netsparse_bmv2::{ControlPlaneError, EntryHandle, KeySpec, Switch};
+use netsparse_bmv2::{ControlPlaneError, EntryHandle, KeySpec, PsaSwitch, Switch, SwitchStats};
 use netsparse_engine::control::commands::{self, LineError};
 use netsparse_engine::control::values::{parse_match, parse_value};
 use netsparse_engine::control::TableInfo;
 use netsparse_engine::ControlPlane;
 use netsparse_externs::artifact::{KeyMatch, MatchKind};
-use netsparse_externs::{Datapath as _, Outputs, Time};
+use netsparse_externs::{Datapath, Outputs, Time};
 
 use super::parse::{CountKind, CounterIndex, RemoveWhat};
 use super::{Command, Expectation, Failure, Mismatch, Pattern, Received, StfError, StfOutcome};
@@ -16,8 +16,27 @@ use super::{Command, Expectation, Failure, Mismatch, Pattern, Received, StfError
 /// An entry the script added: (table full name, handle).
 type Added = (String, EntryHandle);
 
+/// A switch an STF script drives: the v1model switch or the PSA switch,
+/// chosen from the program's package.
+pub(super) trait StfTarget: ControlPlane + Datapath {
+    /// The switch's counters.
+    fn counters(&self) -> SwitchStats;
+}
+
+impl StfTarget for Switch {
+    fn counters(&self) -> SwitchStats {
+        self.stats()
+    }
+}
+
+impl StfTarget for PsaSwitch {
+    fn counters(&self) -> SwitchStats {
+        self.stats()
+    }
+}
+
 pub(super) struct Runner<'a> {
-    sw: Switch,
+    sw: Box<dyn StfTarget>,
     file: &'a str,
     out: Outputs,
     packets_sent: usize,
@@ -32,7 +51,7 @@ pub(super) struct Runner<'a> {
 }
 
 impl<'a> Runner<'a> {
-    pub(super) fn new(sw: Switch, file: &'a str) -> Runner<'a> {
+    pub(super) fn new(sw: Box<dyn StfTarget>, file: &'a str) -> Runner<'a> {
         Runner {
             sw,
             file,
@@ -73,7 +92,7 @@ impl<'a> Runner<'a> {
             file: self.file.to_owned(),
             commands: commands.len(),
             packets_sent: self.packets_sent,
-            stats: self.sw.stats(),
+            stats: self.sw.counters(),
             expected: self.expected,
             any_ports: self.any_ports,
             received: self.received,
@@ -241,7 +260,7 @@ impl<'a> Runner<'a> {
                 }
             }
             Command::Cli(text) => {
-                commands::apply_line(&mut self.sw, text).map_err(|e| match e {
+                commands::apply_line(&mut *self.sw, text).map_err(|e| match e {
                     LineError::Syntax(detail) => self.command_err(line, detail),
                     LineError::Rejected(source) => self.rejected(line)(source),
                 })?;

@@ -1,5 +1,6 @@
 //! STF tests (p4c's "simple test framework"): a script of table entries,
-//! packets in and packets expected out, run on the v1model switch.
+//! packets in and packets expected out, run on the v1model switch (or the
+//! PSA switch for `PSA_Switch` programs).
 //!
 //! The semantics are those of p4c's `backends/bmv2/bmv2stf.py`, which runs
 //! p4c's `testdata/p4_16_samples/*.stf` on BMv2 (differences are listed
@@ -296,7 +297,8 @@ pub fn compile_program(path: &Path, include_dirs: &[PathBuf]) -> Result<Artifact
         })
 }
 
-/// Run `script` (STF text) on a fresh v1model switch loaded with `program`.
+/// Run `script` (STF text) on a fresh switch loaded with `program`: the
+/// PSA switch for `PSA_Switch` programs, else the v1model switch.
 ///
 /// `Err` means the script could not be run (bad syntax, an unknown table,
 /// a program the switch cannot load); a test that ran and failed is an
@@ -308,9 +310,14 @@ pub fn run(program: &Artifact, script: &str, opts: &StfOptions) -> Result<StfOut
         trace: opts.trace,
         ..SwitchConfig::default()
     };
-    let sw = netsparse_bmv2::Switch::new(program, cfg).map_err(|source| StfError::Load {
+    let load = |source| StfError::Load {
         file: program.program.clone(),
         source,
-    })?;
+    };
+    let sw: Box<dyn exec::StfTarget> = if program.arch == netsparse_externs::artifact::Arch::Psa {
+        Box::new(netsparse_bmv2::PsaSwitch::new(program, cfg).map_err(load)?)
+    } else {
+        Box::new(netsparse_bmv2::Switch::new(program, cfg).map_err(load)?)
+    };
     exec::Runner::new(sw, &opts.file).run(&commands)
 }

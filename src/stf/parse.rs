@@ -198,8 +198,10 @@ pub enum Command {
 }
 
 /// Commands handed to the BMv2 command loader unchanged.
-const CLI_COMMANDS: [&str; 11] = [
+const CLI_COMMANDS: [&str; 15] = [
     "mirroring_add",
+    "mirroring_add_mc",
+    "mirroring_get",
     "mirroring_delete",
     "mc_mgrp_create",
     "mc_mgrp_destroy",
@@ -210,6 +212,8 @@ const CLI_COMMANDS: [&str; 11] = [
     "register_reset",
     "counter_reset",
     "meter_set_rates",
+    "meter_array_set_rates",
+    "meter_get_rates",
 ];
 
 /// Parse a whole script into `(line number, command)` pairs.

@@ -60,6 +60,8 @@
 
 use std::collections::{BTreeMap, VecDeque};
 
+use crate::replication::Replication;
+
 use netsparse_externs::artifact::Artifact;
 use netsparse_externs::{Datapath, Outputs, Time};
 use serde::Serialize;
@@ -134,11 +136,13 @@ impl Default for SwitchConfig {
 pub struct DropStats {
     /// Frames longer than [`SwitchConfig::max_frame`].
     pub malformed_oversize: u64,
-    /// Frames on a port number ≥ 511.
+    /// Frames on a port number ≥ 511 (PSA: also packets sent to a port
+    /// the switch does not have).
     pub bad_port: u64,
-    /// `egress_spec` = 511 at the end of ingress (`mark_to_drop`).
+    /// `egress_spec` = 511 at the end of ingress (`mark_to_drop`; PSA:
+    /// `ostd.drop`).
     pub ingress_drop: u64,
-    /// `egress_spec` = 511 at the end of egress.
+    /// `egress_spec` = 511 at the end of egress (PSA: `ostd.drop`).
     pub egress_drop: u64,
     /// An `assert`/`assume` failed.
     pub assertion: u64,
@@ -199,6 +203,17 @@ impl PortStats {
     fn is_zero(&self) -> bool {
         *self == PortStats::default()
     }
+
+    /// Add `o`'s counts to these.
+    pub(crate) fn accumulate(&mut self, o: &PortStats) {
+        self.rx_packets += o.rx_packets;
+        self.rx_bytes += o.rx_bytes;
+        self.tx_packets += o.tx_packets;
+        self.tx_bytes += o.tx_bytes;
+        self.parser_errors += o.parser_errors;
+        self.checksum_errors += o.checksum_errors;
+        self.drops.add(&o.drops);
+    }
 }
 
 /// Whole-switch counters.
@@ -255,8 +270,14 @@ impl SwitchStats {
         let reasons = [
             ("frame longer than the maximum", d.malformed_oversize),
             ("bad port number", d.bad_port),
-            ("dropped in ingress (egress_spec 511)", d.ingress_drop),
-            ("dropped in egress (egress_spec 511)", d.egress_drop),
+            (
+                "dropped in ingress (egress_spec 511; PSA: ostd.drop)",
+                d.ingress_drop,
+            ),
+            (
+                "dropped in egress (egress_spec 511; PSA: ostd.drop)",
+                d.egress_drop,
+            ),
             ("assert/assume failed", d.assertion),
             ("resubmit/recirculate loop cap", d.loop_cap),
             ("unconfigured multicast group", d.no_mcast_group),
@@ -290,13 +311,6 @@ impl SwitchStats {
     }
 }
 
-/// A multicast node (BMv2 PRE: a rid and a set of ports).
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub(crate) struct McNode {
-    pub rid: u16,
-    pub ports: Vec<u32>,
-}
-
 enum Stage {
     Ingress,
     Egress,
@@ -323,14 +337,8 @@ pub struct Switch {
     scratch: Vec<u8>,
     port_stats: Vec<PortStats>,
     pub(crate) counters: SwitchStats,
-    /// Mirror sessions: id → replicas.
-    pub(crate) mirror: BTreeMap<u32, Vec<Replica>>,
-    /// Multicast groups: id → node handles.
-    pub(crate) mc_groups: BTreeMap<u16, Vec<u32>>,
-    /// Multicast nodes by handle.
-    pub(crate) mc_nodes: Vec<Option<McNode>>,
-    /// Expanded replica lists per group (rebuilt on every change).
-    pub(crate) mc_cache: BTreeMap<u16, Vec<Replica>>,
+    /// Multicast groups and mirror sessions.
+    pub(crate) repl: Replication,
     packet_id: u64,
 }
 
@@ -375,10 +383,7 @@ impl Switch {
             scratch: Vec::with_capacity(2048),
             port_stats: vec![PortStats::default(); MAX_PORTS],
             counters: SwitchStats::default(),
-            mirror: BTreeMap::new(),
-            mc_groups: BTreeMap::new(),
-            mc_nodes: Vec::new(),
-            mc_cache: BTreeMap::new(),
+            repl: Replication::new(DROP_PORT),
             packet_id: 0,
         })
     }
@@ -527,7 +532,7 @@ impl Switch {
 
         // Multicast.
         if mcast != 0 {
-            let n = self.mc_cache.get(&mcast).map_or(0, Vec::len);
+            let n = self.repl.group(mcast).map_or(0, <[Replica]>::len);
             if n == 0 {
                 self.port_stats(in_port).drops.no_mcast_group += 1;
                 self.recycle(job.st);
@@ -537,7 +542,10 @@ impl Switch {
                 tracing::info!("multicast group {mcast}: {n} copies");
             }
             for i in 0..n {
-                let rep = self.mc_cache[&mcast][i];
+                let rep = self
+                    .repl
+                    .group(mcast)
+                    .map_or(Replica { port: 0, rid: 0 }, |r| r[i]);
                 let mut c = self.take_state();
                 c.copy_from(&job.st);
                 set(
@@ -586,7 +594,7 @@ impl Switch {
         in_port: u32,
         now: Time,
     ) {
-        let n = match self.mirror.get(&session) {
+        let n = match self.repl.session(session) {
             Some(r) => r.len(),
             None => {
                 self.counters.clone_no_session += 1;
@@ -595,7 +603,10 @@ impl Switch {
         };
         let parser = self.v1.parser;
         for i in 0..n {
-            let rep = self.mirror[&session][i];
+            let rep = self
+                .repl
+                .session(session)
+                .map_or(Replica { port: 0, rid: 0 }, |r| r[i]);
             let mut c = self.take_state();
             c.reset();
             c.frame.clone_from(&st.frame);
@@ -641,12 +652,15 @@ impl Switch {
         }
         // Egress clone (E2E).
         if let Some(c) = st.fx.clone.take() {
-            let n = self.mirror.get(&c.session).map(Vec::len);
+            let n = self.repl.session(c.session).map(<[Replica]>::len);
             match n {
                 None => self.counters.clone_no_session += 1,
                 Some(n) => {
                     for i in 0..n {
-                        let rep = self.mirror[&c.session][i];
+                        let rep = self
+                            .repl
+                            .session(c.session)
+                            .map_or(Replica { port: 0, rid: 0 }, |r| r[i]);
                         let mut e = self.take_state();
                         e.copy_from(&job.st);
                         e.fx = Default::default();

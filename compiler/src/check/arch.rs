@@ -13,8 +13,8 @@ use crate::ast::{self, Direction, Span};
 use crate::codes;
 use crate::diag::Diagnostic;
 use crate::ir::{
-    BlockKind, BlockRef, Builtin, Callee, InstanceKind, MainPackage, PackageArg, SharedVar,
-    StmtKind, Type, VarKind,
+    BlockKind, BlockRef, Builtin, Callee, InstanceKind, MainPackage, PackageArg, ParamDef,
+    SharedVar, StmtKind, Type, VarKind,
 };
 
 /// One parameter of an architecture's package.
@@ -93,6 +93,20 @@ pub static ARCHES: &[ArchSpec] = &[
         ],
         pipes: &["spin."],
     },
+    // PSA: the blocks of the two pipeline packages, flattened (see `psa.rs`).
+    ArchSpec {
+        package: "PSA_Switch",
+        arch: Arch::Psa,
+        params: &[
+            p("ip", BlockKind::Parser, 0),
+            p("ig", BlockKind::Control, 0),
+            p("id", BlockKind::Control, 0),
+            p("ep", BlockKind::Parser, 1),
+            p("eg", BlockKind::Control, 1),
+            p("ed", BlockKind::Control, 1),
+        ],
+        pipes: &["ingress.", "egress."],
+    },
 ];
 
 /// The architecture whose package is named `package`.
@@ -152,17 +166,34 @@ impl Checker<'_> {
                     name.span,
                 )
                 .with_hint(format!(
-                    "instantiate one of: {} (from <v1model.p4> / <netsparse.p4> / <spin.p4>)",
+                    "instantiate one of: {} (from <v1model.p4> / <netsparse.p4> / <spin.p4> / <psa.p4>)",
                     known.join(", ")
                 ));
                 self.emit(d);
                 return;
             }
         };
+        // PSA's pipelines are packages themselves: check their blocks.
+        let flat: Vec<(ParamDef, ast::Argument)> = if spec.arch == Arch::Psa {
+            match self.psa_flatten(i, &pkg) {
+                Some(f) => f,
+                None => return,
+            }
+        } else {
+            pkg.params
+                .iter()
+                .cloned()
+                .zip(i.args.iter().cloned())
+                .collect()
+        };
+        let flat_params: Vec<&ParamDef> = if spec.arch == Arch::Psa {
+            flat.iter().map(|(p, _)| p).collect()
+        } else {
+            pkg.params.iter().collect()
+        };
         // The declaration must be the one the architecture expects.
-        let decl_ok = pkg.params.len() == spec.params.len()
-            && pkg
-                .params
+        let decl_ok = flat_params.len() == spec.params.len()
+            && flat_params
                 .iter()
                 .zip(spec.params)
                 .all(|(pp, sp)| match &pp.ty {
@@ -179,7 +210,7 @@ impl Checker<'_> {
             self.emit(d);
             return;
         }
-        if i.args.len() != pkg.params.len() {
+        if spec.arch != Arch::Psa && i.args.len() != pkg.params.len() {
             let d = Diagnostic::error(
                 codes::PACKAGE_ARG,
                 format!(
@@ -206,7 +237,7 @@ impl Checker<'_> {
         let mut shared: Vec<SharedVar> = Vec::new();
         let mut args: Vec<PackageArg> = Vec::new();
         let mut ok = true;
-        for ((pp, sp), arg) in pkg.params.iter().zip(spec.params).zip(&i.args) {
+        for ((pp, arg), sp) in flat.iter().zip(spec.params) {
             let Some((block, block_name)) = self.package_arg_block(&arg.value) else {
                 ok = false;
                 continue;
@@ -353,8 +384,14 @@ impl Checker<'_> {
                 {
                     Some(i) => i,
                     None => {
+                        // Two storages of one pipe may come from parameters
+                        // of the same name (PSA's `istd`s): name by type then.
+                        let mut name = format!("{}{}", spec.pipes[sp.pipe], var.name);
+                        if shared.iter().any(|s| s.name == name) {
+                            name = format!("{}{}", spec.pipes[sp.pipe], key);
+                        }
                         shared.push(SharedVar {
-                            name: format!("{}{}", spec.pipes[sp.pipe], var.name),
+                            name,
                             ty: var.ty.clone(),
                             pipe: sp.pipe,
                             key,
@@ -536,11 +573,17 @@ impl Checker<'_> {
                     (Builtin::MarkToDrop, Arch::SpinNic) => {
                         "set `md.rc = SPIN_DROP;` to drop a message or packet on a sPIN NIC"
                     }
+                    (Builtin::MarkToDrop, Arch::Psa) => {
+                        "call `ingress_drop(ostd);` / `egress_drop(ostd);` (or set `ostd.drop = true;`) to drop a packet in PSA"
+                    }
                     (Builtin::MarkToDrop, _) => {
                         "set `md.drop = true;` to drop a packet on the NetSparse switch"
                     }
                     (_, Arch::NetSparseNic) => "the NetSparse SmartNIC does not provide it",
                     (_, Arch::SpinNic) => "a sPIN NIC does not provide it",
+                    (_, Arch::Psa) => {
+                        "PSA programs use the <psa.p4> externs and the output metadata (ostd.clone, ostd.resubmit, ...)"
+                    }
                     _ => "the NetSparse switch does not provide it",
                 })
             };
@@ -904,6 +947,7 @@ pub fn builtin_label(op: Builtin) -> &'static str {
         RegisterWrite => "write",
         Count | CountDirect => "count",
         ExecuteMeter => "execute_meter",
+        MeterExecute | DirectMeterExecute => "execute",
         ReadDirectMeter => "read",
         Deconcatenate => "Deconcatenate",
         Concatenate => "Concatenate",
@@ -938,6 +982,10 @@ mod tests {
         assert_eq!(
             arch_spec("SpinNic").map(|a| (a.arch, a.params.len())),
             Some((Arch::SpinNic, 3))
+        );
+        assert_eq!(
+            arch_spec("PSA_Switch").map(|a| (a.arch, a.params.len(), a.pipes.len())),
+            Some((Arch::Psa, 6, 2))
         );
         assert!(arch_spec("PSA").is_none());
         for a in ARCHES {

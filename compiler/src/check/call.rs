@@ -70,6 +70,14 @@ pub(crate) fn builtin_method(ext: &str, method: &str, arity: usize) -> Option<Bu
         ("direct_counter", "count", 0) => CountDirect,
         ("meter", "execute_meter", 2) => ExecuteMeter,
         ("direct_meter", "read", 1) => ReadDirectMeter,
+        // PSA (<psa.p4>).
+        ("Register", "read", 1) => RegisterReadValue,
+        ("Register", "write", 2) => RegisterWrite,
+        ("Counter", "count", 1) => Count,
+        ("DirectCounter", "count", 0) => CountDirect,
+        // Colour-blind only: the colour-aware `execute(index, color)` is not implemented.
+        ("Meter", "execute", 1) => MeterExecute,
+        ("DirectMeter", "execute", 0) => DirectMeterExecute,
         _ => return None,
     })
 }
@@ -184,6 +192,19 @@ impl Checker<'_> {
                         Some(Sym::Table(t)) => return self.apply_table(t, method, args, span),
                         Some(Sym::Instance(i)) => {
                             return self.call_instance(i, method, type_args, args, span)
+                        }
+                        // Direct invocation (P4_16 1.2): `C.apply(...)` of a
+                        // control type is an anonymous instance of it.
+                        Some(Sym::Control(c))
+                            if method.name == "apply" && self.ctx.apply_depth.is_some() =>
+                        {
+                            let i = self.m.instances.append(ir::Instance {
+                                name: name.name.clone(),
+                                kind: InstanceKind::Control(c),
+                                span: base.span,
+                            });
+                            self.direct_instances.push(i);
+                            return self.call_instance(i, method, type_args, args, span);
                         }
                         _ => {}
                     }
@@ -588,7 +609,8 @@ impl Checker<'_> {
         )
         .with_note(
             "the NetSparse targets implement the externs of the bundled core.p4, v1model.p4, \
-             netsparse.p4 and spin.p4 (see `netsparse explain E0401`)",
+             netsparse.p4 and spin.p4, and PSA's Counter, DirectCounter, Register and the meters \
+             (see `netsparse explain E0401`)",
         );
         self.emit(d);
     }
@@ -672,6 +694,19 @@ impl Checker<'_> {
         };
         let sig = (*sig).clone();
         let Some(op) = builtin_method(&d.name, &sig.name, sig.params.len()) else {
+            if matches!(d.name.as_str(), "Meter" | "DirectMeter") && sig.name == "execute" {
+                let diag = Diagnostic::error(
+                    codes::EXTERN_NOT_IMPLEMENTED,
+                    format!(
+                        "the colour-aware `{}.execute` (with an input colour) is not implemented by this target",
+                        d.name
+                    ),
+                    span,
+                )
+                .with_hint("use the colour-blind form: `execute(index)` / `execute()`");
+                self.emit(diag);
+                return None;
+            }
             self.not_implemented(&format!("{}.{}", d.name, sig.name), span);
             return None;
         };

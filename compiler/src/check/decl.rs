@@ -248,7 +248,9 @@ impl Checker<'_> {
             }
         }
         self.ctx.apply_depth = Some(0);
+        self.direct_instances.clear();
         let apply = self.block(&c.apply);
+        instances.append(&mut self.direct_instances);
         self.pop_scope();
         self.ctx = saved;
         let ctl = &mut self.m.controls[h];
@@ -488,6 +490,8 @@ impl Checker<'_> {
                 return None;
             }
             "register" | "counter" | "direct_counter" | "meter" | "direct_meter" => {}
+            // PSA (<psa.p4>).
+            "Register" | "Counter" | "DirectCounter" | "Meter" | "DirectMeter" => {}
             _ => {
                 self.not_implemented_instance(&d.name, i.ty.span);
                 return None;
@@ -551,18 +555,28 @@ impl Checker<'_> {
             }
         };
         let counter_unit = |s: Option<String>| match s.as_deref() {
-            Some("packets") => Some(CounterUnit::Packets),
-            Some("bytes") => Some(CounterUnit::Bytes),
-            Some("packets_and_bytes") => Some(CounterUnit::PacketsAndBytes),
+            Some("packets" | "PACKETS") => Some(CounterUnit::Packets),
+            Some("bytes" | "BYTES") => Some(CounterUnit::Bytes),
+            Some("packets_and_bytes" | "PACKETS_AND_BYTES") => Some(CounterUnit::PacketsAndBytes),
             _ => None,
         };
         let meter_unit = |s: Option<String>| match s.as_deref() {
-            Some("packets") => Some(MeterUnit::Packets),
-            Some("bytes") => Some(MeterUnit::Bytes),
+            Some("packets" | "PACKETS") => Some(MeterUnit::Packets),
+            Some("bytes" | "BYTES") => Some(MeterUnit::Bytes),
             _ => None,
         };
+        if d.name == "Register" && vals.get(1).is_some_and(|v| v.0 != 0) {
+            let diag = Diagnostic::error(
+                codes::UNSUPPORTED,
+                "a PSA `Register` with a non-zero initial value is not supported by this target",
+                i.span,
+            )
+            .with_hint("use `Register<T, S>(size)`: every cell starts at 0");
+            self.emit(diag);
+            return None;
+        }
         let kind = match d.name.as_str() {
-            "register" => {
+            "register" | "Register" => {
                 let width = match targs.first() {
                     Some(t) => self.m.scalar_width(t),
                     None => None,
@@ -578,25 +592,25 @@ impl Checker<'_> {
                 };
                 size(&vals).map(|size| ExternInstKind::Register { width, size })
             }
-            "counter" => match (
+            "counter" | "Counter" => match (
                 size(&vals),
                 vals.get(1).and_then(|v| counter_unit(member(&self.m, v))),
             ) {
                 (Some(size), Some(unit)) => Some(ExternInstKind::Counter { size, unit }),
                 _ => None,
             },
-            "direct_counter" => vals
+            "direct_counter" | "DirectCounter" => vals
                 .first()
                 .and_then(|v| counter_unit(member(&self.m, v)))
                 .map(|unit| ExternInstKind::DirectCounter { unit }),
-            "meter" => match (
+            "meter" | "Meter" => match (
                 size(&vals),
                 vals.get(1).and_then(|v| meter_unit(member(&self.m, v))),
             ) {
                 (Some(size), Some(unit)) => Some(ExternInstKind::Meter { size, unit }),
                 _ => None,
             },
-            "direct_meter" => vals
+            "direct_meter" | "DirectMeter" => vals
                 .first()
                 .and_then(|v| meter_unit(member(&self.m, v)))
                 .map(|unit| ExternInstKind::DirectMeter { unit }),
@@ -620,7 +634,7 @@ impl Checker<'_> {
         )
         .with_note(
             "the NetSparse targets implement register, counter, direct_counter, meter and \
-             direct_meter objects",
+             direct_meter objects, and PSA's Register, Counter, DirectCounter, Meter and DirectMeter",
         );
         self.emit(d);
     }

@@ -18,6 +18,7 @@ mod decl;
 mod expr;
 mod loops;
 mod parser;
+mod psa;
 mod stmt;
 mod table;
 mod types;
@@ -151,6 +152,10 @@ pub(crate) struct Checker<'a> {
     builtin_uses: Vec<BuiltinUse>,
     no_action: Option<Handle<ir::Action>>,
     main_seen: bool,
+    /// Top-level package instances (PSA's pipelines), for `main`.
+    pkg_insts: Vec<ast::Instantiation>,
+    /// Controls invoked directly (`C.apply()`) in the control being checked.
+    direct_instances: Vec<Handle<ir::Instance>>,
     /// Parsers/controls whose parameters had errors (not checked against the package).
     broken_blocks: Vec<ir::BlockRef>,
     /// The last declaration of the program itself (not of a bundled include).
@@ -170,6 +175,8 @@ impl<'a> Checker<'a> {
             builtin_uses: Vec::new(),
             no_action: None,
             main_seen: false,
+            pkg_insts: Vec::new(),
+            direct_instances: Vec::new(),
             broken_blocks: Vec::new(),
             last_span: None,
         }
@@ -353,6 +360,10 @@ impl<'a> Checker<'a> {
                 if i.name.name == "main" {
                     self.main_seen = true;
                     self.main_decl(i);
+                } else if self.names_package(&i.ty) {
+                    // A pipeline package (PSA's IngressPipeline/EgressPipeline),
+                    // checked as part of `main`.
+                    self.pkg_insts.push(i.clone());
                 } else if let Some(h) = self.instantiation(i) {
                     if matches!(
                         self.m.instances[h].kind,

@@ -103,15 +103,22 @@ impl Checker<'_> {
                         }
                         None => {}
                     },
-                    "counters" | "meters" => {
-                        let want_counter = name.name == "counters";
+                    // PSA names them `psa_direct_counter` / `psa_direct_meter`.
+                    "counters" | "meters" | "psa_direct_counter" | "psa_direct_meter" => {
+                        let want_counter =
+                            matches!(name.name.as_str(), "counters" | "psa_direct_counter");
                         match self.direct_resource(value, want_counter) {
                             Some(h) if want_counter => direct_counter = Some(h),
                             Some(h) => direct_meter = Some(h),
                             None => {}
                         }
                     }
-                    "implementation" | "support_timeout" | "idle_timeout_with_auto_delete" => {
+                    "implementation"
+                    | "support_timeout"
+                    | "idle_timeout_with_auto_delete"
+                    | "psa_implementation"
+                    | "psa_idle_timeout"
+                    | "psa_empty_group_action" => {
                         let d = Diagnostic::error(
                             codes::UNSUPPORTED,
                             format!(

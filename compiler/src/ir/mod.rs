@@ -401,6 +401,10 @@ pub enum Builtin {
     CountDirect,
     /// `meter.execute_meter(index, out result)`.
     ExecuteMeter,
+    /// PSA `Meter.execute(index)`: the colour as a value.
+    MeterExecute,
+    /// PSA `DirectMeter.execute()` in an action of the meter's table: the colour as a value.
+    DirectMeterExecute,
     /// `direct_meter.read(out result)`.
     ReadDirectMeter,
     /// NetSparse `Deconcatenate(pr, md)`.

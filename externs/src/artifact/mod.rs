@@ -28,8 +28,10 @@
 
 use serde::{Deserialize, Serialize};
 
+mod psa;
 mod spin;
 mod validate;
+pub use psa::{packet_path as psa_packet_path, PsaBridge, PsaMetadata, PsaSwitch};
 pub use spin::{rc as spin_rc, SpinMdSlots, SpinMsgSlots, SpinNic, SpinOp, SpinPktSlots};
 pub use validate::{validate, Problem};
 
@@ -152,6 +154,8 @@ pub enum Arch {
     NetSparseNic,
     /// A sPIN SmartNIC: header, payload and completion handlers on HPUs.
     SpinNic,
+    /// The Portable Switch Architecture (`PSA_Switch`): BMv2 psa_switch behaviour.
+    Psa,
 }
 
 /// One value slot.
@@ -1248,6 +1252,8 @@ pub enum Package {
     NetSparseNic(NetSparseNic),
     /// `SpinNic(header_handler, payload_handler, completion_handler) main;` (see `spin.p4`).
     SpinNic(SpinNic),
+    /// `PSA_Switch(...) main;` (see `psa.p4`).
+    Psa(PsaSwitch),
 }
 
 /// The v1model package.

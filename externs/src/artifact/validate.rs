@@ -428,6 +428,37 @@ impl V<'_> {
                     self.bad("host_to_net has a per-packet part".into());
                 }
             }
+            Package::Psa(p) => {
+                for x in [p.ingress_parser, p.egress_parser] {
+                    if a.parsers.get(x.index()).is_none() {
+                        self.bad("parser out of range".into());
+                    }
+                }
+                for c in [p.ingress, p.ingress_deparser, p.egress, p.egress_deparser] {
+                    if a.controls.get(c.index()).is_none() {
+                        self.bad("control out of range".into());
+                    }
+                }
+                for (_, f) in p.metadata.all() {
+                    self.field(f);
+                }
+                for b in [&p.normalized, &p.clone_i2e, &p.recirculate] {
+                    if b.from.len() != b.to.len() {
+                        self.bad("PSA bridge lists of different lengths".into());
+                    }
+                    for (f, t) in b.from.iter().zip(&b.to) {
+                        if self.field(*f) != self.field(*t) {
+                            self.bad(format!(
+                                "PSA bridge slots {} and {} differ in width",
+                                f.0, t.0
+                            ));
+                        }
+                    }
+                }
+                for f in p.resubmit_meta.iter().chain(&p.clone_e2e_meta) {
+                    self.field(*f);
+                }
+            }
             Package::SpinNic(p) => {
                 for c in [p.header_handler, p.payload_handler, p.completion_handler] {
                     if a.controls.get(c.index()).is_none() {

@@ -136,6 +136,10 @@ pub(super) fn controls(
             Some(ns.ingress_deparser.index()),
             Some(ns.egress_deparser.index()),
         ],
+        Package::Psa(p) if pkg.is_none() => [
+            Some(p.ingress_deparser.index()),
+            Some(p.egress_deparser.index()),
+        ],
         _ => [None, None],
     };
     let mut controls = Vec::with_capacity(a.controls.len());

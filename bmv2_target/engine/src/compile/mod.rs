@@ -155,6 +155,12 @@ fn load_inner(a: &Artifact, v1model: bool, extra: &[ExtraBlock<'_>]) -> Result<L
                 place: format!("program {}", a.program),
             })
         }
+        (Arch::Psa, _) => {
+            return Err(LoadError::Unsupported {
+                what: "architecture psa in the v1model switch (PSA programs run on the `PsaSwitch`)".into(),
+                place: format!("program {}", a.program),
+            })
+        }
         (Arch::NetSparseSwitch, _) => {
             return Err(LoadError::Unsupported {
                 what: "architecture netsparse_switch in the v1model switch (NetSparse switch programs run on the multi-pipe `NsSwitch`)".into(),

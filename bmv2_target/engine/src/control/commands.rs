@@ -13,6 +13,8 @@
 //! register_reset <register>
 //! counter_reset <counter>
 //! meter_set_rates <meter> <index> <cir>:<cbs> <pir>:<pbs>
+//! meter_array_set_rates <meter> <cir>:<cbs> <pir>:<pbs>
+//! meter_get_rates <meter> <index>        (logs the rates)
 //! mirroring_add <session> <port>
 //! mirroring_delete <session>
 //! mc_mgrp_create <group>
@@ -242,6 +244,33 @@ pub fn apply_line<T: ControlPlane + ?Sized>(sw: &mut T, line: &str) -> Result<bo
         "counter_reset" => {
             need(args, 1, "counter_reset <counter>")?;
             sw.counter_reset(args[0])?;
+            Ok(false)
+        }
+        "meter_array_set_rates" => {
+            need(
+                args,
+                3,
+                "meter_array_set_rates <meter> <cir>:<cbs> <pir>:<pbs>",
+            )?;
+            let (cir, cbs) = rate(args[1])?;
+            let (pir, pbs) = rate(args[2])?;
+            sw.meter_set_rates(args[0], None, MeterRates { cir, cbs, pir, pbs })?;
+            Ok(false)
+        }
+        "meter_get_rates" => {
+            need(args, 2, "meter_get_rates <meter> <index>")?;
+            let i: u64 = num(args[1], "index")?;
+            match sw.engine().meter_get_rates(args[0], i)? {
+                Some(r) => tracing::info!(
+                    "{}[{i}]: CIR {}:{} PIR {}:{}",
+                    args[0],
+                    r.cir,
+                    r.cbs,
+                    r.pir,
+                    r.pbs
+                ),
+                None => tracing::info!("{}[{i}]: not configured", args[0]),
+            }
             Ok(false)
         }
         "meter_set_rates" => {

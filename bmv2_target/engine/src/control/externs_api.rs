@@ -126,6 +126,34 @@ impl Engine {
         }
     }
 
+    /// The rates of an indexed meter's cell `index`, or of a direct meter's
+    /// entry (`index` = entry handle); `None` when not configured.
+    pub fn meter_get_rates(
+        &self,
+        name: &str,
+        index: u64,
+    ) -> Result<Option<MeterRates>, ControlPlaneError> {
+        let i = self.extern_index(name)?;
+        let n = self.rt.extern_names[i].clone();
+        let out_of_range = || ControlPlaneError::Meter {
+            name: n.clone(),
+            detail: format!("index {index} out of range"),
+        };
+        match &self.rt.externs[i] {
+            ExternRt::Meter(m) => m.get(index).map(|t| t.rates()).ok_or_else(out_of_range),
+            ExternRt::DirectMeter { table } => {
+                let t = &self.rt.tables[*table as usize];
+                let e = u32::try_from(index)
+                    .ok()
+                    .and_then(|h| t.entries.get(h as usize))
+                    .and_then(Option::as_ref)
+                    .ok_or_else(out_of_range)?;
+                Ok(e.meter.as_ref().and_then(|m| m.rates()))
+            }
+            _ => Err(self.wrong(i, "meter")),
+        }
+    }
+
     /// Set meter rates: an indexed meter's cell `index` (or every cell when
     /// `None`), or a direct meter's entry (`index` = entry handle).
     pub fn meter_set_rates(

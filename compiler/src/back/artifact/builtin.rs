@@ -335,6 +335,21 @@ impl Lower<'_> {
                 let dst = self.arg_lvalue(idx, args.get(1), out, span)?;
                 out.push(prim(a::Prim::ExecuteMeter { meter, index, dst }));
             }
+            Builtin::MeterExecute => {
+                let meter = self.extern_of(idx, receiver, span)?;
+                let index = self.arg_expr(idx, args.first(), out)?;
+                let t = self.temp(ret);
+                let dst = self.lvalue(LPlace::Static(t.clone()), span)?;
+                out.push(prim(a::Prim::ExecuteMeter { meter, index, dst }));
+                return Some(CallResult::Place(t));
+            }
+            Builtin::DirectMeterExecute => {
+                let meter = self.extern_of(idx, receiver, span)?;
+                let t = self.temp(ret);
+                let dst = self.lvalue(LPlace::Static(t.clone()), span)?;
+                out.push(prim(a::Prim::ReadDirectMeter { meter, dst }));
+                return Some(CallResult::Place(t));
+            }
             Builtin::ReadDirectMeter => {
                 let meter = self.extern_of(idx, receiver, span)?;
                 let dst = self.arg_lvalue(idx, args.first(), out, span)?;

@@ -21,6 +21,7 @@ mod expr;
 mod package;
 mod parser;
 mod place;
+mod psa;
 mod stmt;
 mod storage;
 mod tables;

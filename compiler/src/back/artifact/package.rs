@@ -31,7 +31,7 @@ impl Lower<'_> {
         let user_key = match self.arch {
             Arch::V1Model => shared_of("M", 0),
             Arch::NetSparseSwitch => shared_of("IM", 0),
-            Arch::NetSparseNic | Arch::SpinNic => None,
+            Arch::NetSparseNic | Arch::SpinNic | Arch::Psa => None,
         };
         if let Some(k) = user_key {
             self.user_metadata = Some((main.shared[k].ty.clone(), self.shared[k].clone()));
@@ -164,6 +164,17 @@ impl Lower<'_> {
                     host_to_net,
                     net_to_host,
                 }))
+            }
+            Arch::Psa => {
+                let psa = self.psa_package(main, &pid, &cid);
+                if psa.is_none() {
+                    self.err(
+                        codes::NOT_EXPRESSIBLE,
+                        "the PSA metadata structs do not have the fields of <psa.p4>",
+                        main.span,
+                    );
+                }
+                psa.map(a::Package::Psa)
             }
             Arch::SpinNic => {
                 let spin = self.spin_package(main, &cid);

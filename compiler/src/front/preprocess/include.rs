@@ -97,7 +97,7 @@ impl Pp<'_> {
                 d.notes.push(format!("searched: {}", searched.join(", ")));
             }
             d.notes
-                .push("bundled includes: <core.p4>, <v1model.p4>, <netsparse.p4>".to_owned());
+                .push("bundled includes: <core.p4>, <v1model.p4>, <netsparse.p4>, <spin.p4>, <psa.p4>, <bmv2/psa.p4>".to_owned());
             return;
         };
         if self.pragma_once.contains(&key) {

@@ -677,6 +677,8 @@ fn static_name(name: &str) -> &'static str {
         "core.p4" => "core.p4",
         "v1model.p4" => "v1model.p4",
         "spin.p4" => "spin.p4",
+        "psa.p4" => "psa.p4",
+        "bmv2/psa.p4" => "bmv2/psa.p4",
         _ => "netsparse.p4",
     }
 }
