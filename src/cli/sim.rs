@@ -57,7 +57,7 @@ pub struct Args {
         long,
         value_name = "FILE.mtx",
         conflicts_with = "gen",
-        required_unless_present_any = ["gen", "workload"]
+        required_unless_present_any = ["gen", "workload", "collective"]
     )]
     pub matrix: Option<PathBuf>,
     /// A sPIN workload instead of an SpMM gather: `pingpong`, `bcast` or
@@ -270,6 +270,9 @@ pub struct Args {
     /// No progress bar.
     #[arg(long, short = 'q')]
     pub quiet: bool,
+    /// `--collective allreduce` and its flags.
+    #[command(flatten)]
+    pub coll: super::collective::CollectiveArgs,
 }
 
 /// The event loop's threads: `requested`, or the machine's cores.
@@ -559,6 +562,18 @@ fn check_memory(args: &Args, cfg: &SimConfig) -> anyhow::Result<()> {
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     if let Some(w) = &args.workload {
         return spin_workload(w, &args);
+    }
+    if args.coll.collective.is_some() {
+        let shared = super::collective::Shared {
+            racks: args.racks,
+            link_gbps: args.link_gbps,
+            link_latency_ns: args.link_latency_ns,
+            switch_latency_ns: args.switch_latency_ns,
+            seed: args.seed,
+            json: args.json.clone(),
+            quiet: args.quiet,
+        };
+        return super::collective::run_cli(&args.coll, &shared);
     }
     let cfg = config(&args)?;
     let stop = Arc::new(AtomicBool::new(false));

@@ -917,6 +917,7 @@ pub fn builtin_label(op: Builtin) -> &'static str {
         HostRead => "HostRead",
         HostWrite => "HostWrite",
         Spin(op) => op.name(),
+        Coll(op) => op.name(),
     }
 }
 

@@ -36,13 +36,15 @@ pub struct FrontOptions {
     pub defines: Vec<(String, String)>,
 }
 
-/// The text of a bundled include (`core.p4`, `v1model.p4`, `netsparse.p4`, `spin.p4`).
+/// The text of a bundled include (`core.p4`, `v1model.p4`, `netsparse.p4`, `spin.p4`,
+/// `collective.p4`).
 pub fn bundled_include(name: &str) -> Option<&'static str> {
     match name {
         "core.p4" => Some(include_str!("../../../programs/core.p4")),
         "v1model.p4" => Some(include_str!("../../../programs/v1model.p4")),
         "netsparse.p4" => Some(include_str!("../../../programs/netsparse.p4")),
         "spin.p4" => Some(include_str!("../../../programs/spin.p4")),
+        "collective.p4" => Some(include_str!("../../../programs/collective.p4")),
         _ => None,
     }
 }

@@ -15,7 +15,9 @@ mod print;
 pub use arena::{Arena, Handle};
 pub use print::print_module;
 
-use netsparse_externs::artifact::{Arch, CounterUnit, KeyMatch, MatchKind, MeterUnit, SpinOp};
+use netsparse_externs::artifact::{
+    Arch, CollOp, CounterUnit, KeyMatch, MatchKind, MeterUnit, SpinOp,
+};
 
 use crate::ast::{BinOp, Direction, Span, UnOp};
 
@@ -427,6 +429,8 @@ pub enum Builtin {
     HostWrite,
     /// A sPIN extern of `<spin.p4>` (SpinNic handlers).
     Spin(SpinOp),
+    /// A collective extern of `<collective.p4>` (NIC net_to_host, switch middle pipes).
+    Coll(CollOp),
 }
 
 impl Builtin {
@@ -448,7 +452,7 @@ impl Builtin {
     /// Whether a program for `arch` may use this builtin.
     pub fn available_in(self, arch: Arch) -> bool {
         match self {
-            Builtin::Deconcatenate | Builtin::Concatenate => {
+            Builtin::Deconcatenate | Builtin::Concatenate | Builtin::Coll(_) => {
                 matches!(arch, Arch::NetSparseSwitch | Arch::NetSparseNic)
             }
             _ => self.arch_only().is_none_or(|a| a == arch),

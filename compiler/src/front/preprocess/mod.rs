@@ -677,6 +677,7 @@ fn static_name(name: &str) -> &'static str {
         "core.p4" => "core.p4",
         "v1model.p4" => "v1model.p4",
         "spin.p4" => "spin.p4",
+        "collective.p4" => "collective.p4",
         _ => "netsparse.p4",
     }
 }
