@@ -45,6 +45,11 @@ fn frame(src: u32, prs: &[(u16, u32, u64, Option<u32>)]) -> Vec<u8> {
             None => tx.push(Time::ZERO, PrType::Read, AGG, B, &pr, &[]),
         }
     }
+    one_frame(tx)
+}
+
+/// The one frame `tx` sends.
+fn one_frame(mut tx: PrSender) -> Vec<u8> {
     tx.flush(Time::ZERO);
     let mut out = Outputs::new();
     tx.emit(Time::from_us(1), &mut out);
@@ -87,9 +92,7 @@ fn stimulus() -> Vec<(u64, Vec<u8>)> {
                 &[0; 8],
             );
             tx.flush(Time::ZERO);
-            let mut out = Outputs::new();
-            tx.emit(Time::ZERO, &mut out);
-            out.iter().next().unwrap().1.to_vec()
+            one_frame(tx)
         }),
         (
             515,

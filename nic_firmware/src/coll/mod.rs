@@ -319,13 +319,18 @@ impl Aggregator {
                         self.core.stats.program_errors += 1;
                         continue;
                     }
-                    self.send_sums(now, r);
+                    // Free the slot, send the indices that waited for it
+                    // (small frames, ahead of the sums), then the sums (the
+                    // slot's accumulators stay as they are until the next
+                    // round's first vote reopens it).
+                    self.core.rounds.sums_sent(r);
                     if let Some(w) = self.waiting {
                         if self.core.rounds.may_send_indices(w) {
                             self.waiting = None;
                             self.send_indices(now, w);
                         }
                     }
+                    self.send_sums(now, r);
                 }
             }
         }
@@ -349,8 +354,10 @@ impl Aggregator {
     fn send_sums(&mut self, now: Time, r: u32) {
         let (node, b) = (self.cfg.node, self.cfg.block as usize);
         let s = self.core.rounds.get(r);
-        for w in 0..self.cfg.workers {
-            for (k, &idx) in s.chosen.iter().enumerate() {
+        // Block by block over the workers, so that every worker's CQ fills
+        // and leaves in turn (no worker waits for all the others' sums).
+        for (k, &idx) in s.chosen.iter().enumerate() {
+            for w in 0..self.cfg.workers {
                 let pr = coll_pr(node, SUM, r, idx);
                 self.tx.push(
                     now,
@@ -363,7 +370,6 @@ impl Aggregator {
             }
         }
         self.tx.flush(now);
-        self.core.rounds.sums_sent(r);
         self.core.stats.rounds += 1;
     }
 }

@@ -164,8 +164,9 @@ impl OmniWorker {
         }
     }
 
-    /// All `d` indices of the current round are in: send its blocks, the
-    /// DONE, and the next round's vote.
+    /// All `d` indices of the current round are in: send the DONE and the
+    /// next round's vote first (a small frame that does not wait behind the
+    /// blocks), then the round's blocks.
     fn round_chosen(&mut self, now: Time) {
         let r = self.round;
         let b = self.sh.tensors.block;
@@ -176,30 +177,41 @@ impl OmniWorker {
             self.rx.r.finished_ps = self.rx.r.finished_ps.max(now.as_ps());
             return;
         };
+        // This round's blocks: own[start..end]. Every one is chosen (the d
+        // smallest of the union include every nonzero block up to the last
+        // chosen); one that is not would be counted, not sent.
+        let start = self.pos;
+        let mut end = start;
         let mut sent = 0u64;
-        while let Some(&j) = self.own.get(self.pos) {
+        while let Some(&j) = self.own.get(end) {
             if j > last {
                 break;
             }
-            self.pos += 1;
-            if self.next.binary_search(&j).is_err() {
-                // Cannot happen (the d smallest of the union include every
-                // nonzero block up to the last chosen); counted if it does.
+            end += 1;
+            if self.next.binary_search(&j).is_ok() {
+                sent += 1;
+            } else {
                 self.rx.r.unexpected += 1;
+            }
+        }
+        self.pos = end;
+        let done = coll_pr(self.w, DONE, r, sent);
+        self.tx.push(now, PrType::Read, self.agg, b, &done, &[]);
+        self.vote(now, r + 1);
+        self.tx.flush(now);
+        for k in start..end {
+            let j = self.own[k];
+            if self.next.binary_search(&j).is_err() {
                 continue;
             }
             self.sh.tensors.block_into(self.w, j, &mut self.buf);
             let pr = coll_pr(self.w, BLOCK, r, j);
             self.tx
                 .push(now, PrType::Response, self.agg, b, &pr, &self.buf);
-            sent += 1;
         }
         self.rx.r.blocks_sent += sent;
-        let done = coll_pr(self.w, DONE, r, sent);
-        self.tx.push(now, PrType::Read, self.agg, b, &done, &[]);
         self.round += 1;
         self.next.clear();
-        self.vote(now, r + 1);
     }
 }
 
