@@ -25,6 +25,9 @@ use pcap_file::pcap::{PcapHeader, PcapPacket, PcapWriter};
 use pcap_file::{Endianness, TsResolution};
 
 const B: u32 = 16;
+
+/// A PR as (kind, round, idx, first payload word).
+type Pr = (u16, u32, u64, Option<u32>);
 const AGG: u32 = 2;
 
 fn root() -> PathBuf {
@@ -36,7 +39,7 @@ fn block(v: u32) -> Vec<u8> {
 }
 
 /// One frame from `src` with the PRs `(kind, round, idx, payload value)`.
-fn frame(src: u32, prs: &[(u16, u32, u64, Option<u32>)]) -> Vec<u8> {
+fn frame(src: u32, prs: &[Pr]) -> Vec<u8> {
     let mut tx = PrSender::new(src, 400, 1500).unwrap();
     for &(kind, round, idx, value) in prs {
         let pr = coll_pr(src, kind, round, idx);
@@ -209,7 +212,7 @@ fn the_aggregator_matches_its_goldens() {
 fn the_golden_output_says_what_the_aggregator_does() {
     let (sent, agg) = run();
     // Per worker: (kind, round, idx, first word of the payload).
-    let mut got: Vec<Vec<(u16, u32, u64, Option<u32>)>> = vec![Vec::new(); 2];
+    let mut got: Vec<Vec<Pr>> = vec![Vec::new(); 2];
     for (_, f) in &sent {
         let fr = Frame::parse(f).expect("a NetSparse frame");
         let dst = fr.concat.dst as usize;
