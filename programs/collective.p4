@@ -13,6 +13,9 @@
  * deconcatenation apply): pr.src = worker, pr.req_id = round, pr.tid = kind,
  * pr.idx = block index (or a count), payload = the block.
  *
+ * Only the NetSparse SmartNIC provides them (the compiler refuses them in
+ * switch and v1model programs).
+ *
  * Every extern that returns bit<8> returns COLL_OK, COLL_COMPLETE (the call
  * completed the round's phase) or COLL_REFUSED (unknown worker, round not in
  * the window, duplicate, block size mismatch, block not chosen): refused

@@ -47,10 +47,17 @@ delay-cycles=V (NIC V, switch V/4, as Figure 17) and cache-bytes=unbounded.\n\
 Exit status: 0 done, 1 verification failed, 2 usage or input error, 130\n\
 stopped by Ctrl-C (the partial statistics are still printed and written).\n\
 \n\
+Collectives: --collective allreduce runs ring, omnireduce and omniccl (the\n\
+OmNICCL aggregator, programs/omniccl_agg.p4) on workers' seeded block-sparse\n\
+tensors, each result verified against the direct sum: --algo, --bytes,\n\
+--block, --depth, --density, --workers, --window, --agg-gbps (with --racks,\n\
+--link-gbps, --link-latency-ns, --switch-latency-ns, --seed, --json).\n\
+\n\
 Example: netsparse sim --gen rmat:scale=16,ef=16 --nodes 32 --racks 4 --k 16\n\
          netsparse sim --matrix queen.mtx --mode su,sa,netsparse --json out.json --plot-dir plots\n\
          netsparse sim --gen grid2d:nx=512,ny=512 --mode su,rig,+filter,+coalesce,+nic-concat,netsparse\n\
-         netsparse sim --gen rmat:scale=16 --mode netsparse --sweep rig-batch=1024,4096,16384")]
+         netsparse sim --gen rmat:scale=16 --mode netsparse --sweep rig-batch=1024,4096,16384\n\
+         netsparse sim --collective allreduce --bytes 4194304 --block 1024 --depth 256 --density 0.25")]
 pub struct Args {
     /// A Matrix Market file.
     #[arg(

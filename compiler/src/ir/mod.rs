@@ -429,7 +429,7 @@ pub enum Builtin {
     HostWrite,
     /// A sPIN extern of `<spin.p4>` (SpinNic handlers).
     Spin(SpinOp),
-    /// A collective extern of `<collective.p4>` (NIC net_to_host, switch middle pipes).
+    /// A collective extern of `<collective.p4>` (NetSparse SmartNIC).
     Coll(CollOp),
 }
 
@@ -445,6 +445,9 @@ impl Builtin {
             Lookup | Insert => Some(Arch::NetSparseSwitch),
             _ if self.is_rig() => Some(Arch::NetSparseNic),
             Spin(_) => Some(Arch::SpinNic),
+            // Only the SmartNIC's firmware implements them (the switch's
+            // middle pipes do not, yet).
+            Coll(_) => Some(Arch::NetSparseNic),
             _ => None,
         }
     }
@@ -452,7 +455,7 @@ impl Builtin {
     /// Whether a program for `arch` may use this builtin.
     pub fn available_in(self, arch: Arch) -> bool {
         match self {
-            Builtin::Deconcatenate | Builtin::Concatenate | Builtin::Coll(_) => {
+            Builtin::Deconcatenate | Builtin::Concatenate => {
                 matches!(arch, Arch::NetSparseSwitch | Arch::NetSparseNic)
             }
             _ => self.arch_only().is_none_or(|a| a == arch),

@@ -4,8 +4,8 @@
 //! (the `d` smallest block indices of a round), block accumulation into a
 //! round's slots, the per-round counters that say when a round is complete,
 //! and the broadcasts of a round's indices and sums. They run in the per-PR
-//! part of a `NetSparseNic` net_to_host control (and may be offered by a
-//! NetSparse switch's middle pipes); the target owns the state.
+//! part of a `NetSparseNic` net_to_host control (the compiler refuses them
+//! in switch and v1model programs); the target owns the state.
 
 use serde::{Deserialize, Serialize};
 

@@ -5,9 +5,9 @@
 //! broadcasts it asks for.
 //!
 //! Memory: `window × (d·b + Block Merge + n·(d + 2) counters)`; the
-//! accumulators dominate (`window·b·d` bytes, against OmNICCL's
-//! `(n+2)·b·d`, which also holds the workers' blocks until they are added:
-//! here a block is added as its PR is processed).
+//! accumulators dominate (`window·b·d` bytes, against the `(n+2)·b·d` of
+//! OmNICCL's design, §2; here a block is added as its PR is processed,
+//! with no receive buffer per worker).
 
 use super::merge::{BlockMerge, Vote};
 use super::NONE;
