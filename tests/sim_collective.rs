@@ -37,6 +37,10 @@ fn every_algorithm_sums_exactly_at_several_densities() {
     for density in [0.0, 0.3, 1.0] {
         let rep = run_ok(&params(density));
         assert_eq!(rep.results.len(), 3);
+        // omnireduce: --depth streams of depth 1; omniccl: one of depth d.
+        let or = &rep.results[1];
+        assert_eq!((or.depth, or.streams), (1, 4));
+        assert_eq!(or.aggregator.expect("stats").refused.total(), 0);
         let omni = &rep.results[2];
         let agg = omni.aggregator.expect("aggregator stats");
         // Only nonzero blocks travel to the aggregator, each once.
@@ -108,6 +112,7 @@ fn the_aggregator_program_compiles_and_loads() {
         depth: 8,
         block: 1024,
         window: 2,
+        streams: 1,
         link_gbps: 400,
     };
     assert!(netsparse_nic::coll::Aggregator::new(&art, cfg).is_ok());

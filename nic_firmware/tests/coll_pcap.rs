@@ -1,7 +1,8 @@
 //! Golden files of the OmNICCL aggregator (`programs/omniccl_agg.p4` with
 //! the externs of `<collective.p4>`): a fixed stimulus (`in.pcap`: two
 //! workers' votes, blocks and DONE markers for two rounds, plus a vote from
-//! an unknown worker and a block of the wrong size) and what the aggregator
+//! an unknown worker, a vote for an unknown stream and a block of the wrong
+//! size) and what the aggregator
 //! sends (`out.pcap`: the chosen indices and the sums, to both workers), in
 //! `tests/pcap/omniccl_agg/`. Timestamps are simulated nanoseconds.
 //!
@@ -18,7 +19,7 @@ use netsparse_compiler::source::SourceMap;
 use netsparse_compiler::{compile_file, CompileOptions};
 use netsparse_externs::wire::{Frame, PrType};
 use netsparse_nic::coll::{
-    coll_pr, AggConfig, Aggregator, PrSender, BLOCK, DONE, NEXT, NONE, SUM, VOTE,
+    coll_pr, round_id, AggConfig, Aggregator, PrSender, BLOCK, DONE, NEXT, NONE, SUM, VOTE,
 };
 use netsparse_nic::{Datapath, Outputs, Time};
 use pcap_file::pcap::{PcapHeader, PcapPacket, PcapWriter};
@@ -68,8 +69,10 @@ fn stimulus() -> Vec<(u64, Vec<u8>)> {
     vec![
         (100, v(0, 1, 4)),
         (110, v(1, 1, 2)),
-        // An unknown worker's vote: refused.
+        // An unknown worker's vote, and a vote for a stream the aggregator
+        // does not run: refused.
         (120, frame(7, &[(VOTE, 0, 3, None)])),
+        (130, frame(0, &[(VOTE, round_id(5, 0), 3, None)])),
         // Round 0: worker 0 sends block 1, worker 1 blocks 1 and 2.
         (500, frame(0, &[(BLOCK, 0, 1, Some(10))])),
         (
@@ -150,6 +153,7 @@ fn run() -> (Vec<(u64, Vec<u8>)>, Aggregator) {
         depth: 2,
         block: B,
         window: 2,
+        streams: 1,
         link_gbps: 400,
     };
     let mut agg = Aggregator::new(&art, cfg).unwrap();
@@ -239,7 +243,8 @@ fn the_golden_output_says_what_the_aggregator_does() {
     let s = agg.stats();
     assert_eq!((s.blocks, s.dones, s.rounds), (5, 4, 2), "{s:?}");
     assert_eq!(s.refused.unknown_worker, 1);
+    assert_eq!(s.refused.wrong_round, 1);
     assert_eq!(s.refused.block_size, 1);
     assert_eq!(s.program_errors, 0);
-    assert_eq!(agg.rounds_finished(), 3);
+    assert_eq!(agg.rounds_finished(0), 3);
 }

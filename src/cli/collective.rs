@@ -32,7 +32,8 @@ pub struct CollectiveArgs {
     /// Collective: block size in bytes (a multiple of 4, 4..=1428).
     #[arg(long, requires = "collective")]
     pub block: Option<u32>,
-    /// Collective: blocks per OmNICCL round, d (1..=4096).
+    /// Collective: blocks per OmNICCL round, d (1..=4096); omnireduce runs
+    /// d streams of one block per round.
     #[arg(long, requires = "collective")]
     pub depth: Option<u32>,
     /// Collective: fraction of each worker's blocks that are nonzero, [0, 1].
@@ -128,9 +129,10 @@ pub fn run_cli(a: &CollectiveArgs, s: &Shared) -> anyhow::Result<ExitCode> {
             rep.bounds.sparse_aggregator_ns / 1e3
         );
         println!(
-            "{:<11} {:>5} {:>12} {:>12} {:>8} {:>14} {:>10} {:>9}",
+            "{:<11} {:>5} {:>7} {:>12} {:>12} {:>8} {:>14} {:>10} {:>9}",
             "algo",
             "depth",
+            "streams",
             "time (us)",
             "bound (us)",
             "eff.",
@@ -144,9 +146,10 @@ pub fn run_cli(a: &CollectiveArgs, s: &Shared) -> anyhow::Result<ExitCode> {
                 .map(|s| s.state_bytes.to_string())
                 .unwrap_or_else(|| "-".into());
             println!(
-                "{:<11} {:>5} {:>12.2} {:>12.2} {:>8.3} {:>14} {:>10} {:>9}",
+                "{:<11} {:>5} {:>7} {:>12.2} {:>12.2} {:>8.3} {:>14} {:>10} {:>9}",
                 r.algo.name(),
                 r.depth,
+                r.streams,
                 r.time_ns / 1e3,
                 r.bound_ns / 1e3,
                 r.efficiency,

@@ -13,7 +13,9 @@
 //!
 //! Every PR of the protocol is a NetSparse PR: `src` = sender node,
 //! `tid` = kind ([`VOTE`], [`BLOCK`], [`DONE`], [`NEXT`], [`SUM`]),
-//! `req_id` = round, `idx` = block index (or a count), payload = the block
+//! `req_id` = round id ([`round_id`]: a stream and its round; OmNICCL runs
+//! one stream, OmniReduce many), `idx` = block index (or a count), payload
+//! = the block
 //! (for [`BLOCK`] and [`SUM`]). Worker `w` is node `w`; the aggregator is
 //! a node of its own. Blocks are little-endian `u32` words summed with
 //! wrapping, so results are exact.
@@ -50,6 +52,26 @@ pub const NEXT: u16 = 4;
 pub const SUM: u16 = 5;
 /// No block.
 pub const NONE: u64 = u64::MAX;
+/// A round id on the wire (`req_id`, and the externs' `round`) is
+/// `stream << STREAM_SHIFT | round`: independent streams of rounds, each
+/// with its own slots (OmniReduce's parallel aggregation streams; OmNICCL
+/// uses one).
+pub const STREAM_SHIFT: u32 = 20;
+/// Most streams.
+pub const MAX_STREAMS: u32 = 1 << (32 - STREAM_SHIFT);
+/// Most rounds per stream.
+pub const MAX_ROUNDS: u32 = 1 << STREAM_SHIFT;
+
+/// The wire round id of `round` in `stream`.
+pub fn round_id(stream: u32, round: u32) -> u32 {
+    (stream << STREAM_SHIFT) | (round & (MAX_ROUNDS - 1))
+}
+
+/// (stream, round) of a wire round id.
+pub fn split_round(id: u32) -> (u32, u32) {
+    (id >> STREAM_SHIFT, id & (MAX_ROUNDS - 1))
+}
+
 /// Largest block: what one PR carries in a 1500-byte MTU.
 pub const MAX_BLOCK_BYTES: u32 = (pr_capacity(DEFAULT_MTU) - PR_HEADER_LEN) as u32;
 
@@ -64,8 +86,10 @@ pub struct AggConfig {
     pub depth: u32,
     /// Block size in bytes, b (a multiple of 4, at most [`MAX_BLOCK_BYTES`]).
     pub block: u32,
-    /// Rounds in flight (slots), at least 2.
+    /// Rounds in flight (slots) per stream, at least 2.
     pub window: u32,
+    /// Independent streams of rounds (1 for OmNICCL), 1..=[`MAX_STREAMS`].
+    pub streams: u32,
     /// Link rate, Gb/s.
     pub link_gbps: u64,
 }
@@ -108,7 +132,7 @@ pub struct AggStats {
     pub blocks: u64,
     /// DONE markers accepted.
     pub dones: u64,
-    /// Rounds whose sums were sent.
+    /// Rounds whose sums were sent (every stream).
     pub rounds: u64,
     /// Refused extern calls, by reason.
     pub refused: Refusals,
@@ -126,14 +150,19 @@ pub struct AggStats {
 /// What the program asked for while a PR ran (done after it).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Action {
-    Indices(u32),
-    Sums(u32),
+    /// (stream, round)
+    Indices(u32, u32),
+    /// (stream, round)
+    Sums(u32, u32),
 }
 
 /// The externs' side: round state, the PR's payload, requested broadcasts.
 #[derive(Debug)]
 struct AggCore {
-    rounds: Rounds,
+    /// One window of rounds per stream.
+    rounds: Vec<Rounds>,
+    /// Calls naming a stream that does not exist.
+    bad_stream: u64,
     payload: Vec<u8>,
     actions: Vec<Action>,
     stats: AggStats,
@@ -158,17 +187,21 @@ impl TargetPrims for AggCore {
             self.stats.program_errors += 1;
             return TargetResult::Value(0);
         };
-        let r = arg(a, 0) as u32;
+        let (stream, r) = split_round(arg(a, 0) as u32);
+        let Some(rounds) = self.rounds.get_mut(stream as usize) else {
+            self.bad_stream += 1;
+            return status(Status::Refused);
+        };
         match op {
             CollOp::VoteMerge => {
-                let s = self.rounds.vote(r, arg(a, 1) as u32, arg(a, 2));
+                let s = rounds.vote(r, arg(a, 1) as u32, arg(a, 2));
                 if s != Status::Refused {
                     self.stats.votes += 1;
                 }
                 status(s)
             }
             CollOp::BlockAccumulate => {
-                let s = self.rounds.accumulate(
+                let s = rounds.accumulate(
                     r,
                     arg(a, 1) as u32,
                     arg(a, 2),
@@ -181,18 +214,18 @@ impl TargetPrims for AggCore {
                 status(s)
             }
             CollOp::RoundDone => {
-                let s = self.rounds.done(r, arg(a, 1) as u32, arg(a, 2));
+                let s = rounds.done(r, arg(a, 1) as u32, arg(a, 2));
                 if s != Status::Refused {
                     self.stats.dones += 1;
                 }
                 status(s)
             }
             CollOp::SendIndices => {
-                self.actions.push(Action::Indices(r));
+                self.actions.push(Action::Indices(stream, r));
                 TargetResult::Done
             }
             CollOp::SendSums => {
-                self.actions.push(Action::Sums(r));
+                self.actions.push(Action::Sums(stream, r));
                 TargetResult::Done
             }
         }
@@ -209,8 +242,8 @@ pub struct Aggregator {
     deconcat: Deconcatenator,
     core: AggCore,
     tx: PrSender,
-    /// A round whose indices wait for the window.
-    waiting: Option<u32>,
+    /// Per stream: a round whose indices wait for the window.
+    waiting: Vec<Option<u32>>,
 }
 
 impl Aggregator {
@@ -232,6 +265,9 @@ impl Aggregator {
         }
         if cfg.window < 2 {
             return bad("window", cfg.window.into(), "at least 2 rounds");
+        }
+        if !(1..=MAX_STREAMS).contains(&cfg.streams) {
+            return bad("streams", cfg.streams.into(), "1 to 4096 streams");
         }
         let place = || format!("program {}", artifact.program);
         let nic = match (&artifact.arch, &artifact.package) {
@@ -266,7 +302,9 @@ impl Aggregator {
         };
         let st = program.new_state();
         let (n, d, b) = (cfg.workers as usize, cfg.depth as usize, cfg.block as usize);
-        let rounds = Rounds::new(n, d, b, cfg.window as usize);
+        let rounds = (0..cfg.streams)
+            .map(|_| Rounds::new(n, d, b, cfg.window as usize))
+            .collect();
         Ok(Aggregator {
             cfg,
             program,
@@ -275,28 +313,37 @@ impl Aggregator {
             deconcat: Deconcatenator::new(DeconcatConfig::default()),
             core: AggCore {
                 rounds,
+                bad_stream: 0,
                 payload: Vec::with_capacity(b),
                 actions: Vec::with_capacity(4),
                 stats: AggStats::default(),
             },
             tx: PrSender::new(cfg.node, cfg.link_gbps, DEFAULT_MTU)?,
-            waiting: None,
+            waiting: vec![None; cfg.streams as usize],
         })
     }
 
     /// Counters.
     pub fn stats(&self) -> AggStats {
         let mut s = self.core.stats;
-        s.refused = self.core.rounds.refused;
-        s.merge_steps = self.core.rounds.merge_steps();
-        s.state_bytes = self.core.rounds.state_bytes() as u64;
+        let mut refused = Refusals {
+            wrong_round: self.core.bad_stream,
+            ..Refusals::default()
+        };
+        for r in &self.core.rounds {
+            refused.add(&r.refused);
+            s.merge_steps += r.merge_steps();
+            s.state_bytes += r.state_bytes() as u64;
+        }
+        s.refused = refused;
         s.tx = self.tx.stats();
         s
     }
 
-    /// The lowest round not finished (every round before it was summed and sent).
-    pub fn rounds_finished(&self) -> u32 {
-        self.core.rounds.base
+    /// The lowest round of `stream` not finished (every round before it
+    /// was summed and sent).
+    pub fn rounds_finished(&self, stream: u32) -> u32 {
+        self.core.rounds.get(stream as usize).map_or(0, |r| r.base)
     }
 
     fn do_actions(&mut self, now: Time) {
@@ -305,17 +352,18 @@ impl Aggregator {
             let a = self.core.actions[i];
             i += 1;
             match a {
-                Action::Indices(r) => {
-                    if self.core.rounds.may_send_indices(r) {
-                        self.send_indices(now, r);
-                    } else if self.core.rounds.get(r).round == r {
-                        self.waiting = Some(r);
+                Action::Indices(st, r) => {
+                    let rounds = &self.core.rounds[st as usize];
+                    if rounds.may_send_indices(r) {
+                        self.send_indices(now, st, r);
+                    } else if rounds.get(r).round == r {
+                        self.waiting[st as usize] = Some(r);
                     } else {
                         self.core.stats.program_errors += 1;
                     }
                 }
-                Action::Sums(r) => {
-                    if !self.core.rounds.is_complete(r) {
+                Action::Sums(st, r) => {
+                    if !self.core.rounds[st as usize].is_complete(r) {
                         self.core.stats.program_errors += 1;
                         continue;
                     }
@@ -323,42 +371,44 @@ impl Aggregator {
                     // (small frames, ahead of the sums), then the sums (the
                     // slot's accumulators stay as they are until the next
                     // round's first vote reopens it).
-                    self.core.rounds.sums_sent(r);
-                    if let Some(w) = self.waiting {
-                        if self.core.rounds.may_send_indices(w) {
-                            self.waiting = None;
-                            self.send_indices(now, w);
+                    self.core.rounds[st as usize].sums_sent(r);
+                    if let Some(w) = self.waiting[st as usize] {
+                        if self.core.rounds[st as usize].may_send_indices(w) {
+                            self.waiting[st as usize] = None;
+                            self.send_indices(now, st, w);
                         }
                     }
-                    self.send_sums(now, r);
+                    self.send_sums(now, st, r);
                 }
             }
         }
         self.core.actions.clear();
     }
 
-    fn send_indices(&mut self, now: Time, r: u32) {
+    fn send_indices(&mut self, now: Time, st: u32, r: u32) {
         let (node, b, d) = (self.cfg.node, self.cfg.block, self.cfg.depth as usize);
-        let s = self.core.rounds.get(r);
+        let id = round_id(st, r);
+        let s = self.core.rounds[st as usize].get(r);
         for w in 0..self.cfg.workers {
             for k in 0..d {
                 let idx = s.chosen.get(k).copied().unwrap_or(NONE);
                 self.tx
-                    .push(now, PrType::Read, w, b, &coll_pr(node, NEXT, r, idx), &[]);
+                    .push(now, PrType::Read, w, b, &coll_pr(node, NEXT, id, idx), &[]);
             }
         }
         self.tx.flush(now);
-        self.core.rounds.indices_sent(r);
+        self.core.rounds[st as usize].indices_sent(r);
     }
 
-    fn send_sums(&mut self, now: Time, r: u32) {
+    fn send_sums(&mut self, now: Time, st: u32, r: u32) {
         let (node, b) = (self.cfg.node, self.cfg.block as usize);
-        let s = self.core.rounds.get(r);
+        let id = round_id(st, r);
+        let s = self.core.rounds[st as usize].get(r);
         // Block by block over the workers, so that every worker's CQ fills
         // and leaves in turn (no worker waits for all the others' sums).
         for (k, &idx) in s.chosen.iter().enumerate() {
             for w in 0..self.cfg.workers {
-                let pr = coll_pr(node, SUM, r, idx);
+                let pr = coll_pr(node, SUM, id, idx);
                 self.tx.push(
                     now,
                     PrType::Response,

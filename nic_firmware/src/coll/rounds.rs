@@ -77,6 +77,16 @@ pub struct Refusals {
 }
 
 impl Refusals {
+    /// Add `o`'s counts.
+    pub fn add(&mut self, o: &Refusals) {
+        self.unknown_worker += o.unknown_worker;
+        self.wrong_round += o.wrong_round;
+        self.bad_vote += o.bad_vote;
+        self.block_size += o.block_size;
+        self.bad_block += o.bad_block;
+        self.bad_done += o.bad_done;
+    }
+
     /// All refusals.
     pub fn total(&self) -> u64 {
         self.unknown_worker

@@ -12,8 +12,10 @@
 //!   ([`workers::RingWorker`]), every block sent. `omniccl`: vote / send /
 //!   update rounds of depth `d`, pipelined over a window of rounds
 //!   ([`workers::OmniWorker`], [`netsparse_nic::coll::Aggregator`]).
-//!   `omnireduce`: the same aggregator at depth 1 (one block per round, its
-//!   next-index vote sent with the block), OmniReduce's single-stream form.
+//!   `omnireduce`: OmniReduce's parallel streams — `--depth` independent
+//!   streams of depth-1 rounds over the blocks `j mod streams`, each block
+//!   sent with its sender's next nonzero index (the vote), on the same
+//!   aggregator program.
 //! * **Verification.** Every block a worker receives as a result is checked
 //!   against the direct sum ([`tensor::Tensors::expected`]); a run passes
 //!   when every worker holds every block it needs exactly once, and the
@@ -31,7 +33,9 @@ use netsparse_bmv2::{Switch, SwitchConfig};
 use netsparse_engine::control::commands;
 use netsparse_externs::{Datapath, Outputs, Time};
 use netsparse_netsim::{DeviceId, Engine, EngineConfig, EngineError, LinkParams, Outcome};
-use netsparse_nic::coll::{AggConfig, AggStats, Aggregator, PrSender, MAX_BLOCK_BYTES};
+use netsparse_nic::coll::{
+    AggConfig, AggStats, Aggregator, PrSender, MAX_BLOCK_BYTES, MAX_ROUNDS, MAX_STREAMS,
+};
 use serde::Serialize;
 use thiserror::Error;
 
@@ -87,8 +91,8 @@ impl std::fmt::Display for Algo {
 pub const MAX_BYTES: u64 = 1 << 30;
 /// Most workers.
 pub const MAX_WORKERS: u32 = 256;
-/// Largest depth.
-pub const MAX_DEPTH: u32 = 4096;
+/// Largest depth (and number of omnireduce streams).
+pub const MAX_DEPTH: u32 = MAX_STREAMS;
 
 /// The parameters of a run.
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -215,7 +219,19 @@ impl CollectiveParams {
             return bad(
                 "depth",
                 self.depth.to_string(),
-                format!("1 to {MAX_DEPTH} blocks per round"),
+                format!("1 to {MAX_DEPTH} blocks per round (omnireduce: streams)"),
+            );
+        }
+        let blocks = self.bytes / u64::from(self.block);
+        if blocks / u64::from(self.depth) >= u64::from(MAX_ROUNDS) - 2 {
+            return bad(
+                "depth",
+                self.depth.to_string(),
+                format!(
+                    "at least {} for {blocks} blocks (a stream has at most {} rounds)",
+                    blocks / (u64::from(MAX_ROUNDS) - 2) + 1,
+                    MAX_ROUNDS - 2
+                ),
             );
         }
         if !(0.0..=1.0).contains(&self.density) {
@@ -276,6 +292,8 @@ pub struct AlgoResult {
     pub algo: Algo,
     /// Depth used (1 for omnireduce; 0 for ring).
     pub depth: u32,
+    /// Streams of rounds (`--depth` for omnireduce, 1 for omniccl, 0 for ring).
+    pub streams: u32,
     /// When the last worker held the whole result, ns.
     pub time_ns: f64,
     /// Simulated time when the network went idle, ns.
@@ -298,7 +316,8 @@ pub struct AlgoResult {
     pub events: u64,
     /// The aggregator's counters (not ring).
     pub aggregator: Option<AggStats>,
-    /// OmNICCL's aggregator memory, (n + 2)·b·d bytes, for comparison.
+    /// OmNICCL's aggregator memory, (n + 2)·b·d bytes (d: blocks per
+    /// round over every stream), for comparison.
     pub paper_aggregator_bytes: Option<u64>,
 }
 
@@ -414,10 +433,10 @@ fn run_algo(
     let topo = LeafSpine::new(n + 1, p.racks, None).map_err(|e| build_err(e.to_string()))?;
     let spine = programs.get(Bundled::Spine, &[])?;
     let agg_art = programs.get(Bundled::OmnicclAgg, &[])?;
-    let depth = match algo {
-        Algo::Ring => 0,
-        Algo::OmniReduce => 1,
-        Algo::Omniccl => p.depth,
+    let (depth, streams) = match algo {
+        Algo::Ring => (0, 0),
+        Algo::OmniReduce => (1, p.depth),
+        Algo::Omniccl => (p.depth, 1),
     };
     let templates = TableTemplates::default();
     let mut engine: Engine<Dev> = Engine::new(EngineConfig {
@@ -446,6 +465,7 @@ fn run_algo(
                             depth,
                             block: p.block,
                             window: p.window,
+                            streams,
                             link_gbps: p.agg_gbps,
                         };
                         let a = Aggregator::new(&agg_art, cfg)
@@ -456,6 +476,7 @@ fn run_algo(
                         w,
                         agg_node,
                         depth,
+                        streams,
                         sh.clone(),
                         tx,
                     ))),
@@ -565,10 +586,11 @@ fn run_algo(
         Algo::Ring => bounds.dense_ring_ns,
         _ => bounds.sparse_worker_ns.max(bounds.sparse_aggregator_ns),
     };
-    let (b, d) = (u64::from(p.block), u64::from(depth));
+    let (b, d) = (u64::from(p.block), u64::from(depth) * u64::from(streams));
     Ok(AlgoResult {
         algo,
         depth,
+        streams,
         time_ns,
         idle_ns: engine.now().as_ps() as f64 / 1000.0,
         verified: problems.is_empty(),

@@ -19,7 +19,9 @@ use std::sync::Arc;
 use netsparse_externs::deconcat::{DeconcatConfig, Deconcatenator};
 use netsparse_externs::wire::PrType;
 use netsparse_externs::{Datapath, Outputs, Time};
-use netsparse_nic::coll::{coll_pr, PrSender, BLOCK, DONE, NEXT, NONE, SUM, VOTE};
+use netsparse_nic::coll::{
+    coll_pr, round_id, split_round, PrSender, BLOCK, DONE, NEXT, NONE, SUM, VOTE,
+};
 
 use super::tensor::{add_into, Tensors};
 
@@ -102,19 +104,28 @@ impl Receiver {
     }
 }
 
-/// An OmNICCL worker (see the module docs).
+/// One stream of rounds at a worker.
+#[derive(Debug)]
+struct Stream {
+    /// The worker's nonzero blocks of this stream, ascending.
+    own: Vec<u64>,
+    pos: usize,
+    round: u32,
+    next: Vec<u64>,
+    finished: bool,
+}
+
+/// An OmNICCL worker (see the module docs); with several streams, each
+/// stream is an independent sequence of rounds over the blocks `j` with
+/// `j mod streams` = the stream (OmniReduce's parallel streams).
 #[derive(Debug)]
 pub struct OmniWorker {
     w: u32,
     agg: u32,
     depth: usize,
     sh: Arc<Shared>,
-    own: Vec<u64>,
-    pos: usize,
-    round: u32,
-    next: Vec<u64>,
+    streams: Vec<Stream>,
     started: bool,
-    finished_voting: bool,
     tx: PrSender,
     rx: Receiver,
     deconcat: Deconcatenator,
@@ -122,9 +133,21 @@ pub struct OmniWorker {
 }
 
 impl OmniWorker {
-    /// Worker `w` of `sh`, aggregator node `agg`, depth `depth`.
-    pub fn new(w: u32, agg: u32, depth: u32, sh: Arc<Shared>, tx: PrSender) -> OmniWorker {
-        let own = sh.tensors.nonzero_list(w);
+    /// Worker `w` of `sh`, aggregator node `agg`, depth `depth`, `streams`
+    /// streams (at least 1).
+    pub fn new(
+        w: u32,
+        agg: u32,
+        depth: u32,
+        streams: u32,
+        sh: Arc<Shared>,
+        tx: PrSender,
+    ) -> OmniWorker {
+        let s = u64::from(streams.max(1));
+        let mut lists: Vec<Vec<u64>> = vec![Vec::new(); s as usize];
+        for j in sh.tensors.nonzero_list(w) {
+            lists[(j % s) as usize].push(j);
+        }
         let needed = sh.count.iter().filter(|&&c| c > 0).count() as u64;
         let (blocks, b) = (sh.tensors.blocks, sh.tensors.block as usize);
         OmniWorker {
@@ -132,12 +155,17 @@ impl OmniWorker {
             agg,
             depth: depth as usize,
             sh,
-            own,
-            pos: 0,
-            round: 0,
-            next: Vec::with_capacity(depth as usize),
+            streams: lists
+                .into_iter()
+                .map(|own| Stream {
+                    own,
+                    pos: 0,
+                    round: 0,
+                    next: Vec::with_capacity(depth as usize),
+                    finished: false,
+                })
+                .collect(),
             started: false,
-            finished_voting: false,
             tx,
             rx: Receiver::new(blocks, needed),
             deconcat: Deconcatenator::new(DeconcatConfig::default()),
@@ -150,68 +178,74 @@ impl OmniWorker {
         self.rx.r
     }
 
-    /// Whether it saw the last (empty) round.
+    /// Whether it saw the last (empty) round of every stream.
     pub fn finished_voting(&self) -> bool {
-        self.finished_voting
+        self.streams.iter().all(|s| s.finished)
     }
 
-    fn vote(&mut self, now: Time, round: u32) {
+    fn vote(&mut self, now: Time, stream: u32, round: u32) {
         let b = self.sh.tensors.block;
+        let id = round_id(stream, round);
+        let st = &self.streams[stream as usize];
         for k in 0..self.depth {
-            let idx = self.own.get(self.pos + k).copied().unwrap_or(NONE);
-            let pr = coll_pr(self.w, VOTE, round, idx);
+            let idx = st.own.get(st.pos + k).copied().unwrap_or(NONE);
+            let pr = coll_pr(self.w, VOTE, id, idx);
             self.tx.push(now, PrType::Read, self.agg, b, &pr, &[]);
         }
     }
 
-    /// All `d` indices of the current round are in: send the DONE and the
-    /// next round's vote first (a small frame that does not wait behind the
-    /// blocks), then the round's blocks.
-    fn round_chosen(&mut self, now: Time) {
-        let r = self.round;
+    /// All `d` indices of the stream's current round are in: send the DONE
+    /// and the next round's vote first (a small frame that does not wait
+    /// behind the blocks), then the round's blocks.
+    fn round_chosen(&mut self, now: Time, stream: u32) {
         let b = self.sh.tensors.block;
-        let last = self.next.iter().copied().filter(|&i| i != NONE).max();
+        let st = &mut self.streams[stream as usize];
+        let r = st.round;
+        let last = st.next.iter().copied().filter(|&i| i != NONE).max();
         let Some(last) = last else {
-            // The last round: nothing left anywhere.
-            self.finished_voting = true;
-            self.rx.r.finished_ps = self.rx.r.finished_ps.max(now.as_ps());
+            // The last round: nothing left anywhere in this stream.
+            st.finished = true;
+            if self.finished_voting() {
+                self.rx.r.finished_ps = self.rx.r.finished_ps.max(now.as_ps());
+            }
             return;
         };
         // This round's blocks: own[start..end]. Every one is chosen (the d
         // smallest of the union include every nonzero block up to the last
         // chosen); one that is not would be counted, not sent.
-        let start = self.pos;
+        let start = st.pos;
         let mut end = start;
         let mut sent = 0u64;
-        while let Some(&j) = self.own.get(end) {
+        while let Some(&j) = st.own.get(end) {
             if j > last {
                 break;
             }
             end += 1;
-            if self.next.binary_search(&j).is_ok() {
+            if st.next.binary_search(&j).is_ok() {
                 sent += 1;
             } else {
                 self.rx.r.unexpected += 1;
             }
         }
-        self.pos = end;
-        let done = coll_pr(self.w, DONE, r, sent);
+        st.pos = end;
+        let done = coll_pr(self.w, DONE, round_id(stream, r), sent);
         self.tx.push(now, PrType::Read, self.agg, b, &done, &[]);
-        self.vote(now, r + 1);
+        self.vote(now, stream, r + 1);
         self.tx.flush(now);
-        for k in start..end {
-            let j = self.own[k];
-            if self.next.binary_search(&j).is_err() {
+        let st = &self.streams[stream as usize];
+        for &j in &st.own[start..end] {
+            if st.next.binary_search(&j).is_err() {
                 continue;
             }
             self.sh.tensors.block_into(self.w, j, &mut self.buf);
-            let pr = coll_pr(self.w, BLOCK, r, j);
+            let pr = coll_pr(self.w, BLOCK, round_id(stream, r), j);
             self.tx
                 .push(now, PrType::Response, self.agg, b, &pr, &self.buf);
         }
         self.rx.r.blocks_sent += sent;
-        self.round += 1;
-        self.next.clear();
+        let st = &mut self.streams[stream as usize];
+        st.round += 1;
+        st.next.clear();
     }
 }
 
@@ -223,12 +257,13 @@ impl Datapath for OmniWorker {
         };
         let sh = self.sh.clone();
         for v in d.prs {
-            match (v.tid, v.req_id) {
-                (NEXT, r) if r == self.round && !self.finished_voting => {
-                    self.next.push(v.idx);
-                    if self.next.len() == self.depth {
-                        self.next.sort_unstable();
-                        self.round_chosen(now);
+            let (s, r) = split_round(v.req_id);
+            match (v.tid, self.streams.get_mut(s as usize)) {
+                (NEXT, Some(st)) if r == st.round && !st.finished => {
+                    st.next.push(v.idx);
+                    if st.next.len() == self.depth {
+                        st.next.sort_unstable();
+                        self.round_chosen(now, s);
                     }
                 }
                 (SUM, _) => self.rx.got(&sh, now, v.idx, v.payload),
@@ -242,7 +277,9 @@ impl Datapath for OmniWorker {
     fn on_timer(&mut self, now: Time, out: &mut Outputs) {
         if !self.started {
             self.started = true;
-            self.vote(now, 0);
+            for s in 0..self.streams.len() as u32 {
+                self.vote(now, s, 0);
+            }
             self.tx.flush(now);
         }
         self.tx.on_timer(now);
