@@ -6,7 +6,8 @@
 //! PRs are queued with [`PrSender::push`] and leave when their CQ fills or
 //! at [`PrSender::flush`] (the caller flushes after each burst: a vote, a
 //! round's blocks, a broadcast). No allocation in steady state: the frame
-//! bytes live in one growing buffer that is compacted when it empties.
+//! bytes live in one buffer, compacted in place when it empties or once
+//! half of it was sent.
 
 use std::collections::VecDeque;
 
@@ -168,6 +169,12 @@ impl PrSender {
         }
         if q.frames.is_empty() {
             q.bytes.clear();
+            q.head = 0;
+        } else if q.head >= 1 << 16 && 2 * q.head >= q.bytes.len() {
+            // Compact in place once half the buffer was sent (a sender that
+            // never empties, e.g. a ring worker, would otherwise grow it by
+            // everything it ever sent).
+            q.bytes.drain(..q.head);
             q.head = 0;
         }
     }
