@@ -8,7 +8,7 @@
 use std::process::Command;
 
 use netsparse::programs::{Bundled, ProgramCache};
-use netsparse::sim::collective::{run, CollectiveParams, CollectiveReport};
+use netsparse::sim::collective::{run, Algo, CollectiveParams, CollectiveReport};
 
 fn params(density: f64) -> CollectiveParams {
     CollectiveParams {
@@ -183,4 +183,25 @@ fn cli_runs_and_refuses_bad_parameters() {
     let (code, _, err) = cli(&["sim", "--collective", "broadcast"]);
     assert_eq!(code, Some(2), "{err}");
     assert!(err.contains("allreduce"), "{err}");
+}
+
+#[test]
+fn a_lost_frame_is_reported_naming_the_workers_not_a_hang() {
+    for (algo, k) in [(Algo::Ring, 3), (Algo::Omniccl, 2), (Algo::Omniccl, 40)] {
+        let p = CollectiveParams {
+            algos: vec![algo],
+            drop_frame: Some(k),
+            ..params(0.5)
+        };
+        let rep = run(&p, &mut ProgramCache::new()).expect("runs to the end");
+        let r = &rep.results[0];
+        assert!(!r.verified, "{algo} with frame {k} lost");
+        assert!(
+            r.problems
+                .iter()
+                .any(|m| m.contains("worker h") || m.contains("workers [")),
+            "{algo}: {:?}",
+            r.problems
+        );
+    }
 }

@@ -88,6 +88,7 @@ pub fn params(a: &CollectiveArgs, s: &Shared) -> CollectiveParams {
         link_latency_ns: s.link_latency_ns.unwrap_or(d.link_latency_ns),
         switch_latency_ns: s.switch_latency_ns.unwrap_or(d.switch_latency_ns),
         max_sim_time_ms: d.max_sim_time_ms,
+        drop_frame: None,
     }
 }
 

@@ -32,7 +32,9 @@ use std::sync::Arc;
 use netsparse_bmv2::{Switch, SwitchConfig};
 use netsparse_engine::control::commands;
 use netsparse_externs::{Datapath, Outputs, Time};
-use netsparse_netsim::{DeviceId, Engine, EngineConfig, EngineError, LinkParams, Outcome};
+use netsparse_netsim::{
+    DeviceId, Engine, EngineConfig, EngineError, FaultInjector, LinkParams, Outcome,
+};
 use netsparse_nic::coll::{
     AggConfig, AggStats, Aggregator, PrSender, MAX_BLOCK_BYTES, MAX_ROUNDS, MAX_STREAMS,
 };
@@ -125,6 +127,10 @@ pub struct CollectiveParams {
     pub switch_latency_ns: u64,
     /// Simulated-time limit, ms.
     pub max_sim_time_ms: u64,
+    /// Test hook: lose the frame with this send sequence number (every
+    /// algorithm's run), so that the run cannot complete.
+    #[serde(skip)]
+    pub drop_frame: Option<u64>,
 }
 
 impl Default for CollectiveParams {
@@ -144,6 +150,7 @@ impl Default for CollectiveParams {
             link_latency_ns: 450,
             switch_latency_ns: 300,
             max_sim_time_ms: 10_000,
+            drop_frame: None,
         }
     }
 }
@@ -439,10 +446,14 @@ fn run_algo(
         Algo::Omniccl => (p.depth, 1),
     };
     let templates = TableTemplates::default();
-    let mut engine: Engine<Dev> = Engine::new(EngineConfig {
+    let cfg = EngineConfig {
         max_time: Time::from_ms(p.max_sim_time_ms),
         ..EngineConfig::default()
-    });
+    };
+    let mut engine: Engine<Dev, FaultInjector> = Engine::with_tap(cfg, FaultInjector::new());
+    if let Some(k) = p.drop_frame {
+        engine.tap_mut().drop_when(move |seq, _| seq == k);
+    }
     for d in topo.devices() {
         let dev = match d {
             Device::Node(w) => {
