@@ -1,7 +1,8 @@
 //! Simulator benchmarks: Matrix Market reading (10M nonzeros), the
 //! per-node/per-core remote analysis, event-loop throughput, and a full
 //! NetSparse gather on the simulated cluster (compiled NIC, ToR and spine
-//! programs; throughput in remote nonzeros, i.e. idxs through the RIG units).
+//! programs; throughput in remote nonzeros, i.e. idxs through the RIG units),
+//! and the block-sparse AllReduce of `--collective allreduce`.
 //!
 //! `CARGO_TARGET_DIR=... cargo bench -p netsparse --bench sim`
 
@@ -173,11 +174,43 @@ fn netsparse_gather(c: &mut Criterion) {
     g.finish();
 }
 
+/// Block-sparse AllReduce (`--collective allreduce`): 4 workers, 4 MiB of
+/// 1 KiB blocks, density 0.25, each algorithm; throughput in worker blocks
+/// (4 × 4096 per run).
+fn collective_allreduce(c: &mut Criterion) {
+    use netsparse::sim::collective::{run, Algo, CollectiveParams};
+    let mut programs = ProgramCache::new();
+    let mut g = c.benchmark_group("allreduce_4mib_1kib_blocks_4_workers");
+    g.sample_size(10);
+    g.measurement_time(Duration::from_secs(20));
+    g.throughput(Throughput::Elements(4 * 4096));
+    for algo in [Algo::Ring, Algo::Omniccl] {
+        let p = CollectiveParams {
+            algos: vec![algo],
+            bytes: 4 << 20,
+            block: 1024,
+            depth: 64,
+            density: 0.25,
+            workers: 4,
+            ..CollectiveParams::default()
+        };
+        g.bench_function(algo.name(), |b| {
+            b.iter(|| {
+                let r = run(&p, &mut programs).expect("runs");
+                assert!(r.verified());
+                black_box(r.results[0].time_ns)
+            })
+        });
+    }
+    g.finish();
+}
+
 criterion_group!(
     benches,
     mtx_read,
     partition_analysis,
     event_loop,
-    netsparse_gather
+    netsparse_gather,
+    collective_allreduce
 );
 criterion_main!(benches);

@@ -9,7 +9,9 @@
 //! | every ToR before the `+switch` step, every spine | `programs/netsparse_spine.p4` (v1model) | |
 //!
 //!
-//! `programs/ipv4_forward.p4` (v1model) is the switch benchmark's program.
+//! `programs/ipv4_forward.p4` (v1model) is the switch benchmark's program;
+//! `programs/omniccl_agg.p4` (NetSparseNic with `<collective.p4>`) is the
+//! OmNICCL aggregator of `netsparse sim --collective allreduce`.
 //!
 //! The bundled includes (`core.p4`, `v1model.p4`, `netsparse.p4`) come
 //! from the compiler, which embeds them too.
@@ -33,6 +35,8 @@ pub enum Bundled {
     Spine,
     /// `programs/ipv4_forward.p4`.
     Ipv4Forward,
+    /// `programs/omniccl_agg.p4` (the OmNICCL aggregator, `--collective`).
+    OmnicclAgg,
 }
 
 impl Bundled {
@@ -43,6 +47,7 @@ impl Bundled {
             Bundled::Tor => "netsparse_tor.p4",
             Bundled::Spine => "netsparse_spine.p4",
             Bundled::Ipv4Forward => "ipv4_forward.p4",
+            Bundled::OmnicclAgg => "omniccl_agg.p4",
         }
     }
 
@@ -53,6 +58,7 @@ impl Bundled {
             Bundled::Tor => include_str!("../programs/netsparse_tor.p4"),
             Bundled::Spine => include_str!("../programs/netsparse_spine.p4"),
             Bundled::Ipv4Forward => include_str!("../programs/ipv4_forward.p4"),
+            Bundled::OmnicclAgg => include_str!("../programs/omniccl_agg.p4"),
         }
     }
 }

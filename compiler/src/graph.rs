@@ -687,7 +687,7 @@ impl<'a> Effects<'a> {
                     self.expr(e, r);
                 }
             }
-            Spin { args, dst, .. } => {
+            Spin { args, dst, .. } | Coll { args, dst, .. } => {
                 for e in args {
                     self.expr(e, r);
                 }
@@ -1118,6 +1118,7 @@ pub fn prim_name(p: &a::Prim) -> &'static str {
         HostRead { .. } => "HostRead",
         HostWrite { .. } => "HostWrite",
         Spin { op, .. } => op.name(),
+        Coll { op, .. } => op.name(),
     }
 }
 

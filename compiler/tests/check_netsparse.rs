@@ -182,3 +182,18 @@ fn v1model_only_externs_are_rejected_in_netsparse_programs() {
         );
     ok(&text);
 }
+
+#[test]
+fn collective_externs_only_on_the_smartnic() {
+    let prog = program(
+        "",
+        "Deconcatenate(pr, md);\n        SendSums(pr.req_id);\n        Concatenate(pr, md);",
+        "",
+    )
+    .replace(
+        "#include <netsparse.p4>",
+        "#include <netsparse.p4>\n#include <collective.p4>",
+    );
+    let msg = fails(&prog, "E0417");
+    assert!(msg.contains("collective extern"), "{msg}");
+}

@@ -26,6 +26,9 @@
 //! network ([`testing::GatherNetwork`]; the tests use the
 //! `netsparse-netsim` engine, a dev-dependency only).
 //!
+//! [`coll`] is the OmNICCL aggregator: a `NetSparseNic` program with the
+//! collective externs of `<collective.p4>` (block-sparse AllReduce).
+//!
 //! [`spin`] is a second NIC on the same engine: a sPIN NIC whose message
 //! handlers (`SpinNic` programs of `<spin.p4>`) run on handler processing units.
 //!
@@ -33,6 +36,7 @@
 //! property array, so drivers generate it and verify gathers without storing it.
 #![warn(missing_docs)]
 
+pub mod coll;
 pub mod config;
 mod core;
 pub mod filtermem;

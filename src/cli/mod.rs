@@ -2,6 +2,7 @@
 //! The work itself lives in the library crates and `netsparse::*`.
 
 pub mod bench;
+pub mod collective;
 pub mod compile;
 pub mod ctl;
 pub mod demo;

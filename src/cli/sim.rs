@@ -47,17 +47,24 @@ delay-cycles=V (NIC V, switch V/4, as Figure 17) and cache-bytes=unbounded.\n\
 Exit status: 0 done, 1 verification failed, 2 usage or input error, 130\n\
 stopped by Ctrl-C (the partial statistics are still printed and written).\n\
 \n\
+Collectives: --collective allreduce runs ring, omnireduce and omniccl (the\n\
+OmNICCL aggregator, programs/omniccl_agg.p4) on workers' seeded block-sparse\n\
+tensors, each result verified against the direct sum: --algo, --bytes,\n\
+--block, --depth, --density, --workers, --window, --agg-gbps (with --racks,\n\
+--link-gbps, --link-latency-ns, --switch-latency-ns, --seed, --json).\n\
+\n\
 Example: netsparse sim --gen rmat:scale=16,ef=16 --nodes 32 --racks 4 --k 16\n\
          netsparse sim --matrix queen.mtx --mode su,sa,netsparse --json out.json --plot-dir plots\n\
          netsparse sim --gen grid2d:nx=512,ny=512 --mode su,rig,+filter,+coalesce,+nic-concat,netsparse\n\
-         netsparse sim --gen rmat:scale=16 --mode netsparse --sweep rig-batch=1024,4096,16384")]
+         netsparse sim --gen rmat:scale=16 --mode netsparse --sweep rig-batch=1024,4096,16384\n\
+         netsparse sim --collective allreduce --bytes 4194304 --block 1024 --depth 256 --density 0.25")]
 pub struct Args {
     /// A Matrix Market file.
     #[arg(
         long,
         value_name = "FILE.mtx",
         conflicts_with = "gen",
-        required_unless_present_any = ["gen", "workload"]
+        required_unless_present_any = ["gen", "workload", "collective"]
     )]
     pub matrix: Option<PathBuf>,
     /// A sPIN workload instead of an SpMM gather: `pingpong`, `bcast` or
@@ -277,6 +284,9 @@ pub struct Args {
     /// No progress bar.
     #[arg(long, short = 'q')]
     pub quiet: bool,
+    /// `--collective allreduce` and its flags.
+    #[command(flatten)]
+    pub coll: super::collective::CollectiveArgs,
 }
 
 /// The event loop's threads: `requested`, or the machine's cores.
@@ -569,6 +579,18 @@ fn check_memory(args: &Args, cfg: &SimConfig) -> anyhow::Result<()> {
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     if let Some(w) = &args.workload {
         return spin_workload(w, &args);
+    }
+    if args.coll.collective.is_some() {
+        let shared = super::collective::Shared {
+            racks: args.racks,
+            link_gbps: args.link_gbps,
+            link_latency_ns: args.link_latency_ns,
+            switch_latency_ns: args.switch_latency_ns,
+            seed: args.seed,
+            json: args.json.clone(),
+            quiet: args.quiet,
+        };
+        return super::collective::run_cli(&args.coll, &shared);
     }
     let cfg = config(&args)?;
     let stop = Arc::new(AtomicBool::new(false));

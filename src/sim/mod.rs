@@ -45,6 +45,7 @@
 
 pub mod analytic;
 pub mod cluster;
+pub mod collective;
 pub mod compute;
 pub mod config;
 pub mod devices;

@@ -528,6 +528,16 @@ impl Checker<'_> {
                     u.span,
                 )
                 .with_hint("sPIN externs need `SpinNic(header_handler, payload_handler, completion_handler) main;` from <spin.p4>")
+            } else if let Builtin::Coll(_) = u.op {
+                Diagnostic::error(
+                    codes::RIG_OUTSIDE_NIC,
+                    format!(
+                        "`{name}` is a collective extern of <collective.p4>, which only the NetSparse SmartNIC provides, but this program targets `{}`",
+                        main.package
+                    ),
+                    u.span,
+                )
+                .with_hint("collective externs need `NetSparseNic(host_to_net, net_to_host) main;` (see programs/omniccl_agg.p4)")
             } else if u.op.is_rig() {
                 Diagnostic::error(
                     codes::RIG_OUTSIDE_NIC,
@@ -961,6 +971,7 @@ pub fn builtin_label(op: Builtin) -> &'static str {
         HostRead => "HostRead",
         HostWrite => "HostWrite",
         Spin(op) => op.name(),
+        Coll(op) => op.name(),
     }
 }
 

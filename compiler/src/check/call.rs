@@ -49,7 +49,10 @@ pub(crate) fn builtin_fn(name: &str, arity: usize) -> Option<Builtin> {
         ("HostWrite", 2) => HostWrite,
         (n, k) => match netsparse_externs::artifact::SpinOp::from_name(n) {
             Some(op) if op.operands().len() == k => Spin(op),
-            _ => return None,
+            _ => match netsparse_externs::artifact::CollOp::from_name(n) {
+                Some(op) if op.operands().len() == k => Coll(op),
+                _ => return None,
+            },
         },
     })
 }

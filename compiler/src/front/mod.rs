@@ -37,7 +37,7 @@ pub struct FrontOptions {
 }
 
 /// The text of a bundled include (`core.p4`, `v1model.p4`, `netsparse.p4`,
-/// `spin.p4`, `psa.p4`, `bmv2/psa.p4`).
+/// `spin.p4`, `psa.p4`, `bmv2/psa.p4`, `collective.p4`).
 pub fn bundled_include(name: &str) -> Option<&'static str> {
     match name {
         "core.p4" => Some(include_str!("../../../programs/core.p4")),
@@ -46,6 +46,7 @@ pub fn bundled_include(name: &str) -> Option<&'static str> {
         "spin.p4" => Some(include_str!("../../../programs/spin.p4")),
         "psa.p4" => Some(include_str!("../../../programs/psa.p4")),
         "bmv2/psa.p4" => Some(include_str!("../../../programs/bmv2/psa.p4")),
+        "collective.p4" => Some(include_str!("../../../programs/collective.p4")),
         _ => None,
     }
 }

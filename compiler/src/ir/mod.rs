@@ -15,7 +15,9 @@ mod print;
 pub use arena::{Arena, Handle};
 pub use print::print_module;
 
-use netsparse_externs::artifact::{Arch, CounterUnit, KeyMatch, MatchKind, MeterUnit, SpinOp};
+use netsparse_externs::artifact::{
+    Arch, CollOp, CounterUnit, KeyMatch, MatchKind, MeterUnit, SpinOp,
+};
 
 use crate::ast::{BinOp, Direction, Span, UnOp};
 
@@ -431,6 +433,8 @@ pub enum Builtin {
     HostWrite,
     /// A sPIN extern of `<spin.p4>` (SpinNic handlers).
     Spin(SpinOp),
+    /// A collective extern of `<collective.p4>` (NetSparse SmartNIC).
+    Coll(CollOp),
 }
 
 impl Builtin {
@@ -445,6 +449,9 @@ impl Builtin {
             Lookup | Insert => Some(Arch::NetSparseSwitch),
             _ if self.is_rig() => Some(Arch::NetSparseNic),
             Spin(_) => Some(Arch::SpinNic),
+            // Only the SmartNIC's firmware implements them (the switch's
+            // middle pipes do not, yet).
+            Coll(_) => Some(Arch::NetSparseNic),
             _ => None,
         }
     }

@@ -28,9 +28,11 @@
 
 use serde::{Deserialize, Serialize};
 
+mod coll;
 mod psa;
 mod spin;
 mod validate;
+pub use coll::{status as coll_status, CollOp};
 pub use psa::{packet_path as psa_packet_path, PsaBridge, PsaMetadata, PsaSwitch};
 pub use spin::{rc as spin_rc, SpinMdSlots, SpinMsgSlots, SpinNic, SpinOp, SpinPktSlots};
 pub use validate::{validate, Problem};
@@ -862,6 +864,16 @@ pub enum Prim {
         /// Its operands, of the widths [`SpinOp::operands`] gives.
         args: Vec<Expr>,
         /// Receives the result when [`SpinOp::result`] is some.
+        dst: Option<LValue>,
+    },
+    /// A collective extern (`<collective.p4>`; per-PR parts of a NIC's
+    /// net_to_host or a middle pipe; see [`CollOp`]).
+    Coll {
+        /// Which extern.
+        op: CollOp,
+        /// Its operands, of the widths [`CollOp::operands`] gives.
+        args: Vec<Expr>,
+        /// Receives the result when [`CollOp::result`] is some.
         dst: Option<LValue>,
     },
 }

@@ -989,6 +989,29 @@ impl V<'_> {
                     (None, Some(_)) => self.bad(format!("{} returns no value", op.name())),
                 }
             }
+            Coll { op, args, dst } => {
+                let want = op.operands();
+                if args.len() != want.len() {
+                    self.bad(format!(
+                        "{} takes {} operands, {} given",
+                        op.name(),
+                        want.len(),
+                        args.len()
+                    ));
+                }
+                for (e, w) in args.iter().zip(want) {
+                    self.want(e, *w, op.name());
+                }
+                match (op.result(), dst) {
+                    (Some(w), Some(d)) => {
+                        if self.lvalue(d) != w {
+                            self.bad(format!("{} result is not {w} bits", op.name()));
+                        }
+                    }
+                    (None, None) | (Some(_), None) => {}
+                    (None, Some(_)) => self.bad(format!("{} returns no value", op.name())),
+                }
+            }
         }
     }
 

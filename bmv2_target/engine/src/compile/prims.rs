@@ -225,7 +225,9 @@ impl Cx<'_> {
             } => (vec![tid, req_id, idx, prop_len], Some(dst)),
             Prim::HostRead { idx, prop_len, dst } => (vec![idx, prop_len], Some(dst)),
             Prim::HostWrite { tid, req_id, idx } => (vec![tid, req_id, idx], None),
-            Prim::Spin { args, dst, .. } => (args.iter().collect(), dst.as_ref()),
+            Prim::Spin { args, dst, .. } | Prim::Coll { args, dst, .. } => {
+                (args.iter().collect(), dst.as_ref())
+            }
             _ => return Err(self.invalid("a v1model primitive compiled as a target primitive")),
         };
         let mut vx = Vec::with_capacity(args.len());

@@ -455,6 +455,27 @@ impl Lower<'_> {
                     dst: None,
                 }));
             }
+            Builtin::Coll(op) => {
+                let mut vals = Vec::with_capacity(args.len());
+                for i in 0..op.operands().len() {
+                    vals.push(self.arg_expr(idx, args.get(i), out)?);
+                }
+                if let Some(w) = op.result() {
+                    let t = self.temp(&Type::Bit(w));
+                    let dst = self.lvalue(LPlace::Static(t.clone()), span)?;
+                    out.push(prim(a::Prim::Coll {
+                        op,
+                        args: vals,
+                        dst: Some(dst),
+                    }));
+                    return Some(CallResult::Place(t));
+                }
+                out.push(prim(a::Prim::Coll {
+                    op,
+                    args: vals,
+                    dst: None,
+                }));
+            }
             Builtin::Deconcatenate | Builtin::Concatenate => {
                 // Handled by `middle`; anywhere else the checker has already complained.
                 self.err(

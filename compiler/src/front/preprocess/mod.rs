@@ -679,6 +679,7 @@ fn static_name(name: &str) -> &'static str {
         "spin.p4" => "spin.p4",
         "psa.p4" => "psa.p4",
         "bmv2/psa.p4" => "bmv2/psa.p4",
+        "collective.p4" => "collective.p4",
         _ => "netsparse.p4",
     }
 }
