@@ -28,7 +28,7 @@ enum Command {
     Matrix(cli::matrix::Args),
     /// Simulate the gather of one SpMM iteration on a leaf-spine cluster.
     Sim(Box<cli::sim::Args>),
-    /// The paper's evaluation on the stand-ins (Figure 12, Tables 7-8, Figures 15, 17, 18, 22), resumable, with a report beside the paper's numbers.
+    /// The paper's evaluation on the stand-ins (Figure 12, Tables 7-8, Figures 13-15, 17-19, 21, 22), resumable, with a report beside the paper's numbers.
     Paper(cli::paper::Args),
     /// The main job in one command: simulate a 32-node cluster on a generated matrix under SUOpt, SAOpt and NetSparse, verify, report.
     Demo(cli::demo::Args),

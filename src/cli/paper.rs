@@ -17,8 +17,10 @@ Runs the paper's evaluation on the calibrated stand-ins (paper:NAME/S):\n\
 Figure 12 (K = 1, 16, 128: NetSparse and SAOpt vs SUOpt per matrix and gmean),\n\
 Table 7 (tail node, K = 16), Table 8 (arabic and europe, every ablation step,\n\
 K = 1, 16, 128), and the sweeps of Figure 15 (RIG batch), 17 (concatenation\n\
-delay) and 18 (Property Cache size), and Figure 22 (leaf-spine, HyperX and\n\
-Dragonfly, K = 16). Every NetSparse run verifies each\n\
+delay) and 18 (Property Cache size), Figure 22 (leaf-spine, HyperX and\n\
+Dragonfly, K = 16), and from Figure 12's runs with the compute model the\n\
+end-to-end Figures 13/14 (SPADE), 19 (active nodes) and 21 (CPUs). Every\n\
+NetSparse run verifies each\n\
 gathered property. Writes report.md (with SVG plots), report.json and\n\
 report.csv into --out, each of our numbers beside the paper's.\n\
 \n\
@@ -38,8 +40,9 @@ pub struct Args {
     /// The 1/8-scale version with fewer sweep points.
     #[arg(long)]
     pub quick: bool,
-    /// Sections to run, comma-separated: fig12, table7, table8, fig15,
-    /// fig17, fig18, fig22, model (default: all but model).
+    /// Sections to run, comma-separated: fig12, table7, fig13 (with 14),
+    /// table8, fig15, fig17, fig18, fig19, fig21, fig22, model (default:
+    /// all but model).
     #[arg(long, value_delimiter = ',', value_name = "LIST")]
     pub only: Vec<String>,
     /// Add the model ablation: NetSparse vs SUOpt at K = 16 with each part

@@ -36,19 +36,39 @@ pub struct FrontOptions {
     pub defines: Vec<(String, String)>,
 }
 
-/// The text of a bundled include (`core.p4`, `v1model.p4`, `netsparse.p4`,
-/// `spin.p4`, `psa.p4`, `bmv2/psa.p4`, `collective.p4`).
+/// The bundled includes: (name, text). The one list the include
+/// resolver, its diagnostics and the source map read.
+pub const BUNDLED_INCLUDES: &[(&str, &str)] = &[
+    ("core.p4", include_str!("../../../programs/core.p4")),
+    ("v1model.p4", include_str!("../../../programs/v1model.p4")),
+    (
+        "netsparse.p4",
+        include_str!("../../../programs/netsparse.p4"),
+    ),
+    ("spin.p4", include_str!("../../../programs/spin.p4")),
+    ("psa.p4", include_str!("../../../programs/psa.p4")),
+    ("bmv2/psa.p4", include_str!("../../../programs/bmv2/psa.p4")),
+    (
+        "collective.p4",
+        include_str!("../../../programs/collective.p4"),
+    ),
+];
+
+/// The text of a bundled include ([`BUNDLED_INCLUDES`]).
 pub fn bundled_include(name: &str) -> Option<&'static str> {
-    match name {
-        "core.p4" => Some(include_str!("../../../programs/core.p4")),
-        "v1model.p4" => Some(include_str!("../../../programs/v1model.p4")),
-        "netsparse.p4" => Some(include_str!("../../../programs/netsparse.p4")),
-        "spin.p4" => Some(include_str!("../../../programs/spin.p4")),
-        "psa.p4" => Some(include_str!("../../../programs/psa.p4")),
-        "bmv2/psa.p4" => Some(include_str!("../../../programs/bmv2/psa.p4")),
-        "collective.p4" => Some(include_str!("../../../programs/collective.p4")),
-        _ => None,
-    }
+    BUNDLED_INCLUDES
+        .iter()
+        .find(|(n, _)| *n == name)
+        .map(|(_, text)| *text)
+}
+
+/// The `'static` name of a bundled include (`netsparse.p4` for an
+/// unknown name).
+pub fn bundled_name(name: &str) -> &'static str {
+    BUNDLED_INCLUDES
+        .iter()
+        .find(|(n, _)| *n == name)
+        .map_or("netsparse.p4", |(n, _)| *n)
 }
 
 /// Read, preprocess and parse the file at `path`.

@@ -96,8 +96,12 @@ impl Pp<'_> {
             } else {
                 d.notes.push(format!("searched: {}", searched.join(", ")));
             }
+            let bundled: Vec<String> = crate::front::BUNDLED_INCLUDES
+                .iter()
+                .map(|(n, _)| format!("<{n}>"))
+                .collect();
             d.notes
-                .push("bundled includes: <core.p4>, <v1model.p4>, <netsparse.p4>, <spin.p4>, <psa.p4>, <bmv2/psa.p4>".to_owned());
+                .push(format!("bundled includes: {}", bundled.join(", ")));
             return;
         };
         if self.pragma_once.contains(&key) {

@@ -673,15 +673,7 @@ impl DiagMut for Diagnostic {
 }
 
 fn static_name(name: &str) -> &'static str {
-    match name {
-        "core.p4" => "core.p4",
-        "v1model.p4" => "v1model.p4",
-        "spin.p4" => "spin.p4",
-        "psa.p4" => "psa.p4",
-        "bmv2/psa.p4" => "bmv2/psa.p4",
-        "collective.p4" => "collective.p4",
-        _ => "netsparse.p4",
-    }
+    super::bundled_name(name)
 }
 
 /// First word of `s`: (word, start, end) offsets within `s`.
