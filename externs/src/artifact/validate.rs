@@ -967,55 +967,46 @@ impl V<'_> {
                 self.want(idx, 64, "RIG idx");
             }
             Spin { op, args, dst } => {
-                let want = op.operands();
-                if args.len() != want.len() {
-                    self.bad(format!(
-                        "{} takes {} operands, {} given",
-                        op.name(),
-                        want.len(),
-                        args.len()
-                    ));
-                }
-                for (e, w) in args.iter().zip(want) {
-                    self.want(e, *w, op.name());
-                }
-                match (op.result(), dst) {
-                    (Some(w), Some(d)) => {
-                        if self.lvalue(d) != w {
-                            self.bad(format!("{} result is not {w} bits", op.name()));
-                        }
-                    }
-                    (None, None) | (Some(_), None) => {}
-                    (None, Some(_)) => self.bad(format!("{} returns no value", op.name())),
-                }
+                self.op_call(op.name(), op.operands(), op.result(), args, dst.as_ref())
             }
             Coll { op, args, dst } => {
-                let want = op.operands();
-                if args.len() != want.len() {
-                    self.bad(format!(
-                        "{} takes {} operands, {} given",
-                        op.name(),
-                        want.len(),
-                        args.len()
-                    ));
-                }
-                for (e, w) in args.iter().zip(want) {
-                    self.want(e, *w, op.name());
-                }
-                match (op.result(), dst) {
-                    (Some(w), Some(d)) => {
-                        if self.lvalue(d) != w {
-                            self.bad(format!("{} result is not {w} bits", op.name()));
-                        }
-                    }
-                    (None, None) | (Some(_), None) => {}
-                    (None, Some(_)) => self.bad(format!("{} returns no value", op.name())),
-                }
+                self.op_call(op.name(), op.operands(), op.result(), args, dst.as_ref())
             }
         }
     }
 
     /// An operand of a fixed width.
+    /// A call of a fixed-signature extern operation (sPIN, collective):
+    /// operand count and widths, and the result's width.
+    fn op_call(
+        &mut self,
+        name: &str,
+        want: &[u16],
+        result: Option<u16>,
+        args: &[Expr],
+        dst: Option<&LValue>,
+    ) {
+        if args.len() != want.len() {
+            self.bad(format!(
+                "{name} takes {} operands, {} given",
+                want.len(),
+                args.len()
+            ));
+        }
+        for (e, w) in args.iter().zip(want) {
+            self.want(e, *w, name);
+        }
+        match (result, dst) {
+            (Some(w), Some(d)) => {
+                if self.lvalue(d) != w {
+                    self.bad(format!("{name} result is not {w} bits"));
+                }
+            }
+            (None, None) | (Some(_), None) => {}
+            (None, Some(_)) => self.bad(format!("{name} returns no value")),
+        }
+    }
+
     fn want(&mut self, e: &Expr, width: u16, what: &str) {
         if self.expr(e) != width {
             self.bad(format!("{what} operand is not {width} bits"));

@@ -435,46 +435,26 @@ impl Lower<'_> {
                 }
             }
             Builtin::Spin(op) => {
-                let mut vals = Vec::with_capacity(args.len());
-                for i in 0..op.operands().len() {
-                    vals.push(self.arg_expr(idx, args.get(i), out)?);
-                }
-                if let Some(w) = op.result() {
-                    let t = self.temp(&Type::Bit(w));
-                    let dst = self.lvalue(LPlace::Static(t.clone()), span)?;
-                    out.push(prim(a::Prim::Spin {
-                        op,
-                        args: vals,
-                        dst: Some(dst),
-                    }));
-                    return Some(CallResult::Place(t));
-                }
-                out.push(prim(a::Prim::Spin {
-                    op,
-                    args: vals,
-                    dst: None,
-                }));
+                return self.op_call(
+                    idx,
+                    args,
+                    op.operands().len(),
+                    op.result(),
+                    span,
+                    out,
+                    |args, dst| a::Prim::Spin { op, args, dst },
+                );
             }
             Builtin::Coll(op) => {
-                let mut vals = Vec::with_capacity(args.len());
-                for i in 0..op.operands().len() {
-                    vals.push(self.arg_expr(idx, args.get(i), out)?);
-                }
-                if let Some(w) = op.result() {
-                    let t = self.temp(&Type::Bit(w));
-                    let dst = self.lvalue(LPlace::Static(t.clone()), span)?;
-                    out.push(prim(a::Prim::Coll {
-                        op,
-                        args: vals,
-                        dst: Some(dst),
-                    }));
-                    return Some(CallResult::Place(t));
-                }
-                out.push(prim(a::Prim::Coll {
-                    op,
-                    args: vals,
-                    dst: None,
-                }));
+                return self.op_call(
+                    idx,
+                    args,
+                    op.operands().len(),
+                    op.result(),
+                    span,
+                    out,
+                    |args, dst| a::Prim::Coll { op, args, dst },
+                );
             }
             Builtin::Deconcatenate | Builtin::Concatenate => {
                 // Handled by `middle`; anywhere else the checker has already complained.
@@ -487,6 +467,34 @@ impl Lower<'_> {
             }
         }
         Some(CallResult::Nothing)
+    }
+
+    /// A call of a fixed-signature extern operation (sPIN, collective):
+    /// its `operands` arguments lowered in order, a temporary of `result`
+    /// bits for its value, and the primitive `make` builds from them.
+    #[allow(clippy::too_many_arguments)]
+    fn op_call(
+        &mut self,
+        idx: usize,
+        args: &[ir::Arg],
+        operands: usize,
+        result: Option<u16>,
+        span: Span,
+        out: &mut Vec<a::Stmt>,
+        make: impl FnOnce(Vec<a::Expr>, Option<a::LValue>) -> a::Prim,
+    ) -> Option<CallResult> {
+        let mut vals = Vec::with_capacity(operands);
+        for i in 0..operands {
+            vals.push(self.arg_expr(idx, args.get(i), out)?);
+        }
+        let Some(w) = result else {
+            out.push(a::Stmt::Prim(make(vals, None)));
+            return Some(CallResult::Nothing);
+        };
+        let t = self.temp(&Type::Bit(w));
+        let dst = self.lvalue(LPlace::Static(t.clone()), span)?;
+        out.push(a::Stmt::Prim(make(vals, Some(dst))));
+        Some(CallResult::Place(t))
     }
 
     pub(super) fn emit_place(&self, p: &Place, out: &mut Vec<a::Stmt>) {
