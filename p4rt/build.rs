@@ -16,6 +16,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     tonic_prost_build::configure()
         .build_client(true)
         .build_server(true)
+        // Deterministic order for the text P4Info.
+        .btree_map(".p4.config.v1.P4TypeInfo.structs")
         .compile_fds(fds)?;
     Ok(())
 }

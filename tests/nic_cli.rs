@@ -145,6 +145,21 @@ fn bad_input_is_reported() {
     let o = run(&["--node", "0", "--partition", "gaps.txt", "--use-files", "."]);
     assert_eq!(o.status.code(), Some(2));
     assert!(stderr(&o).contains("gaps.txt:2"), "{}", stderr(&o));
+    // A P4Runtime server on a pcap replay, and a bad server address.
+    for (extra, want) in [
+        (
+            &["--use-files", ".", "--grpc-server-addr", "127.0.0.1:0"][..],
+            "needs live interfaces",
+        ),
+        (
+            &["-i", "0@lo", "--grpc-server-addr", "nowhere"][..],
+            "not an address",
+        ),
+    ] {
+        let o = run(&[&["--node", "0", "--partition", "parts.txt"][..], extra].concat());
+        assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+        assert!(stderr(&o).contains(want), "{}", stderr(&o));
+    }
     // A node the partition does not have.
     let o = run(&[
         "--node",

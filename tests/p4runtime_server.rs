@@ -44,6 +44,31 @@ async fn entry_count(c: &mut Client, table: &str) -> usize {
     .len()
 }
 
+/// The action of table `tid`'s default entry, read back.
+async fn default_action(c: &mut Client, tid: u32) -> String {
+    let want = v1::Entity {
+        entity: Some(v1::entity::Entity::TableEntry(v1::TableEntry {
+            table_id: tid,
+            is_default_action: true,
+            ..Default::default()
+        })),
+    };
+    let got = c.read(vec![want]).await.expect("default entry read");
+    assert_eq!(got.len(), 1, "one default entry");
+    let Some(v1::entity::Entity::TableEntry(te)) = &got[0].entity else {
+        panic!("a table entry")
+    };
+    assert!(te.is_default_action && te.r#match.is_empty());
+    let Some(v1::TableAction {
+        r#type: Some(v1::table_action::Type::Action(a)),
+    }) = &te.action
+    else {
+        panic!("an action")
+    };
+    let a = c.schema.action(a.action_id).expect("a known action id");
+    netsparse_p4rt::p4info::name_of(&a.preamble).to_owned()
+}
+
 #[test]
 fn entries_change_forwarding_and_read_back() {
     let rig = rig("programs/ipv4_forward.p4");
@@ -368,9 +393,11 @@ fn ternary_range_optional_counters_and_registers() {
             "optional key matches"
         );
 
-        // Default action: INSERT is refused, MODIFY sets it.
+        // Default action: read back (the program's drop()), INSERT is
+        // refused, MODIFY sets it.
         let t = c.table("ipv4_lpm").unwrap();
         let tid = netsparse_p4rt::p4info::id_of(&t.preamble);
+        assert!(default_action(&mut c, tid).await.ends_with("drop"));
         let e = c
             .table_entry("ipv4_lpm", &["10.0.9.0/24"], Some(("NoAction", &[])), None)
             .unwrap();
@@ -399,6 +426,7 @@ fn ternary_range_optional_counters_and_registers() {
         )])
         .await
         .expect("default action modified");
+        assert_eq!(default_action(&mut c, tid).await, "NoAction");
 
         // Direct counter of the LPM entry: the 4 packets sent all hit
         // 10.0.2.0/24 (the ACL decides after the LPM table).
@@ -615,5 +643,46 @@ fn pipeline_replaced_through_set_forwarding_pipeline_config() {
         assert!(rig
             .send_1_to_2(ipv4_frame([10, 0, 0, 1], [10, 0, 2, 7], 64))
             .is_some());
+    });
+}
+
+/// `netsparse nic --grpc-server-addr`: the NIC's program is driven like a
+/// switch's (its destination solver read and extended), its counters come
+/// under `"nic"`, and a new pipeline is refused with the reason.
+#[test]
+fn a_running_nic_serves_its_tables_and_counters() {
+    let artifact = compile("programs/netsparse_nic.p4");
+    let bounds = [0u64, 100, 200];
+    let nic = netsparse_nic::testing::nics(&artifact, &[vec![], vec![]], &bounds, 64, |_| {})
+        .swap_remove(0);
+    let rig = rig_with(nic, &artifact);
+    rt().block_on(async {
+        let mut c = primary(&rig.addr).await;
+        let before = entry_count(&mut c, "dest_solver").await;
+        assert!(before >= 1, "the partition's entries are readable");
+        let e = c
+            .table_entry(
+                "dest_solver",
+                &["1000->1999"],
+                Some(("set_dst", &["1"])),
+                Some(1),
+            )
+            .expect("entry builds");
+        c.write(vec![update(
+            v1::update::Type::Insert,
+            v1::entity::Entity::TableEntry(e),
+        )])
+        .await
+        .expect("insert into the NIC's table");
+        assert_eq!(entry_count(&mut c, "dest_solver").await, before + 1);
+        let doc = c.stats_json().await.expect("stats");
+        assert!(doc["nic"].is_object(), "NIC counters: {doc}");
+        assert!(doc.get("switch").is_none());
+        let st = c
+            .set_pipeline(artifact.to_json().into_bytes(), None)
+            .await
+            .unwrap_err();
+        assert_eq!(st.code(), Code::InvalidArgument);
+        assert!(st.message().contains("fixed while it runs"), "{st:?}");
     });
 }

@@ -275,6 +275,15 @@ impl MeterArray {
         Ok(())
     }
 
+    /// Forget the rates of meter `index`, or of every meter with `None`.
+    pub fn reset_rates(&mut self, index: Option<u64>) -> Result<(), MeterError> {
+        match index {
+            Some(i) => self.slot(i)?.reset_rates(),
+            None => self.meters.iter_mut().for_each(TrTcm::reset_rates),
+        }
+        Ok(())
+    }
+
     /// Mark a packet of `len` bytes at `now` with meter `index`. Out of range
     /// is an error value the caller counts (v1model leaves the colour unset).
     pub fn execute(&mut self, index: u64, now: Time, len: u32) -> Result<Color, MeterError> {

@@ -169,13 +169,31 @@ impl Client {
 
     /// Send a PacketOut on the arbitrated stream.
     pub async fn packet_out(&mut self, p: v1::PacketOut) -> Result<(), ClientError> {
+        self.send_stream("PacketOut", v1::stream_message_request::Update::Packet(p))
+            .await
+    }
+
+    /// Acknowledge a DigestList on the arbitrated stream.
+    pub async fn digest_ack(&mut self, digest_id: u32, list_id: u64) -> Result<(), ClientError> {
+        self.send_stream(
+            "DigestListAck",
+            v1::stream_message_request::Update::DigestAck(v1::DigestListAck { digest_id, list_id }),
+        )
+        .await
+    }
+
+    async fn send_stream(
+        &mut self,
+        what: &str,
+        update: v1::stream_message_request::Update,
+    ) -> Result<(), ClientError> {
         let Some((tx, _)) = self.stream.as_ref() else {
-            return Err(ClientError::Input(
-                "PacketOut needs an arbitrated stream (arbitrate first)".into(),
-            ));
+            return Err(ClientError::Input(format!(
+                "{what} needs an arbitrated stream (arbitrate first)"
+            )));
         };
         tx.send(v1::StreamMessageRequest {
-            update: Some(v1::stream_message_request::Update::Packet(p)),
+            update: Some(update),
         })
         .await
         .map_err(|_| ClientError::Input("stream closed".into()))

@@ -167,9 +167,9 @@ pub fn arch_name(arch: Arch) -> &'static str {
 
 /// Build the P4Info of `artifact`. Tables, actions (as the tables name
 /// them; each distinct control-plane name once, in order of first use),
-/// counters, direct counters, meters, direct meters, registers, and the
-/// Property Cache (an `externs` entry of type
-/// [`PROPERTY_CACHE_TYPE_NAME`]).
+/// counters, direct counters, meters, direct meters, registers, digests
+/// (with their structs in `type_info`), and the Property Cache (an
+/// `externs` entry of type [`PROPERTY_CACHE_TYPE_NAME`]).
 pub fn build(artifact: &Artifact) -> cfg::P4Info {
     let mut ids = Ids::default();
     // Actions: control-plane names in order of first use by a table.
@@ -311,18 +311,7 @@ pub fn build(artifact: &Artifact) -> cfg::P4Info {
         match &e.kind {
             ExternKind::Register { width, size } => info.registers.push(cfg::Register {
                 preamble: pre,
-                type_spec: Some(cfg::P4DataTypeSpec {
-                    type_spec: Some(cfg::p4_data_type_spec::TypeSpec::Bitstring(
-                        cfg::P4BitstringLikeTypeSpec {
-                            type_spec: Some(cfg::p4_bitstring_like_type_spec::TypeSpec::Bit(
-                                cfg::P4BitTypeSpec {
-                                    bitwidth: i32::from(*width),
-                                },
-                            )),
-                            annotations: Vec::new(),
-                        },
-                    )),
-                }),
+                type_spec: Some(bit_spec(*width)),
                 size: i32::try_from(*size).unwrap_or(i32::MAX),
             }),
             ExternKind::Counter { size, unit } => info.counters.push(cfg::Counter {
@@ -364,6 +353,30 @@ pub fn build(artifact: &Artifact) -> cfg::P4Info {
     if !cache.instances.is_empty() {
         info.externs.push(cache);
     }
+    let found = digests(artifact);
+    let digest_names: Vec<&str> = found.iter().map(|d| d.name.as_str()).collect();
+    for d in &found {
+        info.digests.push(cfg::Digest {
+            preamble: preamble(ids.id(prefix::DIGEST, &d.name), &d.name, &digest_names),
+            type_spec: Some(cfg::P4DataTypeSpec {
+                type_spec: Some(cfg::p4_data_type_spec::TypeSpec::Struct(cfg::P4NamedType {
+                    name: d.name.clone(),
+                })),
+            }),
+        });
+        let members = d
+            .fields
+            .iter()
+            .map(|(n, w)| cfg::p4_struct_type_spec::Member {
+                name: n.clone(),
+                type_spec: Some(bit_spec(*w)),
+            })
+            .collect();
+        info.type_info
+            .get_or_insert_with(Default::default)
+            .structs
+            .insert(d.name.clone(), cfg::P4StructTypeSpec { members });
+    }
     let headers = controller_headers(artifact);
     let names: Vec<&str> = headers.iter().map(|h| h.name.as_str()).collect();
     for h in &headers {
@@ -388,6 +401,86 @@ pub fn build(artifact: &Artifact) -> cfg::P4Info {
             });
     }
     info
+}
+
+/// `bit<width>` as a P4Info type.
+fn bit_spec(width: u16) -> cfg::P4DataTypeSpec {
+    cfg::P4DataTypeSpec {
+        type_spec: Some(cfg::p4_data_type_spec::TypeSpec::Bitstring(
+            cfg::P4BitstringLikeTypeSpec {
+                type_spec: Some(cfg::p4_bitstring_like_type_spec::TypeSpec::Bit(
+                    cfg::P4BitTypeSpec {
+                        bitwidth: i32::from(width),
+                    },
+                )),
+                annotations: Vec::new(),
+            },
+        )),
+    }
+}
+
+/// A digest the program sends: its struct type's name and its fields
+/// (name, width) in order.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DigestType {
+    /// The struct type's name (the P4Info digest's name, as p4c's).
+    pub name: String,
+    /// Fields in declaration order.
+    pub fields: Vec<(String, u16)>,
+}
+
+/// Every digest type the program's `digest` calls send, in order of first
+/// appearance (parsers, controls, then actions); one per type name.
+pub fn digests(artifact: &Artifact) -> Vec<DigestType> {
+    use netsparse_externs::artifact::{Prim, Stmt};
+    fn walk(a: &Artifact, body: &[Stmt], out: &mut Vec<DigestType>) {
+        for s in body {
+            match s {
+                Stmt::Prim(Prim::Digest { name, data, .. })
+                    if !out.iter().any(|d| &d.name == name) =>
+                {
+                    out.push(DigestType {
+                        name: name.clone(),
+                        fields: data
+                            .iter()
+                            .map(|(n, e)| (n.clone(), a.expr_width(e)))
+                            .collect(),
+                    });
+                }
+                Stmt::If {
+                    then, otherwise, ..
+                } => {
+                    walk(a, then, out);
+                    walk(a, otherwise, out);
+                }
+                Stmt::Switch { cases, default, .. } => {
+                    for c in cases {
+                        walk(a, &c.body, out);
+                    }
+                    walk(a, default, out);
+                }
+                Stmt::Inlined { body, .. } => walk(a, body, out),
+                Stmt::Loop { body, updates, .. } => {
+                    walk(a, body, out);
+                    walk(a, updates, out);
+                }
+                _ => {}
+            }
+        }
+    }
+    let mut out = Vec::new();
+    for p in &artifact.parsers {
+        for st in &p.states {
+            walk(artifact, &st.body, &mut out);
+        }
+    }
+    for c in &artifact.controls {
+        walk(artifact, &c.body, &mut out);
+    }
+    for a in &artifact.actions {
+        walk(artifact, &a.body, &mut out);
+    }
+    out
 }
 
 /// One `@controller_header` type: its name (`packet_in`, `packet_out`)
@@ -468,6 +561,8 @@ pub enum Entity {
     Register(usize),
     /// A Property Cache instance (index in its extern's instances).
     PropertyCache(usize),
+    /// A digest (index in `P4Info.digests`).
+    Digest(usize),
 }
 
 /// P4Info with lookups by id and by name (full name or alias).
@@ -516,6 +611,9 @@ impl Schema {
         }
         for (i, r) in info.registers.iter().enumerate() {
             add(&r.preamble, Entity::Register(i));
+        }
+        for (i, d) in info.digests.iter().enumerate() {
+            add(&d.preamble, Entity::Digest(i));
         }
         for x in info
             .externs

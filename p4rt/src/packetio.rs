@@ -247,6 +247,9 @@ impl<T: Target> Target for CpuPort<T> {
     fn stats_json(&self) -> serde_json::Value {
         self.inner.stats_json()
     }
+    fn stats_key(&self) -> &'static str {
+        self.inner.stats_key()
+    }
     fn cpu_port_json(&self) -> Option<serde_json::Value> {
         serde_json::to_value(self.stats()).ok()
     }

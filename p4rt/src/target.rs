@@ -1,12 +1,15 @@
 //! What the P4Runtime server needs of a running datapath beyond the
 //! engine's [`ControlPlane`]: loading a new pipeline in place and its
 //! counters as JSON (the `--stats-json` document). Implemented for the
-//! v1model switch, the PSA switch and the NetSparse multi-pipe switch.
+//! v1model switch, the PSA switch, the NetSparse multi-pipe switch and the
+//! NetSparse SmartNIC.
 
 use netsparse_bmv2::nsswitch::NsSwitch;
 use netsparse_bmv2::{PsaSwitch, Switch};
 use netsparse_engine::control::ControlPlane;
 use netsparse_externs::artifact::{Arch, Artifact};
+use netsparse_nic::memory::HostMemory;
+use netsparse_nic::Nic;
 
 /// A datapath the server can drive.
 pub trait Target: ControlPlane + 'static {
@@ -15,8 +18,12 @@ pub trait Target: ControlPlane + 'static {
     /// Replace the running program with `artifact` (same options and
     /// shape; tables start empty). On error the old program keeps running.
     fn load(&mut self, artifact: &Artifact) -> Result<(), String>;
-    /// Its counters (what `--stats-json` writes under `"switch"`).
+    /// Its counters (what `--stats-json` writes under [`Target::stats_key`]).
     fn stats_json(&self) -> serde_json::Value;
+    /// The key of [`Target::stats_json`] in the statistics document.
+    fn stats_key(&self) -> &'static str {
+        "switch"
+    }
     /// The CPU port's counters (what `--stats-json` writes under
     /// `"cpu_port"`), if it has one.
     fn cpu_port_json(&self) -> Option<serde_json::Value> {
@@ -70,5 +77,24 @@ impl Target for PsaSwitch {
     }
     fn stats_json(&self) -> serde_json::Value {
         serde_json::to_value(self.stats()).unwrap_or_default()
+    }
+}
+
+/// A running NIC keeps its program: its host memory, partition and served
+/// properties were set up for it at start, so a new pipeline is refused
+/// (restart `netsparse nic` with the new program).
+impl<M: HostMemory + Send + 'static> Target for Nic<M> {
+    fn arch(&self) -> Arch {
+        Arch::NetSparseNic
+    }
+    fn load(&mut self, artifact: &Artifact) -> Result<(), String> {
+        let _ = artifact;
+        Err("the NIC's program is fixed while it runs (its host memory, partition and properties were set up for it); restart `netsparse nic` with the new program".into())
+    }
+    fn stats_json(&self) -> serde_json::Value {
+        serde_json::to_value(self.stats()).unwrap_or_default()
+    }
+    fn stats_key(&self) -> &'static str {
+        "nic"
     }
 }

@@ -99,6 +99,42 @@ impl W {
     }
 }
 
+impl W {
+    /// A `type_spec` field (bit and int bitstrings, named structs).
+    fn type_spec(&mut self, t: &Option<cfg::P4DataTypeSpec>) {
+        use cfg::p4_data_type_spec::TypeSpec as T;
+        let Some(cfg::P4DataTypeSpec { type_spec: Some(t) }) = t else {
+            return;
+        };
+        self.open("type_spec");
+        match t {
+            T::Bitstring(b) => {
+                self.open("bitstring");
+                match &b.type_spec {
+                    Some(cfg::p4_bitstring_like_type_spec::TypeSpec::Bit(t)) => {
+                        self.open("bit");
+                        self.num("bitwidth", i64::from(t.bitwidth));
+                        self.close();
+                    }
+                    Some(cfg::p4_bitstring_like_type_spec::TypeSpec::Int(t)) => {
+                        self.open("int");
+                        self.num("bitwidth", i64::from(t.bitwidth));
+                        self.close();
+                    }
+                    None => {}
+                }
+                self.close();
+            }
+            T::Struct(n) => {
+                self.open("struct");
+                self.string("name", &n.name);
+                self.close();
+            }
+        }
+        self.close();
+    }
+}
+
 fn escape(s: &str) -> String {
     let mut o = String::with_capacity(s.len());
     for c in s.chars() {
@@ -248,29 +284,14 @@ pub fn to_text(info: &cfg::P4Info) -> String {
     for r in &info.registers {
         w.open("registers");
         w.preamble(&r.preamble);
-        if let Some(cfg::P4DataTypeSpec {
-            type_spec: Some(cfg::p4_data_type_spec::TypeSpec::Bitstring(b)),
-        }) = &r.type_spec
-        {
-            w.open("type_spec");
-            w.open("bitstring");
-            match &b.type_spec {
-                Some(cfg::p4_bitstring_like_type_spec::TypeSpec::Bit(t)) => {
-                    w.open("bit");
-                    w.num("bitwidth", i64::from(t.bitwidth));
-                    w.close();
-                }
-                Some(cfg::p4_bitstring_like_type_spec::TypeSpec::Int(t)) => {
-                    w.open("int");
-                    w.num("bitwidth", i64::from(t.bitwidth));
-                    w.close();
-                }
-                None => {}
-            }
-            w.close();
-            w.close();
-        }
+        w.type_spec(&r.type_spec);
         w.num("size", i64::from(r.size));
+        w.close();
+    }
+    for d in &info.digests {
+        w.open("digests");
+        w.preamble(&d.preamble);
+        w.type_spec(&d.type_spec);
         w.close();
     }
     for x in &info.externs {
@@ -280,6 +301,23 @@ pub fn to_text(info: &cfg::P4Info) -> String {
         for i in &x.instances {
             w.open("instances");
             w.preamble(&i.preamble);
+            w.close();
+        }
+        w.close();
+    }
+    if let Some(ti) = &info.type_info {
+        w.open("type_info");
+        for (name, st) in &ti.structs {
+            w.open("structs");
+            w.string("key", name);
+            w.open("value");
+            for m in &st.members {
+                w.open("members");
+                w.string("name", &m.name);
+                w.type_spec(&m.type_spec);
+                w.close();
+            }
+            w.close();
             w.close();
         }
         w.close();

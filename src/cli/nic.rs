@@ -47,6 +47,9 @@ written to NAME_in.pcap; keep it first when adding the peers' outputs.\n\
 Without --use-files, NAME is a Linux\n\
 interface (AF_PACKET, needs CAP_NET_RAW) and the NIC runs until SIGINT/SIGTERM\n\
 (or until the gather completes, with --exit-when-done).\n\
+--grpc-server-addr ADDR (live only): a P4Runtime server for the running NIC\n\
+(tables, counters, registers, the NIC's counters as the NetSparse statistics\n\
+extern); its program cannot be replaced while it runs.\n\
 \n\
 --entries FILE: extra BMv2-style commands for the program's tables\n\
 (table_add T A K... => P... [prio], table_set_default T A P..., table_clear T).\n\
@@ -113,6 +116,14 @@ pub struct Args {
     /// Write the counters (NIC and per command) as JSON to FILE at the end.
     #[arg(long, value_name = "FILE")]
     pub stats_json: Option<PathBuf>,
+    /// Serve P4Runtime (gRPC) on ADDR while the NIC runs (as `netsparse
+    /// switch`): the program's tables, counters and registers, and the
+    /// NIC's counters. Live interfaces only; off by default.
+    #[arg(long, value_name = "ADDR")]
+    pub grpc_server_addr: Option<String>,
+    /// The P4Runtime device id controllers must send.
+    #[arg(long, value_name = "N", default_value_t = 1)]
+    pub device_id: u64,
 }
 
 /// Formats of `--out`.
@@ -398,6 +409,16 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         idxs.len(),
         commands.len()
     );
+    let mailbox = match super::switch::start_p4runtime::<Nic<DenseMemory>>(
+        args.grpc_server_addr.as_deref(),
+        args.use_files.is_some(),
+        args.device_id,
+        &artifact,
+        None,
+    ) {
+        Ok(m) => m,
+        Err(code) => return Ok(code),
+    };
     let stop = Arc::new(AtomicBool::new(false));
     let mut ep = Endpoint {
         nic: &mut nic,
@@ -462,10 +483,16 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         live::stop_on_signals(Arc::clone(&stop)).context("cannot install the signal handlers")?;
         let opts = live::LiveOptions {
             record_dir: args.pcap.clone(),
+            control: mailbox.as_ref().map(|m| m.wake_flag()),
             ..live::LiveOptions::default()
         };
         eprintln!("NIC running on {} (Ctrl-C to stop)", specs[0]);
-        match live::serve(&mut ep, &specs, Arc::clone(&stop), &opts, &mut |_, _, _| {}) {
+        let mut hook = |ep: &mut Endpoint<'_>, _: &[live::LivePortStats], why: live::Wake| {
+            if let (live::Wake::Control, Some(m)) = (why, &mailbox) {
+                m.drain(&mut *ep.nic);
+            }
+        };
+        match live::serve(&mut ep, &specs, Arc::clone(&stop), &opts, &mut hook) {
             Ok(rep) => {
                 if let Some(e) = rep.receiver_error {
                     eprintln!("error: {e}");

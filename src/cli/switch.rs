@@ -110,11 +110,30 @@ fn start_server<T: netsparse_p4rt::target::Target>(
     artifact: &Artifact,
     packet_in: Option<netsparse_p4rt::packetio::PacketInQueue>,
 ) -> Result<Option<netsparse_p4rt::mailbox::Mailbox<T>>, ExitCode> {
+    start_p4runtime(
+        args.grpc_server_addr.as_deref(),
+        args.use_files.is_some(),
+        args.device_id,
+        artifact,
+        packet_in,
+    )
+}
+
+/// Start a P4Runtime server on `addr` (if given) for a datapath of type
+/// `T` running `artifact` (`netsparse switch` and `netsparse nic`); see
+/// [`start_server`]. `replay`: the datapath runs on pcap files.
+pub(crate) fn start_p4runtime<T: netsparse_p4rt::target::Target>(
+    addr: Option<&str>,
+    replay: bool,
+    device_id: u64,
+    artifact: &Artifact,
+    packet_in: Option<netsparse_p4rt::packetio::PacketInQueue>,
+) -> Result<Option<netsparse_p4rt::mailbox::Mailbox<T>>, ExitCode> {
     use std::net::ToSocketAddrs as _;
-    let Some(addr) = &args.grpc_server_addr else {
+    let Some(addr) = addr else {
         return Ok(None);
     };
-    if args.use_files.is_some() {
+    if replay {
         eprintln!(
             "error: --grpc-server-addr needs live interfaces (a --use-files replay ends when its pcaps do)"
         );
@@ -129,7 +148,7 @@ fn start_server<T: netsparse_p4rt::target::Target>(
     };
     if !sock.ip().is_loopback() {
         eprintln!(
-            "warning: --grpc-server-addr {sock}: not a loopback address; whoever reaches it controls the switch"
+            "warning: --grpc-server-addr {sock}: not a loopback address; whoever reaches it controls the device"
         );
     }
     let (poster, mailbox) = netsparse_p4rt::mailbox::mailbox::<T>();
@@ -138,13 +157,13 @@ fn start_server<T: netsparse_p4rt::target::Target>(
         poster,
         artifact.clone(),
         artifact.to_json().into_bytes(),
-        args.device_id,
+        device_id,
         packet_in,
     ) {
         Ok(h) => {
             eprintln!(
-                "P4Runtime server listening on {} (device id {})",
-                h.addr, args.device_id
+                "P4Runtime server listening on {} (device id {device_id})",
+                h.addr
             );
             Ok(Some(mailbox))
         }

@@ -518,3 +518,34 @@ impl<M: HostMemory> Datapath for Nic<M> {
         self.next_event()
     }
 }
+
+/// The control plane of a running NIC (`netsparse nic --grpc-server-addr`,
+/// entry files): its program's tables, counters and registers, plus the
+/// command `filter_clear` (forget the Idx Filter, as NetSparse's control
+/// plane does between kernels).
+impl<M: HostMemory> netsparse_engine::ControlPlane for Nic<M> {
+    fn engine(&self) -> &netsparse_engine::Engine {
+        netsparse_engine::ControlPlane::engine(&self.prog.program)
+    }
+
+    fn engine_mut(&mut self) -> &mut netsparse_engine::Engine {
+        netsparse_engine::ControlPlane::engine_mut(&mut self.prog.program)
+    }
+
+    fn command(
+        &mut self,
+        cmd: &str,
+        args: &[&str],
+    ) -> Option<Result<bool, netsparse_engine::control::commands::LineError>> {
+        use netsparse_engine::control::commands::LineError;
+        match cmd {
+            "filter_clear" => Some(if args.is_empty() {
+                self.clear_filter();
+                Ok(false)
+            } else {
+                Err(LineError::Syntax("usage: filter_clear".into()))
+            }),
+            _ => None,
+        }
+    }
+}

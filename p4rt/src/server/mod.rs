@@ -13,6 +13,7 @@
 //! `entry` is an `Any` with type URL [`STATS_TYPE_URL`] carrying the
 //! `--stats-json` document as UTF-8 JSON.
 
+pub mod digest;
 pub mod read;
 pub mod write;
 
@@ -186,6 +187,8 @@ pub(crate) struct Shared<T> {
     arb: Mutex<Arbitration>,
     /// The CPU port's counters, when the datapath has one.
     cpu: Option<Arc<CpuPortCounters>>,
+    /// Digest configuration, batching and counters.
+    pub digests: Mutex<digest::Digests>,
 }
 
 impl<T: Target> Shared<T> {
@@ -194,6 +197,18 @@ impl<T: Target> Shared<T> {
             .lock()
             .map(|p| p.clone())
             .unwrap_or_else(|e| e.into_inner().clone())
+    }
+
+    /// The primary controller's stream, if there is a primary.
+    pub fn primary_tx(
+        &self,
+    ) -> Option<tokio::sync::mpsc::Sender<Result<v1::StreamMessageResponse, Status>>> {
+        let arb = self.arb.lock().ok()?;
+        let p = arb.primary()?;
+        arb.conns
+            .values()
+            .find(|c| c.election == Some(p))
+            .map(|c| c.tx.clone())
     }
 
     fn check_device(&self, device_id: u64) -> Result<(), Status> {
@@ -273,6 +288,7 @@ pub fn spawn_with_cpu_port<T: Target>(
         saved: Mutex::new(None),
         arb: Mutex::new(Arbitration::default()),
         cpu: packet_in.as_ref().map(|q| Arc::clone(&q.counters)),
+        digests: Mutex::new(digest::Digests::default()),
     });
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(1)
@@ -293,6 +309,7 @@ pub fn spawn_with_cpu_port<T: Target>(
                 if let Some(q) = packet_in {
                     tokio::spawn(forward_packet_in(Arc::clone(&shared), q));
                 }
+                tokio::spawn(digest::pump(Arc::clone(&shared)));
                 let incoming = tokio_stream::wrappers::TcpListenerStream::new(listener);
                 let svc = P4RuntimeServer::new(Service { shared })
                     .max_decoding_message_size(64 << 20)
@@ -492,6 +509,9 @@ impl<T: Target> P4Runtime for Service<T> {
                 .pipeline
                 .lock()
                 .map_err(|_| Status::internal("poisoned"))? = p;
+            if let Ok(mut d) = self.shared.digests.lock() {
+                d.reset();
+            }
             Ok::<_, Status>(())
         };
         if action == A::Commit {
@@ -621,11 +641,27 @@ impl<T: Target> P4Runtime for Service<T> {
                             let _ = tx.send(Ok(err)).await;
                         }
                     }
+                    Some(v1::stream_message_request::Update::DigestAck(a)) => {
+                        let primary = shared.arb.lock().ok().is_some_and(|arb| {
+                            let mine = arb.conns.get(&id).and_then(|c| c.election);
+                            mine.is_some() && mine == arb.primary()
+                        });
+                        if !primary {
+                            let _ = tx
+                                .send(Ok(stream_error(
+                                    tonic::Code::PermissionDenied,
+                                    "DigestListAck: only the primary controller may acknowledge digests",
+                                )))
+                                .await;
+                        } else if let Ok(mut d) = shared.digests.lock() {
+                            d.ack(&a);
+                        }
+                    }
                     Some(_) => {
                         let _ = tx
                             .send(Ok(stream_error(
                                 tonic::Code::Unimplemented,
-                                "digests and other stream messages are not supported",
+                                "stream messages of type `other` are not supported",
                             )))
                             .await;
                     }
@@ -713,14 +749,7 @@ async fn forward_packet_in<T: Target>(shared: Arc<Shared<T>>, mut q: PacketInQue
             c.packet_in_too_short.fetch_add(1, Relaxed);
             continue;
         };
-        let tx = shared.arb.lock().ok().and_then(|arb| {
-            let p = arb.primary()?;
-            arb.conns
-                .values()
-                .find(|c| c.election == Some(p))
-                .map(|c| c.tx.clone())
-        });
-        let Some(tx) = tx else {
+        let Some(tx) = shared.primary_tx() else {
             c.packet_in_no_controller.fetch_add(1, Relaxed);
             continue;
         };

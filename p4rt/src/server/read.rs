@@ -1,11 +1,14 @@
 //! Read: table entries (all tables with `table_id` 0, all entries of a
-//! table without matches, one entry with them), direct counters, indexed
-//! counters and registers (all of them with id 0, every cell without an
-//! index), multicast groups and clone sessions (every one with id 0), and
-//! the NetSparse statistics pseudo-extern. The whole request
-//! is read in one datapath job, so it sees one consistent state.
+//! table without matches, one entry with them, the default entry with
+//! `is_default_action`), direct counters, indexed counters and registers
+//! (all of them with id 0, every cell without an index), meters and direct
+//! meters (their rates), digest configurations, multicast groups and clone
+//! sessions (every one with id 0), and the NetSparse statistics
+//! pseudo-extern (with the server's digest counters). The whole request is
+//! read in one datapath job, so it sees one consistent state.
 
 use netsparse_externs::artifact::KeyMatch;
+use netsparse_externs::meter::MeterRates;
 use tonic::Status;
 
 use super::write::{entity_kind, status_of};
@@ -43,7 +46,10 @@ fn table_entries<T: Target>(
         Some(convert::key_matches(table, &want.r#match).map_err(bad)?)
     };
     let entries = t.entries(tname).map_err(|e| status_of(&e))?;
-    let has_counter = !table.direct_resource_ids.is_empty();
+    let has_counter = table
+        .direct_resource_ids
+        .iter()
+        .any(|id| matches!(schema.entity(*id), Some(Entity::DirectCounter(_))));
     for e in entries {
         if filter.as_ref().is_some_and(|f| *f != e.matches) {
             continue;
@@ -51,31 +57,11 @@ fn table_entries<T: Target>(
         if want.priority != 0 && want.priority as u32 != e.priority {
             continue;
         }
-        let action_id = schema
-            .find(&e.action, |s, id| s.action(id).map(|_| id))
-            .unwrap_or(0);
-        let action = schema.action(action_id);
-        let params = e
-            .args
-            .iter()
-            .enumerate()
-            .map(|(i, v)| v1::action::Param {
-                param_id: action
-                    .and_then(|a| a.params.get(i))
-                    .map_or(i as u32 + 1, |p| p.id),
-                value: convert::to_bytes(*v),
-            })
-            .collect();
         out.push(v1::Entity {
             entity: Some(v1::entity::Entity::TableEntry(v1::TableEntry {
                 table_id: crate::p4info::id_of(&table.preamble),
                 r#match: convert::field_matches(table, &e.matches),
-                action: Some(v1::TableAction {
-                    r#type: Some(v1::table_action::Type::Action(v1::Action {
-                        action_id,
-                        params,
-                    })),
-                }),
+                action: Some(table_action(schema, &e.action, &e.args)),
                 priority: if convert::needs_priority(table) {
                     e.priority as i32
                 } else {
@@ -90,9 +76,185 @@ fn table_entries<T: Target>(
     Ok(())
 }
 
+/// The P4Runtime form of an action and its data.
+fn table_action(schema: &Schema, action: &str, args: &[u128]) -> v1::TableAction {
+    let action_id = schema
+        .find(action, |s, id| s.action(id).map(|_| id))
+        .unwrap_or(0);
+    let info = schema.action(action_id);
+    let params = args
+        .iter()
+        .enumerate()
+        .map(|(i, v)| v1::action::Param {
+            param_id: info
+                .and_then(|a| a.params.get(i))
+                .map_or(i as u32 + 1, |p| p.id),
+            value: convert::to_bytes(*v),
+        })
+        .collect();
+    v1::TableAction {
+        r#type: Some(v1::table_action::Type::Action(v1::Action {
+            action_id,
+            params,
+        })),
+    }
+}
+
+/// A table's default entry (`is_default_action`, no matches).
+fn default_entry<T: Target>(
+    t: &T,
+    schema: &Schema,
+    table: &cfg::Table,
+    out: &mut Vec<v1::Entity>,
+) -> Result<(), Status> {
+    let d = t
+        .default_entry(name_of(&table.preamble))
+        .map_err(|e| status_of(&e))?;
+    out.push(v1::Entity {
+        entity: Some(v1::entity::Entity::TableEntry(v1::TableEntry {
+            table_id: crate::p4info::id_of(&table.preamble),
+            action: Some(table_action(schema, &d.action, &d.args)),
+            is_default_action: true,
+            is_const: d.is_const,
+            ..Default::default()
+        })),
+    });
+    Ok(())
+}
+
+/// What a Read needs of the server's own state (digests live there, not
+/// in the datapath), taken when the Read starts.
+struct ServerSide {
+    digests: super::digest::DigestCounters,
+    digest_entries: Vec<v1::DigestEntry>,
+}
+
+/// A meter's rates as P4Runtime's config (units per second).
+fn meter_config(r: MeterRates) -> v1::MeterConfig {
+    let per_s = |x: f64| (x * 1e6).round() as i64;
+    v1::MeterConfig {
+        cir: per_s(r.cir),
+        cburst: i64::try_from(r.cbs).unwrap_or(i64::MAX),
+        pir: per_s(r.pir),
+        pburst: i64::try_from(r.pbs).unwrap_or(i64::MAX),
+    }
+}
+
+/// Indexed meters: every one with id 0, every cell without an index.
+fn read_meters<T: Target>(
+    t: &T,
+    schema: &Schema,
+    m: &v1::MeterEntry,
+    out: &mut Vec<v1::Entity>,
+) -> Result<(), Status> {
+    let ids: Vec<usize> = if m.meter_id == 0 {
+        (0..schema.info.meters.len()).collect()
+    } else {
+        match schema.entity(m.meter_id) {
+            Some(Entity::Meter(i)) => vec![*i],
+            _ => {
+                return Err(Status::not_found(format!(
+                    "meter_entry.meter_id {:#x}: no such meter",
+                    m.meter_id
+                )))
+            }
+        }
+    };
+    for i in ids {
+        let meter = &schema.info.meters[i];
+        let name = name_of(&meter.preamble);
+        let cells: Vec<u64> = match &m.index {
+            Some(ix) if ix.index < 0 || ix.index >= meter.size => {
+                return Err(Status::out_of_range(format!(
+                    "meter {name}: index {} outside 0..{}",
+                    ix.index, meter.size
+                )))
+            }
+            Some(ix) => vec![ix.index as u64],
+            None => (0..meter.size.max(0) as u64).collect(),
+        };
+        for ix in cells {
+            let rates = t.meter_get_rates(name, ix).map_err(|e| status_of(&e))?;
+            out.push(v1::Entity {
+                entity: Some(v1::entity::Entity::MeterEntry(v1::MeterEntry {
+                    meter_id: crate::p4info::id_of(&meter.preamble),
+                    index: Some(v1::Index { index: ix as i64 }),
+                    config: rates.map(meter_config),
+                })),
+            });
+        }
+    }
+    Ok(())
+}
+
+/// Direct meters: the entries of one table (every table with a direct
+/// meter with table id 0), one entry with matches.
+fn read_direct_meters<T: Target>(
+    t: &T,
+    schema: &Schema,
+    d: &v1::DirectMeterEntry,
+    out: &mut Vec<v1::Entity>,
+) -> Result<(), Status> {
+    let want = d.table_entry.clone().unwrap_or_default();
+    for dm in &schema.info.direct_meters {
+        if want.table_id != 0 && dm.direct_table_id != want.table_id {
+            continue;
+        }
+        let Some(table) = schema.table(dm.direct_table_id) else {
+            continue;
+        };
+        let tname = name_of(&table.preamble);
+        let filter: Option<Vec<KeyMatch>> = if want.r#match.is_empty() {
+            None
+        } else {
+            Some(convert::key_matches(table, &want.r#match).map_err(bad)?)
+        };
+        for e in t.entries(tname).map_err(|e| status_of(&e))? {
+            if filter.as_ref().is_some_and(|f| *f != e.matches) {
+                continue;
+            }
+            if want.priority != 0 && want.priority as u32 != e.priority {
+                continue;
+            }
+            let rates = t
+                .meter_get_rates(name_of(&dm.preamble), u64::from(e.handle.0))
+                .map_err(|e| status_of(&e))?;
+            out.push(v1::Entity {
+                entity: Some(v1::entity::Entity::DirectMeterEntry(v1::DirectMeterEntry {
+                    table_entry: Some(v1::TableEntry {
+                        table_id: dm.direct_table_id,
+                        r#match: convert::field_matches(table, &e.matches),
+                        priority: if convert::needs_priority(table) {
+                            e.priority as i32
+                        } else {
+                            0
+                        },
+                        ..Default::default()
+                    }),
+                    config: rates.map(meter_config),
+                })),
+            });
+        }
+    }
+    if want.table_id != 0
+        && !schema
+            .info
+            .direct_meters
+            .iter()
+            .any(|dm| dm.direct_table_id == want.table_id)
+    {
+        return Err(Status::not_found(format!(
+            "direct_meter_entry.table_entry.table_id {:#x}: no table with a direct meter",
+            want.table_id
+        )));
+    }
+    Ok(())
+}
+
 fn read_one<T: Target>(
     t: &T,
     schema: &Schema,
+    side: &ServerSide,
     entity: &v1::Entity,
     out: &mut Vec<v1::Entity>,
 ) -> Result<(), Status> {
@@ -101,11 +263,44 @@ fn read_one<T: Target>(
         return Err(bad("entities: an entity with nothing set"));
     };
     match e {
+        En::MeterEntry(m) => read_meters(t, schema, m, out),
+        En::DirectMeterEntry(d) => read_direct_meters(t, schema, d, out),
+        En::DigestEntry(d) => {
+            if d.digest_id != 0 && !matches!(schema.entity(d.digest_id), Some(Entity::Digest(_))) {
+                return Err(Status::not_found(format!(
+                    "digest_entry.digest_id {:#x}: no such digest",
+                    d.digest_id
+                )));
+            }
+            for e in side
+                .digest_entries
+                .iter()
+                .filter(|e| d.digest_id == 0 || e.digest_id == d.digest_id)
+            {
+                out.push(v1::Entity {
+                    entity: Some(En::DigestEntry(*e)),
+                });
+            }
+            Ok(())
+        }
         En::TableEntry(want) => {
             if want.is_default_action {
-                return Err(Status::unimplemented(
-                    "reading default entries is not supported",
-                ));
+                if !want.r#match.is_empty() {
+                    return Err(bad("table_entry: a default entry has no match fields"));
+                }
+                if want.table_id == 0 {
+                    for table in &schema.info.tables {
+                        default_entry(t, schema, table, out)?;
+                    }
+                    return Ok(());
+                }
+                let Some(table) = schema.table(want.table_id) else {
+                    return Err(Status::not_found(format!(
+                        "table_entry.table_id {:#x}: no such table",
+                        want.table_id
+                    )));
+                };
+                return default_entry(t, schema, table, out);
             }
             if want.table_id == 0 {
                 for table in &schema.info.tables {
@@ -126,9 +321,9 @@ fn read_one<T: Target>(
             let tables: Vec<&cfg::Table> = if want.table_id == 0 {
                 schema
                     .info
-                    .tables
+                    .direct_counters
                     .iter()
-                    .filter(|t| !t.direct_resource_ids.is_empty())
+                    .filter_map(|c| schema.table(c.direct_table_id))
                     .collect()
             } else {
                 vec![schema.table(want.table_id).ok_or_else(|| {
@@ -239,7 +434,10 @@ fn read_one<T: Target>(
             Ok(())
         }
         En::ExternEntry(x) if x.extern_type_id == STATS_TYPE_ID => {
-            let mut doc = serde_json::json!({ "switch": t.stats_json() });
+            let mut doc = serde_json::json!({ "digests": side.digests });
+            if let Some(m) = doc.as_object_mut() {
+                m.insert(t.stats_key().into(), t.stats_json());
+            }
             if let (Some(m), Some(c)) = (doc.as_object_mut(), t.cpu_port_json()) {
                 m.insert("cpu_port".into(), c);
             }
@@ -331,12 +529,22 @@ pub(crate) async fn read<T: Target>(
     entities: Vec<v1::Entity>,
 ) -> Result<Vec<v1::Entity>, Status> {
     let schema = std::sync::Arc::clone(&shared.pipeline().schema);
+    let side = {
+        let d = shared
+            .digests
+            .lock()
+            .map_err(|_| Status::internal("poisoned"))?;
+        ServerSide {
+            digests: d.counters,
+            digest_entries: d.read(0),
+        }
+    };
     shared
         .poster
         .run(move |t: &mut T| {
             let mut out = Vec::new();
             for e in &entities {
-                read_one(&*t, &schema, e, &mut out)?;
+                read_one(&*t, &schema, &side, e, &mut out)?;
             }
             Ok(out)
         })

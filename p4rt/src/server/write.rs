@@ -8,6 +8,7 @@
 use netsparse_engine::control::ControlPlane;
 use netsparse_engine::{ControlPlaneError, Replica};
 use netsparse_externs::artifact::KeyMatch;
+use netsparse_externs::meter::MeterRates;
 use tonic::Status;
 
 use super::{batch_status, gone, Shared, PROPERTY_CACHE_TYPE_ID};
@@ -51,6 +52,26 @@ pub(crate) enum Op {
     },
     CounterReset {
         name: String,
+    },
+    /// Indexed meter rates (`None`: back to unconfigured, all green).
+    Meter {
+        name: String,
+        index: Option<u64>,
+        rates: Option<MeterRates>,
+    },
+    /// A table entry's direct meter.
+    DirectMeter {
+        table: String,
+        matches: Vec<KeyMatch>,
+        priority: Option<u32>,
+        meter: String,
+        rates: Option<MeterRates>,
+    },
+    /// A digest's configuration: server state, not the datapath's.
+    Digest {
+        ty: v1::update::Type,
+        id: u32,
+        config: Option<super::digest::Config>,
     },
     CacheInvalidate,
     /// A multicast group (`PacketReplicationEngineEntry`).
@@ -260,6 +281,34 @@ fn table_parts(
     Ok((tname, matches, prio, action))
 }
 
+/// Check a `MeterConfig`: rates in units per second, bursts in units;
+/// `None` (no config) resets the meter.
+fn meter_rates(c: &Option<v1::MeterConfig>, what: &str) -> Result<Option<MeterRates>, Status> {
+    let Some(c) = c else { return Ok(None) };
+    for (field, v) in [
+        ("cir", c.cir),
+        ("cburst", c.cburst),
+        ("pir", c.pir),
+        ("pburst", c.pburst),
+    ] {
+        if v < 0 {
+            return Err(bad(format!("{what}: {field} {v} is negative")));
+        }
+    }
+    if c.cir > c.pir {
+        return Err(bad(format!(
+            "{what}: cir {} is above pir {} (a two-rate meter needs cir <= pir)",
+            c.cir, c.pir
+        )));
+    }
+    Ok(Some(MeterRates {
+        cir: c.cir as f64 / 1e6,
+        cbs: c.cburst as u64,
+        pir: c.pir as f64 / 1e6,
+        pbs: c.pburst as u64,
+    }))
+}
+
 /// Check one update.
 pub(crate) fn op_of(schema: &Schema, u: &v1::Update) -> Result<Op, Status> {
     use v1::entity::Entity as En;
@@ -411,6 +460,87 @@ pub(crate) fn op_of(schema: &Schema, u: &v1::Update) -> Result<Op, Status> {
             }
         }
         En::PacketReplicationEngineEntry(e) => pre_op(ty, e),
+        En::MeterEntry(m) => {
+            if ty != Type::Modify {
+                return Err(bad("meter_entry: meters can only be modified"));
+            }
+            let Some(Entity::Meter(i)) = schema.entity(m.meter_id) else {
+                return Err(Status::not_found(format!(
+                    "meter_entry.meter_id {:#x}: no such meter",
+                    m.meter_id
+                )));
+            };
+            let meter = &schema.info.meters[*i];
+            let name = name_of(&meter.preamble).to_owned();
+            let index = match &m.index {
+                Some(ix) if ix.index < 0 || ix.index >= meter.size => {
+                    return Err(Status::out_of_range(format!(
+                        "meter {name}: index {} outside 0..{}",
+                        ix.index, meter.size
+                    )))
+                }
+                Some(ix) => Some(ix.index as u64),
+                None => None,
+            };
+            let rates = meter_rates(&m.config, &format!("meter {name}"))?;
+            Ok(Op::Meter { name, index, rates })
+        }
+        En::DirectMeterEntry(d) => {
+            if ty != Type::Modify {
+                return Err(bad(
+                    "direct_meter_entry: direct meters can only be modified",
+                ));
+            }
+            let Some(e) = &d.table_entry else {
+                return Err(bad("direct_meter_entry: table_entry missing"));
+            };
+            let (table, matches, priority, _) = table_parts(schema, e)?;
+            let Some(dm) = schema
+                .info
+                .direct_meters
+                .iter()
+                .find(|m| m.direct_table_id == e.table_id)
+            else {
+                return Err(Status::not_found(format!(
+                    "direct_meter_entry: table {table} has no direct meter"
+                )));
+            };
+            let meter = name_of(&dm.preamble).to_owned();
+            let rates = meter_rates(&d.config, &format!("direct meter {meter}"))?;
+            Ok(Op::DirectMeter {
+                table,
+                matches,
+                priority,
+                meter,
+                rates,
+            })
+        }
+        En::DigestEntry(d) => {
+            if !matches!(schema.entity(d.digest_id), Some(Entity::Digest(_))) {
+                return Err(Status::not_found(format!(
+                    "digest_entry.digest_id {:#x}: no such digest",
+                    d.digest_id
+                )));
+            }
+            let config = match (&d.config, ty) {
+                (Some(c), _) => Some(super::digest::Config::of(
+                    c,
+                    &format!("digest {:#x}", d.digest_id),
+                )?),
+                (None, Type::Delete) => None,
+                (None, _) => {
+                    return Err(bad(format!(
+                        "digest_entry {:#x}: config missing",
+                        d.digest_id
+                    )))
+                }
+            };
+            Ok(Op::Digest {
+                ty,
+                id: d.digest_id,
+                config,
+            })
+        }
         other => Err(Status::unimplemented(format!(
             "writing {} entities is not supported",
             entity_kind(other)
@@ -494,6 +624,24 @@ pub(crate) fn apply<T: ControlPlane + ?Sized>(t: &mut T, op: &Op) -> Result<(), 
             None => (0..*size).try_for_each(|i| t.register_write(name, i, *value).map_err(st)),
         },
         Op::CounterReset { name } => t.counter_reset(name).map_err(st),
+        Op::Meter { name, index, rates } => t.meter_configure(name, *index, *rates).map_err(st),
+        Op::DirectMeter {
+            table,
+            matches,
+            priority,
+            meter,
+            rates,
+        } => {
+            let Some(h) = t.find_entry(table, matches, *priority).map_err(st)? else {
+                return Err(Status::not_found(format!(
+                    "table {table}: no entry with this match"
+                )));
+            };
+            t.meter_configure(meter, Some(u64::from(h.0)), *rates)
+                .map_err(st)
+        }
+        // Applied by the server before the datapath job.
+        Op::Digest { .. } => Ok(()),
         Op::CacheInvalidate => match t.command("cache_invalidate", &[]) {
             Some(Ok(_)) => Ok(()),
             Some(Err(e)) => Err(Status::internal(format!("{e:?}"))),
@@ -547,23 +695,77 @@ pub(crate) async fn write<T: Target>(
     }
     let schema = std::sync::Arc::clone(&shared.pipeline().schema);
     let checked: Vec<Result<Op, Status>> = req.updates.iter().map(|u| op_of(&schema, u)).collect();
-    let ops: Vec<Option<Op>> = checked.iter().map(|r| r.as_ref().ok().cloned()).collect();
-    let applied = shared
+    // Digest configurations are the server's: applied here, in order.
+    let mut server_side: Vec<Option<Result<(), Status>>> = Vec::with_capacity(checked.len());
+    {
+        let mut d = shared
+            .digests
+            .lock()
+            .map_err(|_| Status::internal("poisoned"))?;
+        for c in &checked {
+            server_side.push(match c {
+                Ok(Op::Digest { ty, id, config }) => Some(d.write(*ty, *id, *config)),
+                _ => None,
+            });
+        }
+    }
+    let ops: Vec<Option<Op>> = checked
+        .iter()
+        .map(|r| {
+            r.as_ref()
+                .ok()
+                .filter(|op| !matches!(op, Op::Digest { .. }))
+                .cloned()
+        })
+        .collect();
+    // A digest turned on now must not deliver what the program sent
+    // before: those are drained in the same job and dropped (counted).
+    let turned_on: Vec<u32> = checked
+        .iter()
+        .zip(&server_side)
+        .filter_map(|(c, r)| match (c, r) {
+            (Ok(Op::Digest { ty, id, .. }), Some(Ok(()))) if *ty == v1::update::Type::Insert => {
+                Some(*id)
+            }
+            _ => None,
+        })
+        .collect();
+    let drain = !turned_on.is_empty();
+    let (applied, drained) = shared
         .poster
         .run(move |t: &mut T| {
-            ops.iter()
+            let drained = if drain { t.take_digests() } else { Vec::new() };
+            let applied = ops
+                .iter()
                 .map(|op| op.as_ref().map(|op| apply(t, op)))
-                .collect::<Vec<_>>()
+                .collect::<Vec<_>>();
+            (applied, drained)
         })
         .await
         .map_err(|_| gone())?;
+    if !drained.is_empty() {
+        let mut d = shared
+            .digests
+            .lock()
+            .map_err(|_| Status::internal("poisoned"))?;
+        let (stale, keep): (Vec<_>, Vec<_>) = drained.into_iter().partition(|m| {
+            schema
+                .ids_named(&m.name)
+                .iter()
+                .any(|id| turned_on.contains(id))
+        });
+        d.drop_stale(stale.len() as u64);
+        d.add(&schema, keep, std::time::Instant::now());
+    }
     let results: Vec<Result<(), Status>> = checked
         .into_iter()
         .zip(applied)
-        .map(|(c, a)| match (c, a) {
-            (Err(s), _) => Err(s),
-            (Ok(_), Some(r)) => r,
-            (Ok(_), None) => Err(Status::internal("update lost")),
+        .zip(server_side)
+        .map(|((c, a), srv)| match (c, a, srv) {
+            (Err(s), _, _) => Err(s),
+            (Ok(_), _, Some(r)) => r,
+            (Ok(_), Some(r), None) => r,
+            (Ok(_), None, None) => Err(Status::internal("update lost")),
         })
         .collect();
     match batch_status(&results) {

@@ -162,6 +162,17 @@ impl Engine {
         index: Option<u64>,
         rates: MeterRates,
     ) -> Result<(), ControlPlaneError> {
+        self.meter_configure(name, index, Some(rates))
+    }
+
+    /// Configure meters as [`Engine::meter_set_rates`]; `None` forgets the
+    /// rates (BMv2 `meter_reset_rates`: every packet is green again).
+    pub fn meter_configure(
+        &mut self,
+        name: &str,
+        index: Option<u64>,
+        rates: Option<MeterRates>,
+    ) -> Result<(), ControlPlaneError> {
         let i = self.extern_index(name)?;
         let n = self.rt.extern_names[i].clone();
         let wrong = self.wrong(i, "meter");
@@ -170,9 +181,10 @@ impl Engine {
             detail: e.to_string(),
         };
         match &mut self.rt.externs[i] {
-            ExternRt::Meter(m) => match index {
-                Some(ix) => m.set_rates(ix, rates).map_err(merr),
-                None => m.set_all_rates(rates).map_err(merr),
+            ExternRt::Meter(m) => match (index, rates) {
+                (Some(ix), Some(r)) => m.set_rates(ix, r).map_err(merr),
+                (None, Some(r)) => m.set_all_rates(r).map_err(merr),
+                (ix, None) => m.reset_rates(ix).map_err(merr),
             },
             ExternRt::DirectMeter { table } => {
                 let t = &mut self.rt.tables[*table as usize];
@@ -185,15 +197,22 @@ impl Engine {
                                 handle: h as u32,
                             },
                         )?;
-                        match e.meter.as_mut() {
-                            Some(m) => m.set_rates(rates).map_err(merr),
-                            None => Ok(()),
+                        match (e.meter.as_mut(), rates) {
+                            (Some(m), Some(r)) => m.set_rates(r).map_err(merr),
+                            (Some(m), None) => {
+                                m.reset_rates();
+                                Ok(())
+                            }
+                            (None, _) => Ok(()),
                         }
                     }
                     None => {
                         for e in t.entries.iter_mut().flatten() {
                             if let Some(m) = e.meter.as_mut() {
-                                m.set_rates(rates).map_err(merr)?;
+                                match rates {
+                                    Some(r) => m.set_rates(r).map_err(merr)?,
+                                    None => m.reset_rates(),
+                                }
                             }
                         }
                         Ok(())

@@ -109,6 +109,17 @@ pub struct EntryView {
     pub counter: CounterCell,
 }
 
+/// A table's default entry, as the control plane sees it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DefaultEntry {
+    /// Action name (control-plane name, as listed in the table).
+    pub action: String,
+    /// Action data.
+    pub args: Vec<u128>,
+    /// The program declared it `const default_action`.
+    pub is_const: bool,
+}
+
 /// One (port, replication id) destination of a multicast group or a clone
 /// session.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -208,6 +219,11 @@ pub trait ControlPlane {
         self.engine().entries(table)
     }
 
+    /// A table's default entry.
+    fn default_entry(&self, table: &str) -> Result<DefaultEntry, ControlPlaneError> {
+        self.engine().default_entry(table)
+    }
+
     /// Find the handle of the entry with exactly these matches (and
     /// priority, for priority tables).
     fn find_entry(
@@ -267,6 +283,27 @@ pub trait ControlPlane {
         rates: MeterRates,
     ) -> Result<(), ControlPlaneError> {
         self.engine_mut().meter_set_rates(name, index, rates)
+    }
+
+    /// Configure meters as [`ControlPlane::meter_set_rates`]; `None`
+    /// forgets the rates (every packet is green again).
+    fn meter_configure(
+        &mut self,
+        name: &str,
+        index: Option<u64>,
+        rates: Option<MeterRates>,
+    ) -> Result<(), ControlPlaneError> {
+        self.engine_mut().meter_configure(name, index, rates)
+    }
+
+    /// The rates of an indexed meter's cell `index`, or of a direct meter's
+    /// entry (`index` = entry handle); `None` when not configured.
+    fn meter_get_rates(
+        &self,
+        name: &str,
+        index: u64,
+    ) -> Result<Option<MeterRates>, ControlPlaneError> {
+        self.engine().meter_get_rates(name, index)
     }
 
     /// Collect the digests sent by the data plane since the last call.

@@ -8,7 +8,7 @@
 use netsparse_externs::artifact::{KeyMatch, MatchKind};
 use netsparse_externs::stateful::CounterCell;
 
-use super::{resolve, ActionInfo, EntryView, TableInfo};
+use super::{resolve, ActionInfo, DefaultEntry, EntryView, TableInfo};
 use crate::error::ControlPlaneError;
 use crate::tables::EntryHandle;
 use crate::word::mask128;
@@ -344,6 +344,25 @@ impl Engine {
                 counter: e.counter,
             })
             .collect())
+    }
+
+    /// A table's default entry: its action (control-plane name), the
+    /// action data, and whether the program made it `const`.
+    pub fn default_entry(&self, table: &str) -> Result<DefaultEntry, ControlPlaneError> {
+        let t = &self.rt.tables[self.table_index(table)?];
+        let action = t
+            .actions
+            .iter()
+            .find(|a| a.action == t.default_action)
+            .map_or_else(
+                || self.code.actions[t.default_action as usize].name.clone(),
+                |a| a.name.clone(),
+            );
+        Ok(DefaultEntry {
+            action,
+            args: t.default_args.to_vec(),
+            is_const: t.default_const,
+        })
     }
 
     /// Find the handle of the entry with exactly these matches (and
