@@ -8,7 +8,8 @@
  * port) and `dmac_meter` (one per `dmac` entry); a red packet is dropped.
  *
  *   netsparse switch programs/l2_learn.p4 -i 1@veth1 -i 2@veth2 --grpc-server-addr 127.0.0.1:9559
- *   netsparse ctl 127.0.0.1:9559 digest_config learn_t   # then watch digests
+ *   netsparse ctl 127.0.0.1:9559 mc_group_set 1 1 2
+ *   netsparse ctl 127.0.0.1:9559 digest_watch learn_t 30   # print what the switch learns
  */
 #include <core.p4>
 #include <v1model.p4>

@@ -234,3 +234,116 @@ fn grpc_server_addr_usage_errors() {
         "{err}"
     );
 }
+
+/// Meters, the replication engine and digests through `netsparse ctl`, on
+/// the learning switch: rates police and read back, a multicast group
+/// floods frames, and `digest_watch` prints what the switch learns.
+#[test]
+fn ctl_meters_replication_and_digests_on_l2_learn() {
+    let rig = rig("programs/l2_learn.p4");
+    let a = rig.addr.as_str();
+    let frame = |dst: u8, src: u8| {
+        let mut f = vec![0u8; 60];
+        f[0..6].copy_from_slice(&[2, 0, 0, 0, 0, dst]);
+        f[6..12].copy_from_slice(&[2, 0, 0, 0, 0, src]);
+        f[12..14].copy_from_slice(&[0x88, 0xb5]);
+        f
+    };
+    // Unknown destination: flooded to group 1, which does not exist yet.
+    assert!(rig.send_1_to_2(frame(9, 1)).is_none());
+    let o = ctl(a, &["mc_group_set", "1", "1", "2:7"]);
+    assert!(o.status.success());
+    assert!(rig.send_1_to_2(frame(9, 1)).is_some(), "flooded to port 2");
+    let o = ctl(a, &["mc_dump"]);
+    assert!(stdout(&o).contains("group 1: 1:0 2:7"), "{}", stdout(&o));
+    let o = ctl(a, &["mc_group_set", "1", "two"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("bad replica `two`"), "{}", stderr(&o));
+    let o = ctl(a, &["mirroring_add", "5", "2"]);
+    assert!(o.status.success());
+    assert!(stdout(&ctl(a, &["mirroring_dump"])).contains("session 5: 2:0"));
+    assert!(ctl(a, &["mirroring_delete", "5"]).status.success());
+    let o = ctl(a, &["mirroring_delete", "5"]);
+    assert_eq!(o.status.code(), Some(1), "already gone: NOT_FOUND");
+
+    // Port 1's meter at one packet per second: the second frame is red.
+    let o = ctl(
+        a,
+        &[
+            "meter_set_rates",
+            "port_meter",
+            "1",
+            "0.000001:1",
+            "0.000001:1",
+        ],
+    );
+    assert!(o.status.success());
+    assert!(rig.send_1_to_2(frame(9, 1)).is_some());
+    assert!(rig.send_1_to_2(frame(9, 1)).is_none(), "red");
+    let o = ctl(a, &["meter_get_rates", "port_meter", "1"]);
+    assert!(
+        stdout(&o).contains("port_meter[1]: CIR 0.000001:1 PIR 0.000001:1"),
+        "{}",
+        stdout(&o)
+    );
+    assert!(ctl(a, &["meter_reset", "port_meter", "1"]).status.success());
+    assert!(rig.send_1_to_2(frame(9, 1)).is_some(), "green again");
+    let o = ctl(a, &["meter_set_rates", "port_meter", "1", "2:1", "1:1"]);
+    assert_eq!(o.status.code(), Some(1), "cir above pir");
+    assert!(stderr(&o).contains("cir"), "{}", stderr(&o));
+    let o = ctl(a, &["meter_set_rates", "port_meter", "1", "fast", "1:1"]);
+    assert_eq!(o.status.code(), Some(2));
+
+    // Direct meter of a dmac entry.
+    assert!(ctl(
+        a,
+        &[
+            "table_add",
+            "dmac",
+            "forward",
+            "02:00:00:00:00:02",
+            "=>",
+            "2"
+        ]
+    )
+    .status
+    .success());
+    let o = ctl(
+        a,
+        &[
+            "meter_set_rates",
+            "dmac",
+            "02:00:00:00:00:02",
+            "0.000001:1",
+            "0.000001:1",
+        ],
+    );
+    assert!(o.status.success());
+    assert!(rig.send_1_to_2(frame(2, 1)).is_some());
+    assert!(rig.send_1_to_2(frame(2, 1)).is_none(), "direct meter red");
+    let o = ctl(a, &["meter_get_rates", "dmac"]);
+    assert!(stdout(&o).contains("CIR 0.000001:1"), "{}", stdout(&o));
+
+    // digest_watch: frames from two new MACs while it watches.
+    let addr = a.to_owned();
+    let watch = std::thread::spawn(move || ctl(&addr, &["digest_watch", "learn_t", "3"]));
+    std::thread::sleep(std::time::Duration::from_millis(1500));
+    for src in [0x31, 0x32] {
+        rig.inject[0].send(frame(9, src)).unwrap();
+    }
+    let o = watch.join().unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = stdout(&o);
+    assert!(
+        out.contains("srcAddr=0x20000000031 ingress_port=0x1")
+            && out.contains("srcAddr=0x20000000032 ingress_port=0x1"),
+        "{out}"
+    );
+    let o = ctl(a, &["digest_watch", "nope", "1"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("the program sends: learn_t"),
+        "{}",
+        stderr(&o)
+    );
+}

@@ -437,18 +437,24 @@ impl Client {
         })
     }
 
-    /// The id of the counter, register or Property Cache called `name`.
+    /// The id of the counter, meter, register or Property Cache called
+    /// `name`.
     pub fn extern_id(&self, name: &str) -> Result<(u32, &Entity), ClientError> {
         self.schema
             .ids_named(name)
             .iter()
             .find_map(|id| match self.schema.entity(*id) {
-                Some(e @ (Entity::Counter(_) | Entity::Register(_) | Entity::PropertyCache(_))) => {
-                    Some((*id, e))
-                }
+                Some(
+                    e @ (Entity::Counter(_)
+                    | Entity::Meter(_)
+                    | Entity::Register(_)
+                    | Entity::PropertyCache(_)),
+                ) => Some((*id, e)),
                 _ => None,
             })
-            .ok_or_else(|| ClientError::Input(format!("no counter, register or cache {name}")))
+            .ok_or_else(|| {
+                ClientError::Input(format!("no counter, meter, register or cache {name}"))
+            })
     }
 }
 

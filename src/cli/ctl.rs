@@ -26,6 +26,15 @@ Commands (BMv2 simple_switch_CLI's syntax; values: 10, 0x0a, 10.0.1.1,\n\
   counter_reset NAME\n\
   register_read NAME [INDEX]\n\
   register_write NAME INDEX VALUE\n\
+  meter_array_set_rates METER CIR:CBS PIR:PBS   every cell (rates per microsecond, as BMv2)\n\
+  meter_set_rates METER INDEX CIR:CBS PIR:PBS   one cell\n\
+  meter_set_rates TABLE MATCH... [PRIORITY] CIR:CBS PIR:PBS   an entry's direct meter\n\
+  meter_get_rates METER [INDEX] | meter_get_rates TABLE\n\
+  meter_reset METER [INDEX]      back to unconfigured (every packet green)\n\
+  mc_group_set GROUP PORT[:RID]...   create or replace a multicast group\n\
+  mc_group_delete GROUP | mc_dump\n\
+  mirroring_add SESSION PORT[:RID]... | mirroring_delete SESSION | mirroring_dump\n\
+  digest_watch DIGEST [SECONDS]  turn a digest on, print and acknowledge its lists (default 10 s)\n\
   cache_invalidate [NAME]        NetSparse Property Cache(s)\n\
   stats                          the switch counters (the --stats-json document)\n\
   p4info                         the running pipeline's P4Info (text format)\n\
@@ -58,6 +67,10 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let res = rt.block_on(async {
         let mut c = Client::connect(&args.addr, args.device_id, timeout).await?;
         let words: Vec<&str> = args.command.iter().map(String::as_str).collect();
+        if words.first() == Some(&"digest_watch") {
+            // Runs for its own duration; each request inside is bounded.
+            return command(&mut c, &words, args.election_id).await;
+        }
         tokio::time::timeout(timeout, command(&mut c, &words, args.election_id))
             .await
             .map_err(|_| ClientError::Timeout(timeout))?
@@ -90,7 +103,7 @@ fn report(s: &Status) {
     }
 }
 
-fn usage(msg: &str) -> ClientError {
+pub(crate) fn usage(msg: &str) -> ClientError {
     ClientError::Input(format!("usage: {msg}"))
 }
 
@@ -131,7 +144,11 @@ fn split_entry<'a>(
     Ok((keys, params, prio))
 }
 
-async fn write_one(c: &mut Client, election: u128, u: v1::Update) -> Result<(), ClientError> {
+pub(crate) async fn write_one(
+    c: &mut Client,
+    election: u128,
+    u: v1::Update,
+) -> Result<(), ClientError> {
     if c.election.is_none() {
         let code = c.arbitrate(election).await?;
         if code != Code::Ok {
@@ -143,7 +160,7 @@ async fn write_one(c: &mut Client, election: u128, u: v1::Update) -> Result<(), 
     c.write(vec![u]).await.map_err(ClientError::Rpc)
 }
 
-fn show(v: &[u8]) -> String {
+pub(crate) fn show(v: &[u8]) -> String {
     let mut n: u128 = 0;
     for b in v.iter().rev().take(16).rev() {
         n = (n << 8) | u128::from(*b);
@@ -211,11 +228,11 @@ fn print_entry(c: &Client, te: &v1::TableEntry) {
     );
 }
 
-fn entity(e: v1::entity::Entity) -> v1::Entity {
+pub(crate) fn entity(e: v1::entity::Entity) -> v1::Entity {
     v1::Entity { entity: Some(e) }
 }
 
-fn parse_index(s: &str) -> Result<i64, ClientError> {
+pub(crate) fn parse_index(s: &str) -> Result<i64, ClientError> {
     s.parse::<i64>()
         .map_err(|_| ClientError::Input(format!("bad index `{s}`")))
 }
@@ -449,9 +466,13 @@ async fn command(c: &mut Client, w: &[&str], election: u128) -> Result<(), Clien
             print!("{}", netsparse_p4rt::textfmt::to_text(&c.schema.info));
         }
         other => {
-            return Err(ClientError::Input(format!(
-                "unknown command `{other}` (see netsparse ctl --help)"
-            )))
+            return super::ctl_more::command(c, other, rest, election)
+                .await
+                .unwrap_or_else(|| {
+                    Err(ClientError::Input(format!(
+                        "unknown command `{other}` (see netsparse ctl --help)"
+                    )))
+                })
         }
     }
     Ok(())

@@ -5,6 +5,7 @@ pub mod bench;
 pub mod collective;
 pub mod compile;
 pub mod ctl;
+pub mod ctl_more;
 pub mod demo;
 pub mod explain;
 pub mod matrix;
