@@ -312,3 +312,101 @@ fn bad_input_is_reported() {
     ]);
     assert_eq!(o.status.code(), Some(2));
 }
+
+/// The records of a pcap file: (timestamp, bytes).
+fn records(path: &Path) -> Vec<(std::time::Duration, Vec<u8>)> {
+    let mut r = PcapReader::new(std::fs::File::open(path).unwrap()).unwrap();
+    let mut out = Vec::new();
+    while let Some(p) = r.next_packet() {
+        let p = p.unwrap();
+        out.push((p.timestamp, p.data.into_owned()));
+    }
+    out
+}
+
+/// `netsparse nic` on a sPIN program: the pingpong golden of
+/// `nic_firmware/tests/spin_pcap.rs` replayed through the CLI gives the same
+/// frames at the same times and the same host buffer; flags of the
+/// NetSparse NIC are refused.
+#[test]
+fn a_spin_program_replays_its_golden() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    let golden = root().join("tests/pcap/spin/spin_pingpong");
+    std::fs::copy(golden.join("in.pcap"), d.join("node0_in.pcap")).unwrap();
+    std::fs::write(
+        d.join("e.txt"),
+        "table_add Ping.ping_match pong 0x1 => 0x2 0x100\n",
+    )
+    .unwrap();
+    let o = Command::new(env!("CARGO_BIN_EXE_netsparse"))
+        .arg("nic")
+        .arg(root().join("programs/spin_pingpong.p4"))
+        .args([
+            "--use-files",
+            ".",
+            "--entries",
+            "e.txt",
+            "--host-out",
+            "host.bin",
+        ])
+        .args(["--host-range", "0x100..0xcb8", "--stats-json", "s.json"])
+        .current_dir(d)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("message 1:7 (match bits 0x1, 3000 bytes): rc 0, 0 bytes dropped"),
+        "{}",
+        stderr(&o)
+    );
+    assert_eq!(
+        records(&d.join("node0_out.pcap")),
+        records(&golden.join("out.pcap")),
+        "the pongs"
+    );
+    assert_eq!(
+        std::fs::read(d.join("host.bin")).unwrap(),
+        std::fs::read(golden.join("host.bin")).unwrap()
+    );
+    let s: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(d.join("s.json")).unwrap()).unwrap();
+    assert_eq!(s["spin"]["packets_in"], 3);
+    assert_eq!(s["completions"].as_array().map(Vec::len), Some(1));
+
+    let spin = |args: &[&str]| {
+        Command::new(env!("CARGO_BIN_EXE_netsparse"))
+            .arg("nic")
+            .arg(root().join("programs/spin_pingpong.p4"))
+            .args(["--use-files", "."])
+            .args(args)
+            .current_dir(d)
+            .output()
+            .unwrap()
+    };
+    std::fs::write(d.join("bad.toml"), "hpus = 8\nwarp_speed = 9\n").unwrap();
+    for (args, want) in [
+        (
+            &["--partition", "p.txt"][..],
+            "--partition: not for a sPIN NIC program",
+        ),
+        (
+            &["--host-out", "h", "--host-range", "0x10..0x8"][..],
+            "START <= END",
+        ),
+        (&["--config", "bad.toml"][..], "bad sPIN NIC config"),
+    ] {
+        let o = spin(args);
+        assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+        let e = stderr(&o);
+        assert!(e.contains(want), "{args:?}: {e}");
+    }
+    // A NetSparse NIC program still needs its partition.
+    let o = nic(d, &["--use-files", "."]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("needs --node ID and --partition FILE"),
+        "{}",
+        stderr(&o)
+    );
+}

@@ -10,6 +10,7 @@ pub mod demo;
 pub mod explain;
 pub mod matrix;
 pub mod nic;
+pub mod nic_spin;
 pub mod paper;
 pub mod sim;
 pub mod stf;

@@ -12,7 +12,7 @@ use anyhow::{bail, Context as _};
 use netsparse_bmv2::drivers::{self, live, pcap, PortSpec};
 use netsparse_compiler::source::SourceMap;
 use netsparse_compiler::{compile_file, CompileOptions};
-use netsparse_externs::artifact::Artifact;
+use netsparse_externs::artifact::{Arch, Artifact};
 use netsparse_nic::workload::{batch_commands, gather_memory, DEST_BASE};
 use netsparse_nic::{
     is_property, Completion, CompletionStatus, Datapath, DenseMemory, Nic, NicConfig, Outputs,
@@ -64,12 +64,22 @@ Example: netsparse nic programs/netsparse_nic.p4 --node 0 --partition parts.txt 
 pub struct Args {
     /// The NIC program: a pipeline artifact (`.json`) or a P4 source (`.p4`).
     pub program: PathBuf,
-    /// This NIC's node id.
+    /// This NIC's node id (required for NetSparse NIC programs; a sPIN
+    /// NIC's defaults to 0).
     #[arg(long, value_name = "ID")]
-    pub node: u32,
-    /// The 1D partition of the property array (N lines `start end`).
+    pub node: Option<u32>,
+    /// The 1D partition of the property array (N lines `start end`;
+    /// NetSparse NIC programs only).
     #[arg(long, value_name = "FILE")]
-    pub partition: PathBuf,
+    pub partition: Option<PathBuf>,
+    /// sPIN NIC programs: write host memory (or --host-range of it) to
+    /// FILE at the end.
+    #[arg(long, value_name = "FILE")]
+    pub host_out: Option<PathBuf>,
+    /// sPIN NIC programs: the bytes of host memory --host-out writes,
+    /// `START..END` (decimal or 0x hex; default: all of it).
+    #[arg(long, value_name = "START..END", requires = "host_out")]
+    pub host_range: Option<String>,
     /// Bind NIC port 0 to NAME (an interface, or a pcap stem with --use-files).
     #[arg(short = 'i', long = "interface", value_name = "0@NAME")]
     pub interfaces: Vec<PortSpec>,
@@ -358,10 +368,21 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         Ok(a) => a,
         Err(code) => return Ok(code),
     };
-    let bounds = read_partition(&args.partition)?;
+    if artifact.arch == Arch::SpinNic {
+        return super::nic_spin::run(&args, &artifact);
+    }
+    if args.host_out.is_some() {
+        bail!(
+            "--host-out: only for sPIN NIC programs (a NetSparse NIC writes its gather with --out)"
+        );
+    }
+    let (Some(node), Some(partition)) = (args.node, args.partition.as_deref()) else {
+        bail!("a NetSparse NIC program needs --node ID and --partition FILE");
+    };
+    let bounds = read_partition(partition)?;
     let nodes = bounds.len() - 1;
-    if args.node as usize >= nodes {
-        bail!("--node {}: the partition has {nodes} nodes", args.node);
+    if node as usize >= nodes {
+        bail!("--node {node}: the partition has {nodes} nodes");
     }
     if args.k == 0 {
         bail!("--k 0: properties need at least one four-byte value");
@@ -376,13 +397,13 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         }
         None => NicConfig::default(),
     };
-    cfg.node = args.node;
+    cfg.node = node;
     cfg.filter_columns = bounds.last().copied().unwrap_or(0);
     let idxs = match &args.gather {
         Some(f) => read_idxs(f)?,
         None => Vec::new(),
     };
-    let (mem, slice) = gather_memory(&bounds, args.node as usize, prop_len, &idxs)?;
+    let (mem, slice) = gather_memory(&bounds, node as usize, prop_len, &idxs)?;
     let mut nic = match Nic::new(&artifact, cfg, mem) {
         Ok(n) => n,
         Err(e) => {
@@ -402,9 +423,9 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let commands = batch_commands(idxs.len() as u64, args.batch, prop_len);
     eprintln!(
         "node {} of {nodes}: serving properties {}..{} (K={}), gathering {} idxs in {} RIG commands (opcode {IBV_WR_RIG:#x})",
-        args.node,
-        bounds[args.node as usize],
-        bounds[args.node as usize + 1],
+        node,
+        bounds[node as usize],
+        bounds[node as usize + 1],
         args.k,
         idxs.len(),
         commands.len()
@@ -434,7 +455,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         if args.use_files.is_none() {
             bail!("give -i 0@IFACE (live) or --use-files DIR");
         }
-        vec![format!("0@node{}", args.node)
+        vec![format!("0@node{node}")
             .parse::<PortSpec>()
             .map_err(|e| anyhow::anyhow!("{e}"))?]
     } else {
@@ -532,7 +553,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     }
     eprint!("{}", nic.stats().summary());
     // The gathered properties: every distinct remote idx of the job.
-    let own = bounds[args.node as usize]..bounds[args.node as usize + 1];
+    let own = bounds[node as usize]..bounds[node as usize + 1];
     let mut remote: Vec<u64> = idxs.iter().copied().filter(|i| !own.contains(i)).collect();
     remote.sort_unstable();
     remote.dedup();
@@ -562,7 +583,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             OutFormat::Text => {
                 let mut s = format!(
                     "# netsparse nic: node {} gathered {} properties of {prop_len} bytes\n",
-                    args.node,
+                    node,
                     remote.len()
                 );
                 for i in &remote {
@@ -588,7 +609,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     }
     if let Some(file) = &args.stats_json {
         let doc = serde_json::json!({
-            "node": args.node,
+            "node": node,
             "nic": nic.stats(),
             "commands": completions,
             "rejected": rejected,

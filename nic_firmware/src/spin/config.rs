@@ -1,12 +1,15 @@
 //! The sPIN NIC's configuration (HPUs, clock, budgets, DMA, buffers) and
 //! its statistics.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use thiserror::Error;
 
 /// The shape and timing of a sPIN NIC. Defaults follow sPIN's evaluation
-/// (§4.1): 8 HPUs at 2.5 GHz, a discrete NIC's 250 ns DMA latency.
-#[derive(Clone, Debug, PartialEq, Eq)]
+/// (§4.1): 8 HPUs at 2.5 GHz, a discrete NIC's 250 ns DMA latency. Read
+/// from TOML by `netsparse nic --config` (keys left out keep these
+/// defaults; unknown keys are refused).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
 pub struct SpinConfig {
     /// This NIC's node id.
     pub node: u32,
