@@ -415,10 +415,14 @@ fn sim_spin_workloads() {
         "64,4096",
         "--json",
         json.to_str().unwrap(),
+        "--plot-dir",
+        dir.to_str().unwrap(),
     ]);
     let (out, err) = text(&o);
     assert!(o.status.success(), "{err}");
     assert!(out.contains("half round trip"), "{out}");
+    let svg = std::fs::read_to_string(dir.join("spin_pingpong.svg")).expect("the plot");
+    assert!(svg.contains("<svg") && svg.contains("sPIN") && svg.contains("RDMA"));
     let doc: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
     let rows = doc["rows"].as_array().unwrap();

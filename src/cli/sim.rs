@@ -761,6 +761,54 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
+/// `--plot-dir` of a sPIN workload: `spin_<w>.svg`, sPIN and RDMA against
+/// the size (log x): time for pingpong and bcast, receive bandwidth for
+/// strided (Figure 7a's shape).
+fn spin_plot(
+    dir: &std::path::Path,
+    w: &str,
+    what: &str,
+    rows: &[netsparse::sim::spin::SpinRow],
+) -> anyhow::Result<()> {
+    use netsparse::sim::plot::{line_chart, Line};
+    std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+    let strided = w == "strided";
+    let line = |name: &str, f: &dyn Fn(&netsparse::sim::spin::SpinRow) -> Option<f64>| Line {
+        name: name.to_owned(),
+        points: rows
+            .iter()
+            .filter_map(|r| Some((r.size as f64, f(r)?)))
+            .collect(),
+    };
+    let (lines, y) = if strided {
+        (
+            vec![
+                line("sPIN", &|r| r.spin_gbps),
+                line("RDMA", &|r| r.rdma_gbps),
+            ],
+            "receive bandwidth, Gbit/s",
+        )
+    } else {
+        (
+            vec![
+                line("sPIN", &|r| Some(r.spin_ns / 1e3)),
+                line("RDMA", &|r| Some(r.rdma_ns / 1e3)),
+            ],
+            "time, µs",
+        )
+    };
+    let path = dir.join(format!("spin_{w}.svg"));
+    let x = if strided {
+        "block size, bytes (log)"
+    } else {
+        "message size, bytes (log)"
+    };
+    line_chart(&path, &format!("sPIN {w}: {what}"), x, y, &lines, true)
+        .with_context(|| format!("plotting {}", path.display()))?;
+    eprintln!("wrote {}", path.display());
+    Ok(())
+}
+
 /// `--workload pingpong|bcast|strided`: the sPIN workloads.
 fn spin_workload(w: &str, args: &Args) -> anyhow::Result<ExitCode> {
     use netsparse::sim::spin::{run_workload, SpinParams};
@@ -809,6 +857,9 @@ fn spin_workload(w: &str, args: &Args) -> anyhow::Result<ExitCode> {
             r.rdma_ns,
             r.rdma_ns / r.spin_ns
         );
+    }
+    if let Some(dir) = &args.plot_dir {
+        spin_plot(dir, w, &what, &rows)?;
     }
     if let Some(path) = &args.json {
         let doc = serde_json::json!({ "workload": w, "nodes": nodes, "params": p, "rows": rows });
