@@ -19,6 +19,8 @@
 //!   communication overlaps computation.
 //! * [`report`]: Table 7's columns as a table, JSON and CSV; [`plot`]: SVG.
 //! * [`rng`]: the seeded generators' PRNG.
+//! * [`tiling`]: the √P×√P 2D tiling of Brock et al.'s RDMA SpMM and its
+//!   load-imbalance statistics (`matrix info --tiles`).
 //! * [`memory`]: the peak-memory estimate checked before a run allocates
 //!   anything large, and the process's resident-memory figures.
 //!
@@ -59,6 +61,7 @@ pub mod plot;
 pub mod report;
 pub mod rng;
 pub mod spin;
+pub mod tiling;
 pub mod topology;
 
 pub use netsparse_netsim as engine;
