@@ -11,6 +11,7 @@ pub mod matrix;
 pub mod nic;
 pub mod paper;
 pub mod sim;
+pub mod spmm2d;
 pub mod stf;
 pub mod switch;
 pub mod topo;
