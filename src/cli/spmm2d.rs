@@ -72,9 +72,7 @@ pub fn run_cli(s: &Args) -> anyhow::Result<ExitCode> {
     let gather = if a.compare {
         let cfg = super::sim::config(s)?;
         let part = Partition::equal(&m, p.nodes)?;
-        let r = netsparse::sim::simulate(&m, summary.clone(), &part, &cfg, &s.mode, &mut |_| {
-            true
-        })?;
+        let r = netsparse::sim::simulate(&m, summary.clone(), &part, &cfg, &s.mode, &mut |_| true)?;
         r.modes
             .iter()
             .map(|x| (x.mode.clone(), x.time().as_ps() as f64 / 1e3))
@@ -83,7 +81,8 @@ pub fn run_cli(s: &Args) -> anyhow::Result<ExitCode> {
         Vec::new()
     };
     if let Some(path) = &s.json {
-        let doc = serde_json::json!({ "matrix": summary, "spmm2d": rep, "gather_modes_ns": gather });
+        let doc =
+            serde_json::json!({ "matrix": summary, "spmm2d": rep, "gather_modes_ns": gather });
         std::fs::write(path, serde_json::to_string_pretty(&doc)? + "\n")
             .with_context(|| format!("writing {}", path.display()))?;
     }
@@ -104,7 +103,7 @@ pub fn run_cli(s: &Args) -> anyhow::Result<ExitCode> {
         p.seed
     );
     println!(
-        "{:<8} {:>11} {:>11} {:>11} {:>11} {:>11} {:>12} {:>12} {:>7} {:>6} {:>9}",
+        "{:<8} {:>11} {:>11} {:>11} {:>11} {:>11} {:>12} {:>12} {:>7} {:>10} {:>9}",
         "alg",
         "time (us)",
         "compute",
@@ -114,12 +113,12 @@ pub fn run_cli(s: &Args) -> anyhow::Result<ExitCode> {
         "READ (B)",
         "WRITE (B)",
         "FADDs",
-        "units",
+        "comp. imb.",
         "verified"
     );
     for r in &rep.results {
         println!(
-            "{:<8} {:>11.2} {:>11.2} {:>11.2} {:>11.2} {:>11.2} {:>12} {:>12} {:>7} {:>6.2} {:>9}",
+            "{:<8} {:>11.2} {:>11.2} {:>11.2} {:>11.2} {:>11.2} {:>12} {:>12} {:>7} {:>10.2} {:>9}",
             r.alg.name(),
             r.time_ns / 1e3,
             r.compute_ns / 1e3,
@@ -129,16 +128,19 @@ pub fn run_cli(s: &Args) -> anyhow::Result<ExitCode> {
             r.read_bytes,
             r.write_bytes,
             r.fetch_adds,
-            r.unit_imbalance,
+            r.compute_imbalance,
             if r.verified { "yes" } else { "NO" }
         );
         for pr in &r.problems {
             println!("  {}: {pr}", r.alg);
         }
     }
-    println!("(compute, comm, accum, imbalance: means over processes, us; units: max/mean units computed per process)");
+    println!("(compute, comm, accum, imbalance: means over processes, us; comp. imb.: max/mean compute time over processes)");
     if !gather.is_empty() {
-        println!("1D gather on the same matrix and {} nodes (communication only):", p.nodes);
+        println!(
+            "1D gather on the same matrix and {} nodes (communication only):",
+            p.nodes
+        );
         for (mode, ns) in &gather {
             println!("{mode:<8} {:>11.2}", ns / 1e3);
         }

@@ -197,7 +197,10 @@ pub fn tile_stats(m: &CsrMatrix, p: u64, relabel: Option<u64>) -> Result<TileSta
         }
         None => None,
     };
-    Ok(TileStats::from_counts(g, tile_counts(m, g, perm.as_deref())))
+    Ok(TileStats::from_counts(
+        g,
+        tile_counts(m, g, perm.as_deref()),
+    ))
 }
 
 #[cfg(test)]
@@ -262,8 +265,12 @@ mod tests {
         // Independent count: build the permuted matrix, tile without perm.
         let mut b = CooBuilder::new(6, 6, false).unwrap();
         for (r, c, _) in m.iter() {
-            b.push(u64::from(perm[r as usize]), u64::from(perm[c as usize]), 1.0)
-                .unwrap();
+            b.push(
+                u64::from(perm[r as usize]),
+                u64::from(perm[c as usize]),
+                1.0,
+            )
+            .unwrap();
         }
         let pm = b.build().0;
         let direct = tile_stats(&pm, 4, None).unwrap();

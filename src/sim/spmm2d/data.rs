@@ -200,7 +200,17 @@ mod tests {
     #[test]
     fn tiled_product_equals_the_direct_one() {
         let mut bld = CooBuilder::new(7, 7, false).unwrap();
-        for (r, c) in [(0, 0), (0, 6), (1, 3), (2, 2), (3, 5), (4, 1), (5, 5), (6, 0), (6, 6)] {
+        for (r, c) in [
+            (0, 0),
+            (0, 6),
+            (1, 3),
+            (2, 2),
+            (3, 5),
+            (4, 1),
+            (5, 5),
+            (6, 0),
+            (6, 6),
+        ] {
             bld.push(r, c, 1.0).unwrap();
         }
         let m = bld.build().0;

@@ -210,7 +210,8 @@ impl Spmm2dParams {
     /// Check every parameter against the matrix; the error names the flag,
     /// its value and the valid range.
     pub fn validate(&self, m: &CsrMatrix) -> Result<u32, Spmm2dError> {
-        let bad = |name, value: String, range: String| Err(Spmm2dError::Param { name, value, range });
+        let bad =
+            |name, value: String, range: String| Err(Spmm2dError::Param { name, value, range });
         if self.algs.is_empty() {
             return bad("alg", String::new(), format!("one or more of {ALGS}"));
         }
@@ -229,7 +230,11 @@ impl Spmm2dParams {
             );
         }
         if self.k == 0 || self.k > MAX_K {
-            return bad("k", self.k.to_string(), format!("1 to {MAX_K} columns of B"));
+            return bad(
+                "k",
+                self.k.to_string(),
+                format!("1 to {MAX_K} columns of B"),
+            );
         }
         if g > m.rows() || g > m.cols() {
             return bad(
@@ -350,6 +355,9 @@ pub struct AlgResult {
     pub failed_steals: u64,
     /// Units computed per process, max / mean.
     pub unit_imbalance: f64,
+    /// Compute time per process, max / mean (the load imbalance of the
+    /// work each process did).
+    pub compute_imbalance: f64,
     /// Frames on every link direction.
     pub frames: u64,
     /// Every C tile equals the direct product and nothing went wrong.
@@ -470,7 +478,13 @@ fn run_alg(
                     .map_err(|e| build_err(format!("h{n}: {e}")))?;
                 ops.a_tile(n / g, n % g, &mut a);
                 ops.b_tile(n / g, n % g, &mut b);
-                Dev::Proc(Box::new(Proc::new(n, geo.clone(), a.clone(), b.clone(), tx)))
+                Dev::Proc(Box::new(Proc::new(
+                    n,
+                    geo.clone(),
+                    a.clone(),
+                    b.clone(),
+                    tx,
+                )))
             }
             _ => {
                 let mut sw = Switch::new(
@@ -570,6 +584,9 @@ fn run_alg(
         fetch_adds: procs.iter().map(|s| s.fetch_adds).sum(),
         failed_steals: procs.iter().map(|s| s.failed_steals).sum(),
         unit_imbalance: super::tiling::imbalance(&units),
+        compute_imbalance: super::tiling::imbalance(
+            &procs.iter().map(|s| s.compute_ps).collect::<Vec<_>>(),
+        ),
         frames,
         verified: problems.is_empty(),
         problems,
@@ -593,5 +610,61 @@ mod tests {
         }
         let e = "s-b".parse::<Alg>().unwrap_err();
         assert!(e.contains("\"s-b\"") && e.contains(ALGS), "{e}");
+    }
+
+    #[test]
+    fn verbs_to_unregistered_memory_are_counted_and_dropped() {
+        use netsparse_externs::wire::{PrRepr, PrType, DEFAULT_MTU};
+        use proc::{addr, ADDR_BITS, FADD_REQ, READ_REQ, REG_A, REG_COUNTERS, WRITE};
+        let geo = Arc::new(Geom {
+            g: 2,
+            chunk: CHUNK,
+            alg: Alg::StationaryA,
+            seed: 1,
+            rates: Spmm2dParams::default().rates,
+            rows: vec![0, 2, 4],
+            inner: vec![0, 2, 4],
+            kb: vec![0, 1, 2],
+            a_bytes: vec![4; 4],
+        });
+        let tx = PrSender::new(1, 400, DEFAULT_MTU).unwrap();
+        let mut p = Proc::new(1, geo, vec![0; 4], vec![0; 8], tx);
+        let mut peer = PrSender::new(0, 400, DEFAULT_MTU).unwrap();
+        let now = Time::ZERO;
+        let pr = |tid, idx| PrRepr {
+            src: 0,
+            tid,
+            idx,
+            req_id: 7,
+        };
+        // FETCH_ADD to a counter that does not exist, a READ past A's
+        // one chunk, a READ of no region, a WRITE past the queue.
+        for (tid, idx) in [
+            (FADD_REQ, (1 << ADDR_BITS) | addr(REG_COUNTERS, 16)),
+            (READ_REQ, (2 << ADDR_BITS) | addr(REG_A, 0)),
+            (READ_REQ, (1 << ADDR_BITS) | addr(9, 0)),
+        ] {
+            peer.push(now, PrType::Read, 1, CHUNK, &pr(tid, idx), &[]);
+        }
+        let chunk = vec![0u8; CHUNK as usize];
+        let far = addr(proc::REG_QUEUE, 1 << 20);
+        peer.push(now, PrType::Response, 1, CHUNK, &pr(WRITE, far), &chunk);
+        peer.flush(now);
+        let mut wire = Outputs::new();
+        peer.emit(Time::from_ms(1), &mut wire);
+        assert!(!wire.is_empty());
+        let mut out = Outputs::new();
+        let frames: Vec<Vec<u8>> = wire.iter().map(|(_, f)| f.to_vec()).collect();
+        for f in &frames {
+            p.on_packet(Time::from_ns(10), 0, f, &mut out);
+        }
+        let s = p.stats();
+        assert_eq!(s.bad_access, 4, "{s:?}");
+        // Nothing was answered and no state changed.
+        assert_eq!(out.frames().len(), 0);
+        assert_eq!(p.c_tile(), &[0u32; 2]);
+        // A malformed frame is counted too.
+        p.on_packet(Time::from_ns(20), 0, &[1, 2, 3], &mut out);
+        assert_eq!(p.stats().malformed, 1);
     }
 }

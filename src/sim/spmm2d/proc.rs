@@ -70,7 +70,10 @@ pub struct ProcStats {
     pub compute_ps: u64,
     /// CPU time accumulating received partial tiles, ps.
     pub accum_ps: u64,
-    /// When its C tile was complete and it had no work left, ps (0: never).
+    /// When its part was done, ps: its C tile complete and its last
+    /// computation finished and pushed (reservations that found no work
+    /// after that do not count); 0 if it never ended with nothing left to
+    /// do and a complete C tile.
     pub finish_ps: u64,
     /// Units it computed.
     pub units: u64,
@@ -147,6 +150,9 @@ pub struct Proc {
     free_bufs: Vec<Vec<u8>>,
     partial: Vec<u32>,
     started: bool,
+    done: bool,
+    c_done_ps: u64,
+    last_work_ps: u64,
     tx: PrSender,
     deconcat: Deconcatenator,
     stats: ProcStats,
@@ -230,6 +236,9 @@ impl Proc {
             free_bufs: Vec::new(),
             partial: Vec::new(),
             started: false,
+            done: false,
+            c_done_ps: 0,
+            last_work_ps: 0,
             tx,
             deconcat: Deconcatenator::new(DeconcatConfig::default()),
             stats: ProcStats::default(),
@@ -241,6 +250,11 @@ impl Proc {
     pub fn stats(&self) -> ProcStats {
         ProcStats {
             malformed: self.stats.malformed + self.tx.stats().refused,
+            finish_ps: if self.done {
+                self.c_done_ps.max(self.last_work_ps).max(1)
+            } else {
+                0
+            },
             ..self.stats
         }
     }
@@ -335,7 +349,13 @@ impl Proc {
             let chunks = padded / ch;
             let region = if which == 0 { REG_A } else { REG_B };
             let idx = (chunks << ADDR_BITS) | addr(region, 0);
-            self.read_pr(now, owner, READ_REQ, idx, TAG_READ | (s as u32) << 1 | which);
+            self.read_pr(
+                now,
+                owner,
+                READ_REQ,
+                idx,
+                TAG_READ | (s as u32) << 1 | which,
+            );
             self.stats.reads += 1;
             left += chunks as u32;
         }
@@ -366,7 +386,7 @@ impl Proc {
             .filter(|&s| self.slots[s].state == SlotState::Ready)
             .min_by_key(|&s| self.slots[s].seq);
         let Some(s) = ready else {
-            self.check_finished(now);
+            self.check_finished();
             return;
         };
         let (t, u, k) = self.slots[s].unit;
@@ -432,8 +452,9 @@ impl Proc {
             Task::Compute(s) => {
                 let (t, u, _) = self.slots[s].unit;
                 if t == self.t && u == self.u {
-                    self.stats.contributions += 1;
+                    self.contributed(now);
                 }
+                self.last_work_ps = now.as_ps();
                 self.slots[s].state = SlotState::Empty;
                 let other = 1 - s;
                 if self.slots[other].state == SlotState::Empty {
@@ -444,7 +465,7 @@ impl Proc {
                 let cpad = self.queue.len() / self.queue_fill.len().max(1);
                 let part = &self.queue[q * cpad..(q + 1) * cpad];
                 if accumulate(&mut self.c, part) {
-                    self.stats.contributions += 1;
+                    self.contributed(now);
                 } else {
                     self.stats.decode_errors += 1;
                 }
@@ -452,15 +473,22 @@ impl Proc {
         }
     }
 
-    fn check_finished(&mut self, now: Time) {
-        if self.stats.finish_ps == 0
+    fn contributed(&mut self, now: Time) {
+        self.stats.contributions += 1;
+        if self.stats.contributions == u64::from(self.geo.g) {
+            self.c_done_ps = now.as_ps();
+        }
+    }
+
+    fn check_finished(&mut self) {
+        if !self.done
             && self.out_of_work
             && self.busy.is_none()
             && self.slots.iter().all(|s| s.state == SlotState::Empty)
             && self.pushes.iter().all(Option::is_none)
             && self.stats.contributions == u64::from(self.geo.g)
         {
-            self.stats.finish_ps = now.as_ps().max(1);
+            self.done = true;
         }
     }
 
@@ -619,6 +647,7 @@ impl Proc {
                         self.stats.write_bytes += ch as u64;
                     }
                     self.free_bufs.push(buf);
+                    self.last_work_ps = self.last_work_ps.max(now.as_ps());
                 }
                 _ => self.stats.unexpected += 1,
             },
@@ -629,7 +658,7 @@ impl Proc {
     fn pump(&mut self, now: Time, out: &mut Outputs) {
         self.finish_task(now);
         self.schedule(now);
-        self.check_finished(now);
+        self.check_finished();
         self.tx.flush(now);
         self.tx.emit(now, out);
     }
