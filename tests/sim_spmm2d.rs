@@ -3,7 +3,8 @@
 //! FETCH_ADD volumes of stationary C and stationary A equal an independent
 //! count of the tiles they move; work stealing takes units off an
 //! overloaded row; verbs to unregistered memory are counted and reported,
-//! not a hang or a wrong C; bad arguments are refused naming the value.
+//! not a hang or a wrong C; bad arguments are refused naming the value
+//! (and `matrix info --tiles` refuses a P that is not a perfect square).
 
 use std::process::Command;
 
@@ -46,7 +47,8 @@ fn pad(bytes: u64) -> u64 {
 #[test]
 fn every_algorithm_computes_c_exactly_on_4_and_16_nodes() {
     let m = rmat(8);
-    for (nodes, racks, k) in [(4, 1, 8), (16, 2, 5), (16, 4, 16)] {
+    // K = 2 on a 4 x 4 grid: half the C tiles have no columns.
+    for (nodes, racks, k) in [(4, 1, 8), (16, 2, 5), (16, 4, 16), (16, 1, 2)] {
         let rep = run_ok(&m, &params(nodes, racks, k));
         // Every unit (i, j, k) is computed exactly once somewhere.
         let g = u64::from(rep.grid);
@@ -246,6 +248,19 @@ fn cli_runs_and_refuses_bad_arguments() {
             assert!(err.contains("s-c, s-a, ws-rand, ws-la"), "{err}");
         }
     }
+    // matrix info --tiles: a perfect square only, named in the error.
+    let (code, out, err) = cli(&["matrix", "info", "--gen", "rmat:scale=6", "--tiles", "16"]);
+    assert_eq!(code, Some(0), "{out}{err}");
+    assert!(
+        out.contains("4 x 4 tiles") && out.contains("relabelled (seed 1)"),
+        "{out}"
+    );
+    let (code, _, err) = cli(&["matrix", "info", "--gen", "rmat:scale=6", "--tiles", "12"]);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(
+        err.contains("--tiles 12") && err.contains("perfect square"),
+        "{err}"
+    );
     let (code, _, err) = cli(&["sim", "--kernel", "spmm3d", "--gen", "rmat:scale=6"]);
     assert_eq!(code, Some(2), "{err}");
     assert!(err.contains("spmm3d") && err.contains("spmm2d"), "{err}");

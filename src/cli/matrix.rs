@@ -439,26 +439,29 @@ fn print_tiles(m: &netsparse::sim::matrix::CsrMatrix, p: u64, seed: u64) -> anyh
         "as given",
         format!("relabelled (seed {seed})")
     );
-    let rows: [(&str, &dyn Fn(&netsparse::sim::tiling::TileStats) -> String); 5] = [
-        ("nonzeros per tile", &|s| format!("{:.2}", s.tile_imbalance)),
-        ("per stage, mean over stages", &|s| {
-            format!("{:.2}", s.mean_stage_imbalance())
-        }),
-        ("per stage, worst stage", &|s| {
-            format!("{:.2}", s.max_stage_imbalance())
-        }),
-        ("end to end (stationary C)", &|s| {
-            format!("{:.2}", s.end_to_end_imbalance)
-        }),
-        ("largest tile, nonzeros", &|s| {
-            s.tile_nnz.iter().max().copied().unwrap_or(0).to_string()
-        }),
+    let names = [
+        "nonzeros per tile",
+        "per stage, mean over stages",
+        "per stage, worst stage",
+        "end to end (stationary C)",
+        "largest tile, nonzeros",
     ];
-    for (name, f) in rows {
+    let values = |s: &netsparse::sim::tiling::TileStats| {
+        [
+            format!("{:.2}", s.tile_imbalance),
+            format!("{:.2}", s.mean_stage_imbalance()),
+            format!("{:.2}", s.max_stage_imbalance()),
+            format!("{:.2}", s.end_to_end_imbalance),
+            s.tile_nnz.iter().max().copied().unwrap_or(0).to_string(),
+        ]
+    };
+    let given = values(&plain);
+    let other = relabelled.as_ref().map(values);
+    for (i, name) in names.iter().enumerate() {
         println!(
             "{name:<34}{:>12}{:>22}",
-            f(&plain),
-            relabelled.as_ref().map_or("-".to_owned(), f)
+            given[i],
+            other.as_ref().map_or("-", |o| o[i].as_str())
         );
     }
     Ok(())

@@ -70,7 +70,12 @@ pub fn run_cli(s: &Args) -> anyhow::Result<ExitCode> {
     let rep = run(&m, &p, &mut programs)?;
     let wall = start.elapsed().as_secs_f64();
     let gather = if a.compare {
-        let cfg = super::sim::config(s)?;
+        let mut cfg = super::sim::config(s)?;
+        // The same nodes, racks and K as the 2D run (their defaults differ).
+        cfg.nodes = p.nodes;
+        cfg.racks = p.racks;
+        cfg.k = p.k;
+        cfg.validate().context("--compare")?;
         let part = Partition::equal(&m, p.nodes)?;
         let r = netsparse::sim::simulate(&m, summary.clone(), &part, &cfg, &s.mode, &mut |_| true)?;
         r.modes

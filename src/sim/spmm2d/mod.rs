@@ -247,10 +247,8 @@ impl Spmm2dParams {
                 ),
             );
         }
-        if !(self.rates.gflops > 0.0 && self.rates.gbps > 0.0)
-            || !self.rates.gflops.is_finite()
-            || !self.rates.gbps.is_finite()
-        {
+        let positive = |x: f64| x > 0.0 && x.is_finite();
+        if !positive(self.rates.gflops) || !positive(self.rates.gbps) {
             return bad(
                 "compute-gflops",
                 format!("{} (memory {} GB/s)", self.rates.gflops, self.rates.gbps),

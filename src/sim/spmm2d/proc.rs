@@ -58,6 +58,10 @@ pub fn addr(region: u64, offset: u64) -> u64 {
     (region << 32) | offset
 }
 
+/// The largest chunk the WRITE path pads on the stack.
+const MAX_CHUNK: usize = 4096;
+const _: () = assert!(super::CHUNK as usize <= MAX_CHUNK);
+
 const TAG_READ: u32 = 1 << 28;
 const TAG_RESERVE: u32 = 2 << 28;
 const TAG_PUSH: u32 = 3 << 28;
@@ -377,7 +381,8 @@ impl Proc {
         }
         if let Some(q) = self.ready_acc.pop() {
             let words = self.c.len() as u64;
-            let d = self.geo.rates.add_time(words);
+            // At least 1 ps, so that a task always ends after it started.
+            let d = self.geo.rates.add_time(words).max(Time::from_ps(1));
             self.stats.accum_ps += d.as_ps();
             self.busy = Some((now + d, Task::Accumulate(q)));
             return;
@@ -408,7 +413,11 @@ impl Proc {
             self.stats.decode_errors += 1;
             0
         });
-        let d = self.geo.rates.spmm_time(nnz, u64::from(rows), kc);
+        let d = self
+            .geo
+            .rates
+            .spmm_time(nnz, u64::from(rows), kc)
+            .max(Time::from_ps(1));
         self.stats.compute_ps += d.as_ps();
         self.stats.units += 1;
         self.busy = Some((now + d, Task::Compute(s)));
@@ -625,7 +634,7 @@ impl Proc {
                             self.tx
                                 .push(now, PrType::Response, src, self.geo.chunk, &pr, part);
                         } else {
-                            let mut last = [0u8; 4096];
+                            let mut last = [0u8; MAX_CHUNK];
                             last[..part.len()].copy_from_slice(part);
                             self.tx.push(
                                 now,
@@ -641,7 +650,7 @@ impl Proc {
                     if buf.is_empty() {
                         // An empty tile still fills its one-chunk slot.
                         let pr = self.pr(WRITE, addr(REG_QUEUE, base as u64), 0);
-                        let zero = [0u8; 4096];
+                        let zero = [0u8; MAX_CHUNK];
                         self.tx
                             .push(now, PrType::Response, src, self.geo.chunk, &pr, &zero[..ch]);
                         self.stats.write_bytes += ch as u64;
