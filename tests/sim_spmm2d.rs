@@ -221,6 +221,25 @@ fn cli_runs_and_refuses_bad_arguments() {
     args.extend(["--nodes", "4", "--k", "4", "--json", json.to_str().unwrap()]);
     let (code, out, err) = cli(&args);
     assert_eq!(code, Some(0), "{out}{err}");
+    let mut relabelled = base.to_vec();
+    relabelled.extend([
+        "--nodes",
+        "4",
+        "--k",
+        "3",
+        "--relabel",
+        "9",
+        "--alg",
+        "s-c,ws-la",
+    ]);
+    let (code, out2, err) = cli(&relabelled);
+    assert_eq!(code, Some(0), "{out2}{err}");
+    assert!(out2.contains("relabelled (seed 9)"), "{out2}");
+    assert_eq!(
+        out2.lines().filter(|l| l.ends_with("yes")).count(),
+        2,
+        "{out2}"
+    );
     for alg in ["s-c", "s-a", "ws-rand", "ws-la"] {
         assert!(
             out.lines()

@@ -25,6 +25,10 @@ pub struct Spmm2dArgs {
     /// spmm2d: algorithms, comma-separated: s-c, s-a, ws-rand, ws-la.
     #[arg(long, value_delimiter = ',', requires = "kernel", value_name = "LIST")]
     pub alg: Option<Vec<Alg>>,
+    /// spmm2d: relabel the matrix first with the seeded random symmetric
+    /// permutation of `matrix info --tiles` (rows and columns alike).
+    #[arg(long, value_name = "SEED", requires = "kernel")]
+    pub relabel: Option<u64>,
     /// spmm2d: also run the 1D gather modes of --mode on the same matrix and
     /// nodes, and print their communication time beside.
     #[arg(long, requires = "kernel")]
@@ -62,8 +66,15 @@ pub fn run_cli(s: &Args) -> anyhow::Result<ExitCode> {
     }
     let p = params(a, s)?;
     let mut bar = DelayedBar::new(!s.quiet);
-    let (m, summary) = load_matrix(s.matrix.as_deref(), s.gen.as_deref(), p.seed, &mut bar)?;
+    let (m, mut summary) = load_matrix(s.matrix.as_deref(), s.gen.as_deref(), p.seed, &mut bar)?;
     bar.finish();
+    let m = match a.relabel {
+        Some(seed) => {
+            summary.name = format!("{} relabelled (seed {seed})", summary.name);
+            netsparse::sim::tiling::relabel(&m, seed).context("--relabel")?
+        }
+        None => m,
+    };
     p.validate(&m)?;
     let mut programs = ProgramCache::new();
     let start = Instant::now();

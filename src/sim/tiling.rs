@@ -20,7 +20,7 @@
 
 use thiserror::Error;
 
-use super::matrix::CsrMatrix;
+use super::matrix::{CooBuilder, CsrMatrix};
 use super::rng::Xoshiro256;
 
 /// Why a tiling cannot be made.
@@ -87,6 +87,30 @@ pub fn random_permutation(n: u32, seed: u64) -> Vec<u32> {
         p.swap(i, j);
     }
     p
+}
+
+/// `m` with rows and columns permuted by the seeded random permutation of
+/// [`random_permutation`]: entry (r, c) moves to (π(r), π(c)) (pattern
+/// only, as the simulator's matrices).
+pub fn relabel(m: &CsrMatrix, seed: u64) -> Result<CsrMatrix, TilingError> {
+    if m.rows() != m.cols() {
+        return Err(TilingError::NotSquareMatrix {
+            rows: m.rows(),
+            cols: m.cols(),
+        });
+    }
+    let perm = random_permutation(m.rows(), seed);
+    let n = u64::from(m.rows());
+    let mut b = CooBuilder::new(n, n, false).expect("the same size as a valid matrix");
+    b.reserve(m.nnz() as usize);
+    for r in 0..m.rows() {
+        let pr = u64::from(perm[r as usize]);
+        for &c in m.row(r) {
+            b.push(pr, u64::from(perm[c as usize]), 1.0)
+                .expect("a permuted index is in range");
+        }
+    }
+    Ok(b.build().0)
 }
 
 /// Nonzeros per tile of the `g`×`g` tiling, row-major (tile (i, j) at
@@ -206,7 +230,6 @@ pub fn tile_stats(m: &CsrMatrix, p: u64, relabel: Option<u64>) -> Result<TileSta
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::sim::matrix::CooBuilder;
 
     fn small() -> CsrMatrix {
         // 6 x 6, on a 2 x 2 grid of 3 x 3 tiles.
@@ -276,6 +299,9 @@ mod tests {
         let direct = tile_stats(&pm, 4, None).unwrap();
         let through = tile_stats(&m, 4, Some(7)).unwrap();
         assert_eq!(direct, through);
+        let rm = relabel(&m, 7).unwrap();
+        assert_eq!(rm.row_ptr(), pm.row_ptr());
+        assert_eq!(rm.col_idx(), pm.col_idx());
         assert_eq!(through.tile_nnz.iter().sum::<u64>(), m.nnz());
     }
 
