@@ -284,3 +284,81 @@ fn cli_runs_and_refuses_bad_arguments() {
     assert_eq!(code, Some(2), "{err}");
     assert!(err.contains("spmm3d") && err.contains("spmm2d"), "{err}");
 }
+
+/// The verbs of stationary A on a 4 x 4 matrix over 4 nodes in one rack:
+/// every frame on every link (each crosses the compiled ToR program), as
+/// a pcap golden in `tests/pcap/spmm2d_verbs/` (timestamps: simulated ns),
+/// checked against a fresh run and for its verbs: each request a node
+/// sends reaches its target through the ToR and is answered the same way.
+///
+/// To regenerate after an intended change:
+/// `NETSPARSE_BLESS=1 cargo test --test sim_spmm2d verbs`
+#[test]
+fn verbs_round_trips_through_the_tor_match_the_golden() {
+    use netsparse::sim::spmm2d::proc::{FADD_REQ, FADD_RESP, READ_REQ, READ_RESP, WRITE};
+    use netsparse::sim::spmm2d::trace;
+    use netsparse_externs::deconcat::{DeconcatConfig, Deconcatenator};
+    use pcap_file::pcap::{PcapHeader, PcapPacket, PcapWriter};
+
+    let mut b = CooBuilder::new(4, 4, false).unwrap();
+    for (r, c) in [(0, 0), (0, 3), (1, 2), (2, 1), (3, 0), (3, 3)] {
+        b.push(r, c, 1.0).unwrap();
+    }
+    let m = b.build().0;
+    let p = params(4, 1, 2);
+    let (r, frames) = trace(&m, &p, Alg::StationaryA, &mut ProgramCache::new()).unwrap();
+    assert!(r.verified, "{:?}", r.problems);
+    // Count the verbs on node -> ToR links and on ToR -> node links.
+    let mut up = std::collections::BTreeMap::<u16, u64>::new();
+    let mut down = std::collections::BTreeMap::<u16, u64>::new();
+    let mut dc = Deconcatenator::new(DeconcatConfig::default());
+    for f in &frames {
+        let d = dc.frame(&f.bytes).expect("well-formed");
+        let side = if f.from.starts_with('h') {
+            &mut up
+        } else {
+            assert!(f.to.starts_with('h'), "{} -> {}", f.from, f.to);
+            &mut down
+        };
+        for v in d.prs {
+            *side.entry(v.tid).or_default() += 1;
+        }
+    }
+    assert_eq!(up, down, "every PR a node sends leaves the ToR");
+    // Stationary A on a 2 x 2 grid: every process pushes one partial C
+    // tile (one FETCH_ADD, answered, then its WRITE chunks); the READs
+    // and their chunks are those the run counted.
+    assert_eq!(up[&READ_REQ], r.reads);
+    assert_eq!(up[&READ_RESP], r.read_bytes / u64::from(CHUNK));
+    assert_eq!(up[&FADD_REQ], 4);
+    assert_eq!(up[&FADD_RESP], 4);
+    assert_eq!(up[&WRITE], r.write_bytes / u64::from(CHUNK));
+    let header = PcapHeader {
+        ts_resolution: pcap_file::TsResolution::NanoSecond,
+        endianness: pcap_file::Endianness::Little,
+        ..PcapHeader::default()
+    };
+    let mut w = PcapWriter::with_header(Vec::new(), header).unwrap();
+    for f in &frames {
+        let pkt = PcapPacket::new(
+            std::time::Duration::from_nanos(f.at_ns),
+            f.bytes.len() as u32,
+            &f.bytes,
+        );
+        w.write_packet(&pkt).unwrap();
+    }
+    let got = w.into_writer();
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/pcap/spmm2d_verbs");
+    let path = dir.join("s-a.pcap");
+    if std::env::var_os("NETSPARSE_BLESS").is_some() {
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(&path, &got).unwrap();
+    }
+    let want = std::fs::read(&path).unwrap_or_else(|e| {
+        panic!(
+            "{}: {e} (NETSPARSE_BLESS=1 cargo test --test sim_spmm2d verbs)",
+            path.display()
+        )
+    });
+    assert!(want == got, "{} differs from this run", path.display());
+}

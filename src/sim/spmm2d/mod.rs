@@ -57,7 +57,7 @@ use std::sync::Arc;
 use netsparse_bmv2::{Switch, SwitchConfig};
 use netsparse_engine::control::commands;
 use netsparse_externs::{Datapath, Outputs, Time};
-use netsparse_netsim::{DeviceId, Engine, EngineConfig, EngineError, LinkParams, Outcome};
+use netsparse_netsim::{Capture, DeviceId, Engine, EngineConfig, EngineError, LinkParams, Outcome};
 use netsparse_nic::coll::PrSender;
 use serde::Serialize;
 use thiserror::Error;
@@ -439,13 +439,53 @@ pub fn run(
             kb: ops.kb.clone(),
             a_bytes: a_bytes.clone(),
         });
-        results.push(run_alg(p, &ops, &expected, geo, programs)?);
+        results.push(run_alg(p, &ops, &expected, geo, programs, None)?);
     }
     Ok(Spmm2dReport {
         params: p.clone(),
         grid: g,
         results,
     })
+}
+
+/// A frame of a [`trace`]: when it left which device for which.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TracedFrame {
+    /// When it left its device, ns.
+    pub at_ns: u64,
+    /// The sending device (`h0`, `tor0`, ...).
+    pub from: String,
+    /// The receiving device.
+    pub to: String,
+    /// The frame.
+    pub bytes: Vec<u8>,
+}
+
+/// Run one algorithm of `p` on `m` and record every frame on every link,
+/// in send order (for goldens and inspection).
+pub fn trace(
+    m: &CsrMatrix,
+    p: &Spmm2dParams,
+    alg: Alg,
+    programs: &mut ProgramCache,
+) -> Result<(AlgResult, Vec<TracedFrame>), Spmm2dError> {
+    let g = p.validate(m)?;
+    let ops = Operands::new(m, p.k, g, p.seed);
+    let expected = ops.direct();
+    let geo = Arc::new(Geom {
+        g,
+        chunk: CHUNK,
+        alg,
+        seed: p.seed,
+        rates: p.rates,
+        rows: ops.rows.clone(),
+        inner: ops.inner.clone(),
+        kb: ops.kb.clone(),
+        a_bytes: (0..g * g).map(|x| ops.a_bytes(x / g, x % g)).collect(),
+    });
+    let mut frames = Vec::new();
+    let r = run_alg(p, &ops, &expected, geo, programs, Some(&mut frames))?;
+    Ok((r, frames))
 }
 
 fn build_err(what: String) -> Spmm2dError {
@@ -458,6 +498,7 @@ fn run_alg(
     expected: &[u32],
     geo: Arc<Geom>,
     programs: &mut ProgramCache,
+    trace: Option<&mut Vec<TracedFrame>>,
 ) -> Result<AlgResult, Spmm2dError> {
     let (alg, g) = (geo.alg, geo.g);
     let topo = Topology::new(p.nodes, p.racks, None).map_err(|e| build_err(e.to_string()))?;
@@ -467,7 +508,9 @@ fn run_alg(
         max_time: Time::from_ms(p.max_sim_time_ms),
         ..EngineConfig::default()
     };
-    let mut engine: Engine<Dev> = Engine::new(cfg);
+    let mut engine: Engine<Dev, Capture> = Engine::with_tap(cfg, Capture::new());
+    engine.tap_mut().set_enabled(trace.is_some());
+    let labels: Vec<String> = topo.devices().map(|d| d.to_string()).collect();
     let (mut a, mut b) = (Vec::new(), Vec::new());
     for d in topo.devices() {
         let dev = match d {
@@ -519,6 +562,15 @@ fn run_alg(
     let outcome = engine
         .run()
         .map_err(|err| Spmm2dError::Engine { alg, err })?;
+    if let Some(out) = trace {
+        let label = |id: DeviceId| labels.get(id as usize).cloned().unwrap_or_default();
+        out.extend(engine.tap().frames().map(|f| TracedFrame {
+            at_ns: f.at.as_ns(),
+            from: label(f.from.0),
+            to: f.to.map_or_else(String::new, |e| label(e.0)),
+            bytes: f.bytes.to_vec(),
+        }));
+    }
     let mut problems = Vec::new();
     if outcome != Outcome::Idle {
         problems.push("the run was stopped before the network went idle".into());
