@@ -29,7 +29,9 @@ enum Cmd {
         kind: GenKind,
     },
     /// Print a matrix's size, duplicates and per-node remote idx statistics.
-    #[command(after_help = "Example: netsparse matrix info queen.mtx --nodes 128")]
+    #[command(
+        after_help = "Examples: netsparse matrix info queen.mtx --nodes 128\n          netsparse matrix info --gen rmat:scale=17,ef=8 --tiles 256"
+    )]
     Info(InfoArgs),
 }
 
@@ -164,6 +166,15 @@ struct InfoArgs {
     /// Print one line per node.
     #[arg(long)]
     per_node: bool,
+    /// Cut the matrix into a √P×√P grid of tiles (P a perfect square) and
+    /// print the load imbalance of Brock et al.'s 2D SpMM (their Figure 1):
+    /// max/mean nonzeros over tiles, per stage of the stationary-C loop and
+    /// end to end, without and with a random symmetric relabelling.
+    #[arg(long, value_name = "P")]
+    tiles: Option<u64>,
+    /// Seed of the random symmetric relabelling of --tiles.
+    #[arg(long, default_value_t = 1, requires = "tiles")]
+    relabel_seed: u64,
     /// No progress bar.
     #[arg(long, short = 'q')]
     quiet: bool,
@@ -312,6 +323,9 @@ fn info(a: InfoArgs) -> anyhow::Result<ExitCode> {
         m.nnz()
     );
     println!("loaded in    {:.3} s", t0.elapsed().as_secs_f64());
+    if let Some(p) = a.tiles {
+        print_tiles(&m, p, a.relabel_seed)?;
+    }
     let Some(nodes) = a.nodes else {
         return Ok(ExitCode::SUCCESS);
     };
@@ -401,6 +415,56 @@ fn info(a: InfoArgs) -> anyhow::Result<ExitCode> {
         }
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// `--tiles P`: Brock et al.'s Figure 1 statistic, without and with a
+/// random symmetric relabelling (the latter skipped, with a note, for a
+/// rectangular matrix).
+fn print_tiles(m: &netsparse::sim::matrix::CsrMatrix, p: u64, seed: u64) -> anyhow::Result<()> {
+    use netsparse::sim::tiling::{tile_stats, TilingError};
+    let plain = tile_stats(m, p, None)?;
+    let relabelled = match tile_stats(m, p, Some(seed)) {
+        Ok(s) => Some(s),
+        Err(e @ TilingError::NotSquareMatrix { .. }) => {
+            println!("relabelling skipped: {e}");
+            None
+        }
+        Err(e) => return Err(e.into()),
+    };
+    let g = plain.grid;
+    println!("2D tiling:   {g} x {g} tiles (max / mean; 1.00 is perfect balance)");
+    println!(
+        "{:<34}{:>12}{:>22}",
+        "load imbalance",
+        "as given",
+        format!("relabelled (seed {seed})")
+    );
+    let names = [
+        "nonzeros per tile",
+        "per stage, mean over stages",
+        "per stage, worst stage",
+        "end to end (stationary C)",
+        "largest tile, nonzeros",
+    ];
+    let values = |s: &netsparse::sim::tiling::TileStats| {
+        [
+            format!("{:.2}", s.tile_imbalance),
+            format!("{:.2}", s.mean_stage_imbalance()),
+            format!("{:.2}", s.max_stage_imbalance()),
+            format!("{:.2}", s.end_to_end_imbalance),
+            s.tile_nnz.iter().max().copied().unwrap_or(0).to_string(),
+        ]
+    };
+    let given = values(&plain);
+    let other = relabelled.as_ref().map(values);
+    for (i, name) in names.iter().enumerate() {
+        println!(
+            "{name:<34}{:>12}{:>22}",
+            given[i],
+            other.as_ref().map_or("-", |o| o[i].as_str())
+        );
+    }
+    Ok(())
 }
 
 /// The paper's published statistics of its five matrices on 128 nodes:

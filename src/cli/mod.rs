@@ -13,6 +13,7 @@ pub mod nic;
 pub mod nic_spin;
 pub mod paper;
 pub mod sim;
+pub mod spmm2d;
 pub mod stf;
 pub mod switch;
 pub mod topo;

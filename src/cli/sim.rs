@@ -53,11 +53,18 @@ tensors, each result verified against the direct sum: --algo, --bytes,\n\
 --block, --depth, --density, --workers, --window, --agg-gbps (with --racks,\n\
 --link-gbps, --link-latency-ns, --switch-latency-ns, --seed, --json).\n\
 \n\
+2D SpMM: --kernel spmm2d runs Brock et al.'s RDMA SpMM (--alg s-c, s-a,\n\
+ws-rand, ws-la) on a sqrt(p) x sqrt(p) tile grid of --nodes (a perfect\n\
+square) with one-sided READ/WRITE/FETCH_ADD PRs, C verified exactly; with\n\
+--matrix/--gen, --k, --racks, --compute(-gflops/-gbps), --link-gbps, --seed,\n\
+--json; --compare also runs --mode's 1D gather modes.\n\
+\n\
 Example: netsparse sim --gen rmat:scale=16,ef=16 --nodes 32 --racks 4 --k 16\n\
          netsparse sim --matrix queen.mtx --mode su,sa,netsparse --json out.json --plot-dir plots\n\
          netsparse sim --gen grid2d:nx=512,ny=512 --mode su,rig,+filter,+coalesce,+nic-concat,netsparse\n\
          netsparse sim --gen rmat:scale=16 --mode netsparse --sweep rig-batch=1024,4096,16384\n\
-         netsparse sim --collective allreduce --bytes 4194304 --block 1024 --depth 256 --density 0.25")]
+         netsparse sim --collective allreduce --bytes 4194304 --block 1024 --depth 256 --density 0.25\n\
+         netsparse sim --kernel spmm2d --alg s-c,s-a,ws-rand,ws-la --gen rmat:scale=12,ef=8 --nodes 16 --k 16")]
 pub struct Args {
     /// A Matrix Market file.
     #[arg(
@@ -287,6 +294,9 @@ pub struct Args {
     /// `--collective allreduce` and its flags.
     #[command(flatten)]
     pub coll: super::collective::CollectiveArgs,
+    /// `--kernel spmm2d` and its flags.
+    #[command(flatten)]
+    pub spmm2d: super::spmm2d::Spmm2dArgs,
 }
 
 /// The event loop's threads: `requested`, or the machine's cores.
@@ -337,7 +347,8 @@ impl DelayedBar {
     }
 }
 
-fn config(args: &Args) -> anyhow::Result<SimConfig> {
+/// The simulator's configuration from `--config` and the flags.
+pub(super) fn config(args: &Args) -> anyhow::Result<SimConfig> {
     let mut c = match &args.config {
         Some(p) => SimConfig::from_toml_file(p)?,
         None => SimConfig::default(),
@@ -579,6 +590,9 @@ fn check_memory(args: &Args, cfg: &SimConfig) -> anyhow::Result<()> {
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     if let Some(w) = &args.workload {
         return spin_workload(w, &args);
+    }
+    if args.spmm2d.kernel.is_some() {
+        return super::spmm2d::run_cli(&args);
     }
     if args.coll.collective.is_some() {
         let shared = super::collective::Shared {

@@ -137,6 +137,14 @@ impl Rates {
         let secs = (flops / (self.gflops * 1e9)).max(bytes / (self.gbps * 1e9));
         Time::from_ps((secs * 1e12).round() as u64)
     }
+
+    /// The time of adding a dense tile of `words` 4-byte values into
+    /// another: one operation and 12 bytes (two reads, one write) per word.
+    pub fn add_time(&self, words: u64) -> Time {
+        let w = words as f64;
+        let secs = (w / (self.gflops * 1e9)).max(12.0 * w / (self.gbps * 1e9));
+        Time::from_ps((secs * 1e12).round() as u64)
+    }
 }
 
 /// A mode's end-to-end figures under a compute model.

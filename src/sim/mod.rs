@@ -19,6 +19,10 @@
 //!   communication overlaps computation.
 //! * [`report`]: Table 7's columns as a table, JSON and CSV; [`plot`]: SVG.
 //! * [`rng`]: the seeded generators' PRNG.
+//! * [`spmm2d`]: Brock et al.'s RDMA SpMM (stationary C, stationary A,
+//!   work stealing) with one-sided READ/WRITE/FETCH_ADD PRs on the cluster.
+//! * [`tiling`]: the √P×√P 2D tiling of Brock et al.'s RDMA SpMM and its
+//!   load-imbalance statistics (`matrix info --tiles`).
 //! * [`memory`]: the peak-memory estimate checked before a run allocates
 //!   anything large, and the process's resident-memory figures.
 //!
@@ -59,6 +63,8 @@ pub mod plot;
 pub mod report;
 pub mod rng;
 pub mod spin;
+pub mod spmm2d;
+pub mod tiling;
 pub mod topology;
 
 pub use netsparse_netsim as engine;
