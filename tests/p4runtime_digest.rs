@@ -459,6 +459,60 @@ fn meters_and_direct_meters_are_configured_read_and_police() {
             panic!("a direct meter entry")
         };
         assert_eq!(d.config, Some(meter_config(1, 1, 1, 1)));
+        // An atomic batch that deletes the entry, then fails: the entry
+        // comes back with its direct meter's rates.
+        let del = update(
+            v1::update::Type::Delete,
+            v1::entity::Entity::TableEntry(v1::TableEntry {
+                action: None,
+                ..e.clone()
+            }),
+        );
+        let missing = c
+            .table_entry(
+                "dmac",
+                &["02:00:00:00:00:08"],
+                Some(("forward", &["1"])),
+                None,
+            )
+            .unwrap();
+        let fails = update(
+            v1::update::Type::Modify,
+            v1::entity::Entity::TableEntry(missing),
+        );
+        let st = c
+            .raw()
+            .write(v1::WriteRequest {
+                device_id: 1,
+                election_id: Some(v1::Uint128 { high: 0, low: 10 }),
+                updates: vec![del, fails],
+                atomicity: v1::write_request::Atomicity::RollbackOnError as i32,
+                ..Default::default()
+            })
+            .await
+            .unwrap_err();
+        assert_eq!(
+            update_errors(&st)
+                .iter()
+                .map(|e| Code::from(e.canonical_code))
+                .collect::<Vec<_>>(),
+            [Code::Aborted, Code::NotFound]
+        );
+        let again = c
+            .read(vec![v1::Entity {
+                entity: Some(v1::entity::Entity::DirectMeterEntry(
+                    v1::DirectMeterEntry {
+                        table_entry: Some(v1::TableEntry {
+                            table_id: dmac_table,
+                            ..Default::default()
+                        }),
+                        config: None,
+                    },
+                )),
+            }])
+            .await
+            .unwrap();
+        assert_eq!(again, got, "entry and direct meter as before");
         // A table without a direct meter, an entry that does not exist.
         let smac = c
             .table_entry("smac", &["02:00:00:00:00:05"], None, None)

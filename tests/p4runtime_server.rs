@@ -686,3 +686,268 @@ fn a_running_nic_serves_its_tables_and_counters() {
         assert!(st.message().contains("fixed while it runs"), "{st:?}");
     });
 }
+
+/// One Write with `atomicity` through the raw client.
+async fn write_atomic(
+    c: &mut Client,
+    atomicity: i32,
+    updates: Vec<v1::Update>,
+) -> Result<(), netsparse_p4rt::tonic::Status> {
+    let req = v1::WriteRequest {
+        device_id: 1,
+        election_id: Some(v1::Uint128 { high: 0, low: 10 }),
+        updates,
+        atomicity,
+        ..Default::default()
+    };
+    c.raw().write(req).await.map(|_| ())
+}
+
+fn codes(st: &netsparse_p4rt::tonic::Status) -> Vec<Code> {
+    update_errors(st)
+        .iter()
+        .map(|e| Code::from(e.canonical_code))
+        .collect()
+}
+
+/// The packet counts of a table's direct counter, entry by entry.
+async fn direct_packets(c: &mut Client, tid: u32) -> Vec<i64> {
+    let want = v1::Entity {
+        entity: Some(v1::entity::Entity::DirectCounterEntry(
+            v1::DirectCounterEntry {
+                table_entry: Some(v1::TableEntry {
+                    table_id: tid,
+                    ..Default::default()
+                }),
+                data: None,
+            },
+        )),
+    };
+    c.read(vec![want])
+        .await
+        .unwrap()
+        .iter()
+        .filter_map(|e| match &e.entity {
+            Some(v1::entity::Entity::DirectCounterEntry(d)) => d.data.map(|d| d.packet_count),
+            _ => None,
+        })
+        .collect()
+}
+
+/// ROLLBACK_ON_ERROR and DATAPLANE_ATOMIC: a batch with a failing update
+/// changes nothing (entries, their direct counters, the default action,
+/// registers and multicast groups are as before) and its other updates
+/// report ABORTED; a valid batch applies whole; a bad atomicity value is
+/// refused.
+#[test]
+fn atomic_batches_apply_whole_or_roll_back() {
+    use v1::write_request::Atomicity;
+    let rig = rig("tests/data/p4rt_features.p4");
+    rt().block_on(async {
+        let mut c = primary(&rig.addr).await;
+        let a = insert(
+            &c,
+            "ipv4_lpm",
+            &["10.0.2.0/24"],
+            "ipv4_forward",
+            &["00:00:00:00:02:02", "2"],
+        );
+        c.write(vec![a.clone()]).await.unwrap();
+        let frame = ipv4_frame([11, 0, 0, 1], [10, 0, 2, 7], 64);
+        for _ in 0..3 {
+            assert!(rig.send_1_to_2(frame.clone()).is_some());
+        }
+        let tid = netsparse_p4rt::p4info::id_of(&c.table("ipv4_lpm").unwrap().preamble);
+        let default_before = default_action(&mut c, tid).await;
+        assert_eq!(direct_packets(&mut c, tid).await, [3]);
+
+        // Delete A, insert B, set the default, write a register cell and a
+        // multicast group, then modify an entry that does not exist.
+        let entry = |keys: &[&str], params: Option<&[&str]>| {
+            c.table_entry("ipv4_lpm", keys, params.map(|p| ("ipv4_forward", p)), None)
+                .unwrap()
+        };
+        let del_a = update(
+            v1::update::Type::Delete,
+            v1::entity::Entity::TableEntry(entry(&["10.0.2.0/24"], None)),
+        );
+        let ins_b = update(
+            v1::update::Type::Insert,
+            v1::entity::Entity::TableEntry(entry(
+                &["10.0.3.0/24"],
+                Some(&["00:00:00:00:03:03", "2"]),
+            )),
+        );
+        let mut def = entry(&["10.0.9.0/24"], Some(&["00:00:00:00:09:09", "2"]));
+        def.r#match.clear();
+        def.is_default_action = true;
+        let set_def = update(
+            v1::update::Type::Modify,
+            v1::entity::Entity::TableEntry(def),
+        );
+        let reg = c.extern_id("last_dst").unwrap().0;
+        let reg_write = update(
+            v1::update::Type::Modify,
+            v1::entity::Entity::RegisterEntry(v1::RegisterEntry {
+                register_id: reg,
+                index: Some(v1::Index { index: 3 }),
+                data: Some(v1::P4Data {
+                    data: Some(v1::p4_data::Data::Bitstring(vec![0x42])),
+                }),
+            }),
+        );
+        let mc = update(
+            v1::update::Type::Insert,
+            v1::entity::Entity::PacketReplicationEngineEntry(v1::PacketReplicationEngineEntry {
+                r#type: Some(
+                    v1::packet_replication_engine_entry::Type::MulticastGroupEntry(
+                        v1::MulticastGroupEntry {
+                            multicast_group_id: 7,
+                            replicas: vec![v1::Replica {
+                                port_kind: Some(v1::replica::PortKind::EgressPort(2)),
+                                instance: 0,
+                            }],
+                            metadata: Vec::new(),
+                        },
+                    ),
+                ),
+            }),
+        );
+        let bad = update(
+            v1::update::Type::Modify,
+            v1::entity::Entity::TableEntry(entry(
+                &["10.0.5.0/24"],
+                Some(&["00:00:00:00:05:05", "2"]),
+            )),
+        );
+        let batch = vec![del_a, ins_b, set_def, reg_write, mc, bad];
+        for atomicity in [Atomicity::RollbackOnError, Atomicity::DataplaneAtomic] {
+            let packets = direct_packets(&mut c, tid).await;
+            let st = write_atomic(&mut c, atomicity as i32, batch.clone())
+                .await
+                .unwrap_err();
+            assert_eq!(
+                codes(&st),
+                [
+                    Code::Aborted,
+                    Code::Aborted,
+                    Code::Aborted,
+                    Code::Aborted,
+                    Code::Aborted,
+                    Code::NotFound
+                ],
+                "{st:?}"
+            );
+            // Everything as before: A forwards, its counter kept, B absent.
+            assert_eq!(entry_count(&mut c, "ipv4_lpm").await, 1);
+            assert_eq!(direct_packets(&mut c, tid).await, packets);
+            assert_eq!(default_action(&mut c, tid).await, default_before);
+            let regs = c
+                .read(vec![v1::Entity {
+                    entity: Some(v1::entity::Entity::RegisterEntry(v1::RegisterEntry {
+                        register_id: reg,
+                        index: Some(v1::Index { index: 3 }),
+                        data: None,
+                    })),
+                }])
+                .await
+                .unwrap();
+            let Some(v1::entity::Entity::RegisterEntry(r)) = &regs[0].entity else {
+                panic!("a register entry")
+            };
+            assert_eq!(
+                r.data,
+                Some(v1::P4Data {
+                    data: Some(v1::p4_data::Data::Bitstring(vec![0]))
+                })
+            );
+            let groups = c
+                .read(vec![v1::Entity {
+                    entity: Some(v1::entity::Entity::PacketReplicationEngineEntry(
+                        v1::PacketReplicationEngineEntry {
+                            r#type: Some(
+                                v1::packet_replication_engine_entry::Type::MulticastGroupEntry(
+                                    Default::default(),
+                                ),
+                            ),
+                        },
+                    )),
+                }])
+                .await
+                .unwrap();
+            assert!(groups.is_empty(), "the group was rolled back");
+            let out = rig.send_1_to_2(frame.clone()).expect("A still forwards");
+            assert_eq!(&out[0..6], &[0, 0, 0, 0, 2, 2]);
+            assert_eq!(direct_packets(&mut c, tid).await[0], packets[0] + 1);
+        }
+        // A batch with an update refused at the check: nothing applied.
+        let mut bad_id = batch[1].clone();
+        if let Some(v1::Entity {
+            entity: Some(v1::entity::Entity::TableEntry(te)),
+        }) = bad_id.entity.as_mut()
+        {
+            te.table_id = 0x0200_0000 | 0xdead;
+        }
+        let st = write_atomic(
+            &mut c,
+            Atomicity::RollbackOnError as i32,
+            vec![batch[1].clone(), bad_id],
+        )
+        .await
+        .unwrap_err();
+        assert_eq!(codes(&st), [Code::Aborted, Code::NotFound]);
+        assert_eq!(entry_count(&mut c, "ipv4_lpm").await, 1);
+        // A valid batch applies whole.
+        write_atomic(
+            &mut c,
+            Atomicity::DataplaneAtomic as i32,
+            vec![batch[0].clone(), batch[1].clone()],
+        )
+        .await
+        .expect("valid atomic batch");
+        assert_eq!(entry_count(&mut c, "ipv4_lpm").await, 1);
+        assert!(
+            rig.send_1_to_2(frame).is_none(),
+            "A deleted, B does not match"
+        );
+        // Counter cells can be written (an index), and negative data is refused.
+        let ctr = c.extern_id("port_pkts").unwrap().0;
+        let cell = |index: i64, packets: i64| {
+            update(
+                v1::update::Type::Modify,
+                v1::entity::Entity::CounterEntry(v1::CounterEntry {
+                    counter_id: ctr,
+                    index: Some(v1::Index { index }),
+                    data: Some(v1::CounterData {
+                        byte_count: 0,
+                        packet_count: packets,
+                    }),
+                }),
+            )
+        };
+        c.write(vec![cell(2, 5)])
+            .await
+            .expect("counter cell written");
+        let st = c.write(vec![cell(2, -1), cell(99, 1)]).await.unwrap_err();
+        assert_eq!(codes(&st), [Code::InvalidArgument, Code::OutOfRange]);
+        let got = c
+            .read(vec![v1::Entity {
+                entity: Some(v1::entity::Entity::CounterEntry(v1::CounterEntry {
+                    counter_id: ctr,
+                    index: Some(v1::Index { index: 2 }),
+                    data: None,
+                })),
+            }])
+            .await
+            .unwrap();
+        let Some(v1::entity::Entity::CounterEntry(ce)) = &got[0].entity else {
+            panic!("a counter entry")
+        };
+        assert_eq!(ce.data.map(|d| d.packet_count), Some(5));
+        // An atomicity value that does not exist.
+        let st = write_atomic(&mut c, 9, vec![batch[2].clone()])
+            .await
+            .unwrap_err();
+        assert_eq!(st.code(), Code::InvalidArgument);
+    });
+}

@@ -134,6 +134,19 @@ impl Digests {
         self.seen.clear();
     }
 
+    /// Check DigestEntry updates in order without applying them (an atomic
+    /// batch's check).
+    #[allow(clippy::type_complexity)]
+    pub fn dry_run(
+        &self,
+        ops: &[Option<(v1::update::Type, u32, Option<Config>)>],
+    ) -> Vec<Option<Result<(), Status>>> {
+        let mut configs = self.configs.clone();
+        ops.iter()
+            .map(|o| o.map(|(ty, id, config)| Self::check(&mut configs, ty, id, config)))
+            .collect()
+    }
+
     /// Apply a DigestEntry update.
     pub fn write(
         &mut self,
@@ -141,8 +154,24 @@ impl Digests {
         id: u32,
         config: Option<Config>,
     ) -> Result<(), Status> {
+        Self::check(&mut self.configs, ty, id, config)?;
+        if ty == v1::update::Type::Delete {
+            self.pending.remove(&id);
+            self.seen.retain(|(d, _), _| *d != id);
+            self.in_flight.retain(|(d, _), _| *d != id);
+        }
+        Ok(())
+    }
+
+    /// The configuration change of one update, on `configs`.
+    fn check(
+        configs: &mut BTreeMap<u32, Config>,
+        ty: v1::update::Type,
+        id: u32,
+        config: Option<Config>,
+    ) -> Result<(), Status> {
         use v1::update::Type;
-        let exists = self.configs.contains_key(&id);
+        let exists = configs.contains_key(&id);
         match (ty, exists, config) {
             (Type::Insert, true, _) => Err(Status::already_exists(format!(
                 "digest {id:#x} is already configured"
@@ -151,14 +180,11 @@ impl Digests {
                 "digest {id:#x} is not configured"
             ))),
             (Type::Delete, true, _) => {
-                self.configs.remove(&id);
-                self.pending.remove(&id);
-                self.seen.retain(|(d, _), _| *d != id);
-                self.in_flight.retain(|(d, _), _| *d != id);
+                configs.remove(&id);
                 Ok(())
             }
             (_, _, Some(c)) => {
-                self.configs.insert(id, c);
+                configs.insert(id, c);
                 Ok(())
             }
             (_, _, None) => Err(Status::invalid_argument(format!(

@@ -13,6 +13,7 @@
 //! `entry` is an `Any` with type URL [`STATS_TYPE_URL`] carrying the
 //! `--stats-json` document as UTF-8 JSON.
 
+mod atomic;
 pub mod digest;
 pub mod read;
 pub mod write;

@@ -9,6 +9,7 @@ use netsparse_engine::control::ControlPlane;
 use netsparse_engine::{ControlPlaneError, Replica};
 use netsparse_externs::artifact::KeyMatch;
 use netsparse_externs::meter::MeterRates;
+use netsparse_externs::stateful::CounterCell;
 use tonic::Status;
 
 use super::{batch_status, gone, Shared, PROPERTY_CACHE_TYPE_ID};
@@ -52,6 +53,20 @@ pub(crate) enum Op {
     },
     CounterReset {
         name: String,
+    },
+    /// Set an indexed counter's cell (every cell without an index).
+    CounterWrite {
+        name: String,
+        index: Option<u64>,
+        size: u64,
+        cell: CounterCell,
+    },
+    /// Set a table entry's direct counter.
+    DirectCounterWrite {
+        table: String,
+        matches: Vec<KeyMatch>,
+        priority: Option<u32>,
+        cell: CounterCell,
     },
     /// Indexed meter rates (`None`: back to unconfigured, all green).
     Meter {
@@ -281,6 +296,19 @@ fn table_parts(
     Ok((tname, matches, prio, action))
 }
 
+/// A counter value written by the controller (no data: zero).
+fn counter_cell(d: &Option<v1::CounterData>, what: &str) -> Result<CounterCell, Status> {
+    let Some(d) = d else {
+        return Ok(CounterCell::default());
+    };
+    let n =
+        |v: i64, f: &str| u64::try_from(v).map_err(|_| bad(format!("{what}: {f} {v} is negative")));
+    Ok(CounterCell {
+        bytes: n(d.byte_count, "byte_count")?,
+        packets: n(d.packet_count, "packet_count")?,
+    })
+}
+
 /// Check a `MeterConfig`: rates in units per second, bursts in units;
 /// `None` (no config) resets the meter.
 fn meter_rates(c: &Option<v1::MeterConfig>, what: &str) -> Result<Option<MeterRates>, Status> {
@@ -433,17 +461,49 @@ pub(crate) fn op_of(schema: &Schema, u: &v1::Update) -> Result<Op, Status> {
                     c.counter_id
                 )));
             };
-            let name = name_of(&schema.info.counters[*i].preamble).to_owned();
-            let zero = c
-                .data
-                .as_ref()
-                .is_none_or(|d| d.byte_count == 0 && d.packet_count == 0);
-            if c.index.is_some() || !zero {
-                return Err(Status::unimplemented(format!(
-                    "counter {name}: only resetting every cell to zero (no index, zero data) is supported"
+            let ctr = &schema.info.counters[*i];
+            let name = name_of(&ctr.preamble).to_owned();
+            let cell = counter_cell(&c.data, &format!("counter {name}"))?;
+            match &c.index {
+                None if cell == CounterCell::default() => Ok(Op::CounterReset { name }),
+                Some(ix) if ix.index < 0 || ix.index >= ctr.size => Err(Status::out_of_range(
+                    format!("counter {name}: index {} outside 0..{}", ix.index, ctr.size),
+                )),
+                ix => Ok(Op::CounterWrite {
+                    name,
+                    index: ix.as_ref().map(|ix| ix.index as u64),
+                    size: ctr.size.max(0) as u64,
+                    cell,
+                }),
+            }
+        }
+        En::DirectCounterEntry(d) => {
+            if ty != Type::Modify {
+                return Err(bad(
+                    "direct_counter_entry: direct counters can only be modified",
+                ));
+            }
+            let Some(e) = &d.table_entry else {
+                return Err(bad("direct_counter_entry: table_entry missing"));
+            };
+            let (table, matches, priority, _) = table_parts(schema, e)?;
+            if !schema
+                .info
+                .direct_counters
+                .iter()
+                .any(|c| c.direct_table_id == e.table_id)
+            {
+                return Err(Status::not_found(format!(
+                    "direct_counter_entry: table {table} has no direct counter"
                 )));
             }
-            Ok(Op::CounterReset { name })
+            let cell = counter_cell(&d.data, &format!("table {table}'s direct counter"))?;
+            Ok(Op::DirectCounterWrite {
+                table,
+                matches,
+                priority,
+                cell,
+            })
         }
         En::ExternEntry(x) if x.extern_type_id == PROPERTY_CACHE_TYPE_ID => {
             if ty != Type::Modify {
@@ -624,6 +684,28 @@ pub(crate) fn apply<T: ControlPlane + ?Sized>(t: &mut T, op: &Op) -> Result<(), 
             None => (0..*size).try_for_each(|i| t.register_write(name, i, *value).map_err(st)),
         },
         Op::CounterReset { name } => t.counter_reset(name).map_err(st),
+        Op::CounterWrite {
+            name,
+            index,
+            size,
+            cell,
+        } => match index {
+            Some(i) => t.counter_write(name, *i, *cell).map_err(st),
+            None => (0..*size).try_for_each(|i| t.counter_write(name, i, *cell).map_err(st)),
+        },
+        Op::DirectCounterWrite {
+            table,
+            matches,
+            priority,
+            cell,
+        } => {
+            let Some(h) = t.find_entry(table, matches, *priority).map_err(st)? else {
+                return Err(Status::not_found(format!(
+                    "table {table}: no entry with this match"
+                )));
+            };
+            t.direct_counter_write(table, h, *cell).map_err(st)
+        }
         Op::Meter { name, index, rates } => t.meter_configure(name, *index, *rates).map_err(st),
         Op::DirectMeter {
             table,
@@ -680,34 +762,73 @@ pub(crate) fn apply<T: ControlPlane + ?Sized>(t: &mut T, op: &Op) -> Result<(), 
     }
 }
 
-/// Serve a Write (device and primary already checked).
+/// Serve a Write (device and primary already checked). CONTINUE_ON_ERROR
+/// applies the valid updates and fails the others alone; ROLLBACK_ON_ERROR
+/// and DATAPLANE_ATOMIC apply all or nothing ([`super::atomic`]).
 pub(crate) async fn write<T: Target>(
     shared: &Shared<T>,
     req: v1::WriteRequest,
 ) -> Result<(), Status> {
     use v1::write_request::Atomicity;
-    if Atomicity::try_from(req.atomicity).unwrap_or(Atomicity::ContinueOnError)
-        != Atomicity::ContinueOnError
-    {
-        return Err(Status::unimplemented(
-            "atomicity: only CONTINUE_ON_ERROR is supported (each batch is applied between two packets all the same)",
-        ));
-    }
+    let atomic = match Atomicity::try_from(req.atomicity) {
+        Ok(Atomicity::ContinueOnError) => false,
+        Ok(Atomicity::RollbackOnError | Atomicity::DataplaneAtomic) => true,
+        Err(_) => {
+            return Err(Status::invalid_argument(format!(
+                "atomicity {}: not a known value",
+                req.atomicity
+            )))
+        }
+    };
     let schema = std::sync::Arc::clone(&shared.pipeline().schema);
     let checked: Vec<Result<Op, Status>> = req.updates.iter().map(|u| op_of(&schema, u)).collect();
-    // Digest configurations are the server's: applied here, in order.
-    let mut server_side: Vec<Option<Result<(), Status>>> = Vec::with_capacity(checked.len());
-    {
+    let aborted = |at: usize| {
+        Status::aborted(format!(
+            "not applied: update {at} of this atomic batch failed"
+        ))
+    };
+    let all_or_nothing = |errs: Vec<Option<Status>>| {
+        let at = errs.iter().position(Option::is_some).unwrap_or(0);
+        let results: Vec<Result<(), Status>> = errs
+            .into_iter()
+            .map(|e| Err(e.unwrap_or_else(|| aborted(at))))
+            .collect();
+        batch_status(&results).map_or(Ok(()), Err)
+    };
+    if atomic && checked.iter().any(Result::is_err) {
+        return all_or_nothing(checked.into_iter().map(Result::err).collect());
+    }
+    // Digest configurations are the server's: applied here, in order (an
+    // atomic batch checks them here and applies them after the datapath's
+    // part succeeded).
+    let digest_ops: Vec<Option<(v1::update::Type, u32, Option<super::digest::Config>)>> = checked
+        .iter()
+        .map(|c| match c {
+            Ok(Op::Digest { ty, id, config }) => Some((*ty, *id, *config)),
+            _ => None,
+        })
+        .collect();
+    let server_side: Vec<Option<Result<(), Status>>> = {
         let mut d = shared
             .digests
             .lock()
             .map_err(|_| Status::internal("poisoned"))?;
-        for c in &checked {
-            server_side.push(match c {
-                Ok(Op::Digest { ty, id, config }) => Some(d.write(*ty, *id, *config)),
-                _ => None,
-            });
+        if atomic {
+            d.dry_run(&digest_ops)
+        } else {
+            digest_ops
+                .iter()
+                .map(|o| o.map(|(ty, id, config)| d.write(ty, id, config)))
+                .collect()
         }
+    };
+    if atomic && server_side.iter().any(|r| matches!(r, Some(Err(_)))) {
+        return all_or_nothing(
+            server_side
+                .into_iter()
+                .map(|r| r.and_then(Result::err))
+                .collect(),
+        );
     }
     let ops: Vec<Option<Op>> = checked
         .iter()
@@ -720,13 +841,11 @@ pub(crate) async fn write<T: Target>(
         .collect();
     // A digest turned on now must not deliver what the program sent
     // before: those are drained in the same job and dropped (counted).
-    let turned_on: Vec<u32> = checked
+    let turned_on: Vec<u32> = digest_ops
         .iter()
         .zip(&server_side)
-        .filter_map(|(c, r)| match (c, r) {
-            (Ok(Op::Digest { ty, id, .. }), Some(Ok(()))) if *ty == v1::update::Type::Insert => {
-                Some(*id)
-            }
+        .filter_map(|(o, r)| match (o, r) {
+            (Some((v1::update::Type::Insert, id, _)), Some(Ok(()))) => Some(*id),
             _ => None,
         })
         .collect();
@@ -735,28 +854,52 @@ pub(crate) async fn write<T: Target>(
         .poster
         .run(move |t: &mut T| {
             let drained = if drain { t.take_digests() } else { Vec::new() };
-            let applied = ops
-                .iter()
-                .map(|op| op.as_ref().map(|op| apply(t, op)))
-                .collect::<Vec<_>>();
+            let applied = if atomic {
+                super::atomic::apply_all(t, &ops)
+            } else {
+                Ok(ops
+                    .iter()
+                    .map(|op| op.as_ref().map(|op| apply(t, op)))
+                    .collect::<Vec<_>>())
+            };
             (applied, drained)
         })
         .await
         .map_err(|_| gone())?;
-    if !drained.is_empty() {
-        let mut d = shared
-            .digests
-            .lock()
-            .map_err(|_| Status::internal("poisoned"))?;
-        let (stale, keep): (Vec<_>, Vec<_>) = drained.into_iter().partition(|m| {
-            schema
-                .ids_named(&m.name)
+    let applied = applied?;
+    let datapath_ok = applied.iter().all(|a| !matches!(a, Some(Err(_))));
+    let mut d = shared
+        .digests
+        .lock()
+        .map_err(|_| Status::internal("poisoned"))?;
+    let mut server_side = server_side;
+    if atomic {
+        if datapath_ok {
+            // Checked above; applied now that the rest succeeded.
+            server_side = digest_ops
                 .iter()
-                .any(|id| turned_on.contains(id))
-        });
+                .map(|o| o.map(|(ty, id, config)| d.write(ty, id, config)))
+                .collect();
+        } else {
+            let at = applied
+                .iter()
+                .position(|a| matches!(a, Some(Err(_))))
+                .unwrap_or(0);
+            server_side = digest_ops
+                .iter()
+                .map(|o| o.map(|_| Err(aborted(at))))
+                .collect();
+        }
+    }
+    if !drained.is_empty() {
+        let on = |id: &u32| turned_on.contains(id) && (!atomic || datapath_ok);
+        let (stale, keep): (Vec<_>, Vec<_>) = drained
+            .into_iter()
+            .partition(|m| schema.ids_named(&m.name).iter().any(on));
         d.drop_stale(stale.len() as u64);
         d.add(&schema, keep, std::time::Instant::now());
     }
+    drop(d);
     let results: Vec<Result<(), Status>> = checked
         .into_iter()
         .zip(applied)

@@ -105,19 +105,43 @@ impl Engine {
         }
     }
 
+    /// Overwrite an indexed counter's cell (P4Runtime MODIFY of a
+    /// `CounterEntry`; restoring a cell when a batch is rolled back).
+    pub fn counter_write(
+        &mut self,
+        name: &str,
+        index: u64,
+        cell: CounterCell,
+    ) -> Result<(), ControlPlaneError> {
+        let i = self.extern_index(name)?;
+        let wrong = self.wrong(i, "counter");
+        let n = self.rt.extern_names[i].clone();
+        match &mut self.rt.externs[i] {
+            ExternRt::Counter(c) => {
+                let size = c.len();
+                c.write(index, cell)
+                    .map_err(|_| ControlPlaneError::IndexOutOfRange {
+                        name: n,
+                        index,
+                        size,
+                    })
+            }
+            _ => Err(wrong),
+        }
+    }
+
     /// Zero a counter (indexed, or a table's direct counter).
     pub fn counter_reset(&mut self, name: &str) -> Result<(), ControlPlaneError> {
         let i = self.extern_index(name)?;
         let wrong = self.wrong(i, "counter");
-        match self.rt.externs[i].clone() {
-            ExternRt::Counter(_) => {
-                if let ExternRt::Counter(c) = &mut self.rt.externs[i] {
-                    c.reset();
-                }
+        match &mut self.rt.externs[i] {
+            ExternRt::Counter(c) => {
+                c.reset();
                 Ok(())
             }
             ExternRt::DirectCounter { table } => {
-                for e in self.rt.tables[table as usize].entries.iter_mut().flatten() {
+                let table = *table as usize;
+                for e in self.rt.tables[table].entries.iter_mut().flatten() {
                     e.counter = CounterCell::default();
                 }
                 Ok(())
@@ -152,6 +176,17 @@ impl Engine {
             }
             _ => Err(self.wrong(i, "meter")),
         }
+    }
+
+    /// The name of the direct meter attached to `table`, if it has one.
+    pub fn direct_meter_of(&self, table: &str) -> Result<Option<String>, ControlPlaneError> {
+        let ti = self.table_index(table)?;
+        Ok(self
+            .rt
+            .externs
+            .iter()
+            .position(|x| matches!(x, ExternRt::DirectMeter { table } if *table as usize == ti))
+            .map(|i| self.rt.extern_names[i].clone()))
     }
 
     /// Set meter rates: an indexed meter's cell `index` (or every cell when

@@ -244,6 +244,26 @@ pub trait ControlPlane {
         self.engine().direct_counter_read(table, handle)
     }
 
+    /// Overwrite the direct counter cell of an entry.
+    fn direct_counter_write(
+        &mut self,
+        table: &str,
+        handle: EntryHandle,
+        cell: CounterCell,
+    ) -> Result<(), ControlPlaneError> {
+        self.engine_mut().direct_counter_write(table, handle, cell)
+    }
+
+    /// Overwrite an indexed counter's cell.
+    fn counter_write(
+        &mut self,
+        name: &str,
+        index: u64,
+        cell: CounterCell,
+    ) -> Result<(), ControlPlaneError> {
+        self.engine_mut().counter_write(name, index, cell)
+    }
+
     /// Read a register cell.
     fn register_read(&self, name: &str, index: u64) -> Result<u128, ControlPlaneError> {
         self.engine().register_read(name, index)
@@ -304,6 +324,11 @@ pub trait ControlPlane {
         index: u64,
     ) -> Result<Option<MeterRates>, ControlPlaneError> {
         self.engine().meter_get_rates(name, index)
+    }
+
+    /// The name of the direct meter attached to `table`, if it has one.
+    fn direct_meter_of(&self, table: &str) -> Result<Option<String>, ControlPlaneError> {
+        self.engine().direct_meter_of(table)
     }
 
     /// Collect the digests sent by the data plane since the last call.

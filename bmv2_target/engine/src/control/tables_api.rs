@@ -396,4 +396,24 @@ impl Engine {
                 handle: handle.0,
             })
     }
+    /// Overwrite the direct counter cell of an entry (P4Runtime MODIFY of
+    /// a `DirectCounterEntry`; restoring it when a batch is rolled back).
+    pub fn direct_counter_write(
+        &mut self,
+        table: &str,
+        handle: EntryHandle,
+        cell: CounterCell,
+    ) -> Result<(), ControlPlaneError> {
+        let ti = self.table_index(table)?;
+        let t = &mut self.rt.tables[ti];
+        let name = t.name.clone();
+        let e = t
+            .entry_mut(handle.0)
+            .ok_or(ControlPlaneError::NoSuchEntry {
+                table: name,
+                handle: handle.0,
+            })?;
+        e.counter = cell;
+        Ok(())
+    }
 }
