@@ -534,7 +534,7 @@ fn switch_stats(sw: &SwitchEndpoint) -> Result<Value, TopoError> {
         .map(|v| seq_of(&v))
         .unwrap_or(0);
     let t = sw.start_time.or_else(|| net::start_time(sw.pid));
-    if !t.is_some_and(|t| net::signal(sw.pid, t, libc::SIGUSR1)) {
+    if !t.is_some_and(|t| net::signal(sw.pid, t, netsparse_bmv2::drivers::Sig::Usr1)) {
         return Err(TopoError::State {
             path: file.clone(),
             detail: format!(

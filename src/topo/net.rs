@@ -1,15 +1,15 @@
-//! The system calls and commands behind `topo up`/`down`: network
-//! namespaces and veths through iproute2's `ip`, processes started inside a
-//! namespace with `setns(2)`, and process identity from `/proc` (pid +
-//! start time, so a recycled pid is never signalled).
+//! The commands behind `topo up`/`down`: network namespaces and veths
+//! through iproute2's `ip`, processes started inside a namespace, and
+//! process identity from `/proc` (pid + start time, so a recycled pid is
+//! never signalled). The system calls themselves are the live drivers'
+//! (`netsparse_bmv2::drivers`, one place for all of them).
 
-use std::fs::File;
-use std::os::fd::AsRawFd;
 use std::os::unix::fs::MetadataExt;
-use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
+
+use netsparse_bmv2::drivers::Sig;
 
 use super::TopoError;
 
@@ -63,8 +63,7 @@ pub fn have_ip() -> bool {
 
 /// Whether this process runs as root (needed for namespaces).
 pub fn is_root() -> bool {
-    // SAFETY: geteuid has no preconditions.
-    unsafe { libc::geteuid() == 0 }
+    netsparse_bmv2::drivers::is_root()
 }
 
 /// Run `sh -c SCRIPT` inside namespace `netns` with extra environment.
@@ -98,26 +97,10 @@ pub fn sh_in(netns: &str, script: &str, env: &[(&str, &str)]) -> Result<(), Topo
 /// terminal's Ctrl-C does not reach it) between fork and exec.
 pub fn in_netns<'c>(cmd: &'c mut Command, netns: &str) -> Result<&'c mut Command, TopoError> {
     let path = netns_path(netns);
-    let f = File::open(&path).map_err(|e| TopoError::Io {
+    netsparse_bmv2::drivers::command_in_netns(cmd, &path).map_err(|e| TopoError::Io {
         path: path.clone(),
         detail: e.to_string(),
-    })?;
-    let fd = f.as_raw_fd();
-    // SAFETY: the closure runs in the forked child before exec and only
-    // makes async-signal-safe system calls (setns, setsid) on a descriptor
-    // that stays open in the parent until the child has been spawned (the
-    // `File` is moved into the closure, which the Command keeps alive).
-    unsafe {
-        cmd.pre_exec(move || {
-            let _keep = &f;
-            if libc::setns(fd, libc::CLONE_NEWNET) != 0 {
-                return Err(std::io::Error::last_os_error());
-            }
-            libc::setsid();
-            Ok(())
-        });
-    }
-    Ok(cmd)
+    })
 }
 
 /// Turn off transmit checksum offload on `iface` inside `netns` (what
@@ -129,65 +112,11 @@ pub fn in_netns<'c>(cmd: &'c mut Command, netns: &str) -> Result<&'c mut Command
 /// the receiving host would drop the datagram. The p4lang tutorials do the
 /// same with ethtool.
 pub fn disable_tx_checksum(netns: &str, iface: &str) -> Result<(), TopoError> {
-    const SIOCETHTOOL: libc::c_ulong = 0x8946;
-    const ETHTOOL_STXCSUM: u32 = 0x17;
-    #[repr(C)]
-    struct EthtoolValue {
-        cmd: u32,
-        data: u32,
-    }
-    #[repr(C)]
-    struct IfreqData {
-        name: [libc::c_char; libc::IFNAMSIZ],
-        data: *mut EthtoolValue,
-        _pad: [u8; 16],
-    }
-    let path = netns_path(netns);
-    let name = iface.to_owned();
-    let what = format!("(in {netns}) ethtool -K {iface} tx off");
-    let r = std::thread::spawn(move || -> std::io::Result<()> {
-        let f = File::open(&path)?;
-        // SAFETY: setns on a valid namespace fd; only this thread moves.
-        if unsafe { libc::setns(f.as_raw_fd(), libc::CLONE_NEWNET) } != 0 {
-            return Err(std::io::Error::last_os_error());
+    netsparse_bmv2::drivers::disable_tx_checksum(&netns_path(netns), iface).map_err(|e| {
+        TopoError::Command {
+            command: format!("(in {netns}) ethtool -K {iface} tx off"),
+            detail: e.to_string(),
         }
-        // SAFETY: plain socket(2), checked.
-        let fd = unsafe { libc::socket(libc::AF_INET, libc::SOCK_DGRAM | libc::SOCK_CLOEXEC, 0) };
-        if fd < 0 {
-            return Err(std::io::Error::last_os_error());
-        }
-        // SAFETY: fresh descriptor we own.
-        let fd = unsafe { <std::os::fd::OwnedFd as std::os::fd::FromRawFd>::from_raw_fd(fd) };
-        let mut val = EthtoolValue {
-            cmd: ETHTOOL_STXCSUM,
-            data: 0,
-        };
-        let mut req = IfreqData {
-            name: [0; libc::IFNAMSIZ],
-            data: &mut val,
-            _pad: [0; 16],
-        };
-        for (d, s) in req
-            .name
-            .iter_mut()
-            .zip(name.bytes().take(libc::IFNAMSIZ - 1))
-        {
-            *d = s as libc::c_char;
-        }
-        // SAFETY: an ifreq whose ifr_data points to a live ethtool_value.
-        if unsafe { libc::ioctl(fd.as_raw_fd(), SIOCETHTOOL as _, &mut req) } != 0 {
-            return Err(std::io::Error::last_os_error());
-        }
-        Ok(())
-    })
-    .join()
-    .map_err(|_| TopoError::Command {
-        command: what.clone(),
-        detail: "the namespace thread panicked".into(),
-    })?;
-    r.map_err(|e| TopoError::Command {
-        command: what,
-        detail: e.to_string(),
     })
 }
 
@@ -240,21 +169,14 @@ pub fn pids_in_netns(netns: &str) -> Vec<u32> {
 }
 
 /// Send `sig` to `pid` if it is still the process started at `start`.
-pub fn signal(pid: u32, start: u64, sig: libc::c_int) -> bool {
-    if !same_process(pid, start) {
-        return false;
-    }
-    let Ok(p) = libc::pid_t::try_from(pid) else {
-        return false;
-    };
-    // SAFETY: kill(2) with a checked pid.
-    unsafe { libc::kill(p, sig) == 0 }
+pub fn signal(pid: u32, start: u64, sig: Sig) -> bool {
+    same_process(pid, start) && netsparse_bmv2::drivers::send_signal(pid, sig)
 }
 
 /// Stop a process: SIGTERM, wait up to `grace`, then SIGKILL. Returns
 /// whether it is gone. `child` reaps it if we are its parent.
 pub fn stop_process(pid: u32, start: u64, grace: Duration, child: Option<&mut Child>) -> bool {
-    if !signal(pid, start, libc::SIGTERM) {
+    if !signal(pid, start, Sig::Term) {
         if let Some(c) = child {
             let _ = c.try_wait();
         }
@@ -276,7 +198,7 @@ pub fn stop_process(pid: u32, start: u64, grace: Duration, child: Option<&mut Ch
         }
         std::thread::sleep(Duration::from_millis(20));
     }
-    signal(pid, start, libc::SIGKILL);
+    signal(pid, start, Sig::Kill);
     if let Some(c) = child {
         let _ = c.wait();
         return true;

@@ -18,7 +18,7 @@ pub mod pcap;
 mod ports;
 mod sys;
 
-pub use sys::in_netns;
+pub use sys::{command_in_netns, disable_tx_checksum, in_netns, is_root, send_signal, Sig};
 pub mod tpacket;
 
 use std::fmt;

@@ -1,10 +1,13 @@
-//! The operating-system layer of the live drivers, in one place: opening
-//! and binding `AF_PACKET` sockets (the one way both drivers open a port),
-//! socket options, interface index and MTU, entering a network namespace,
-//! the page size, and the signal handlers the CLI installs. Namespaces and
-//! the page size go through rustix; packet sockets, their options and
-//! `SIOCGIFMTU` have no safe wrapper in rustix or nix, so they are the
-//! only `libc` calls here, each with its safety argument.
+//! The operating-system layer of the live drivers and the live topologies,
+//! in one place: opening and binding `AF_PACKET` sockets (the one way both
+//! drivers open a port), socket options, interface index and MTU, entering
+//! a network namespace (a thread, or a child process before exec), turning
+//! off a veth's transmit checksum offload, the effective user, signals to
+//! other processes, the page size, and the signal handlers the CLI
+//! installs. Namespaces, sessions, `kill`, sockets and the page size go
+//! through rustix; packet sockets, their options, `SIOCGIFMTU`,
+//! `SIOCETHTOOL` and `sigaction` have no safe wrapper in rustix or nix, so
+//! they are the only `libc` calls here, each with its safety argument.
 
 use std::ffi::CString;
 use std::fs::File;
@@ -185,6 +188,114 @@ pub fn in_netns<T: Send + 'static>(
         })?
         .join()
         .map_err(|_| io::Error::other("the namespace thread panicked"))?
+}
+
+/// Make `cmd` enter the network namespace at `netns` and start a new
+/// session (so a terminal's Ctrl-C does not reach it), between fork and
+/// exec.
+pub fn command_in_netns<'c>(
+    cmd: &'c mut std::process::Command,
+    netns: &Path,
+) -> io::Result<&'c mut std::process::Command> {
+    use std::os::unix::process::CommandExt as _;
+    let f = File::open(netns)
+        .map_err(|e| io::Error::new(e.kind(), format!("{}: {e}", netns.display())))?;
+    // SAFETY: the closure runs in the forked child before exec and only
+    // makes async-signal-safe system calls (setns, setsid) on a descriptor
+    // that stays open until the child has been spawned (the `File` is moved
+    // into the closure, which the Command keeps alive).
+    unsafe {
+        cmd.pre_exec(move || {
+            rustix::thread::move_into_link_name_space(
+                std::os::fd::AsFd::as_fd(&f),
+                Some(rustix::thread::LinkNameSpaceType::Network),
+            )?;
+            // Fails only for a process group leader, which a fresh child is not.
+            let _ = rustix::process::setsid();
+            Ok(())
+        });
+    }
+    Ok(cmd)
+}
+
+/// Whether this process runs as root (needed for namespaces).
+pub fn is_root() -> bool {
+    rustix::process::geteuid().is_root()
+}
+
+/// A signal [`send_signal`] sends.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Sig {
+    /// SIGTERM: stop.
+    Term,
+    /// SIGKILL: stop now.
+    Kill,
+    /// SIGUSR1: the switch rewrites its `--stats-json`.
+    Usr1,
+}
+
+/// Send `sig` to process `pid`; whether it was delivered.
+pub fn send_signal(pid: u32, sig: Sig) -> bool {
+    let Some(p) = i32::try_from(pid)
+        .ok()
+        .and_then(rustix::process::Pid::from_raw)
+    else {
+        return false;
+    };
+    let s = match sig {
+        Sig::Term => rustix::process::Signal::TERM,
+        Sig::Kill => rustix::process::Signal::KILL,
+        Sig::Usr1 => rustix::process::Signal::USR1,
+    };
+    rustix::process::kill_process(p, s).is_ok()
+}
+
+/// Turn off transmit checksum offload on `iface` inside the namespace at
+/// `netns` (what `ethtool -K IFACE tx off` does, through `SIOCETHTOOL`).
+pub fn disable_tx_checksum(netns: &Path, iface: &str) -> io::Result<()> {
+    const SIOCETHTOOL: libc::c_ulong = 0x8946;
+    const ETHTOOL_STXCSUM: u32 = 0x17;
+    #[repr(C)]
+    struct EthtoolValue {
+        cmd: u32,
+        data: u32,
+    }
+    #[repr(C)]
+    struct IfreqData {
+        name: [libc::c_char; libc::IFNAMSIZ],
+        data: *mut EthtoolValue,
+        _pad: [u8; 16],
+    }
+    let name = iface.to_owned();
+    in_netns(netns, move || {
+        let fd = rustix::net::socket(
+            rustix::net::AddressFamily::INET,
+            rustix::net::SocketType::DGRAM,
+            None,
+        )?;
+        let mut val = EthtoolValue {
+            cmd: ETHTOOL_STXCSUM,
+            data: 0,
+        };
+        let mut req = IfreqData {
+            name: [0; libc::IFNAMSIZ],
+            data: &mut val,
+            _pad: [0; 16],
+        };
+        for (d, s) in req
+            .name
+            .iter_mut()
+            .zip(name.bytes().take(libc::IFNAMSIZ - 1))
+        {
+            *d = s as libc::c_char;
+        }
+        // SAFETY: an ifreq whose ifr_data points to a live ethtool_value,
+        // on a socket we own.
+        if unsafe { libc::ioctl(fd.as_raw_fd(), SIOCETHTOOL as _, &mut req) } != 0 {
+            return Err(io::Error::last_os_error());
+        }
+        Ok(())
+    })
 }
 
 /// The page size.
