@@ -53,6 +53,7 @@ pub mod collective;
 pub mod compute;
 pub mod config;
 pub mod devices;
+pub mod fabric;
 pub mod hostmem;
 pub mod hostmodel;
 pub mod locality;

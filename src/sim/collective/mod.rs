@@ -29,19 +29,17 @@ pub mod workers;
 
 use std::sync::Arc;
 
-use netsparse_bmv2::{Switch, SwitchConfig};
-use netsparse_engine::control::commands;
+use netsparse_bmv2::Switch;
 use netsparse_externs::{Datapath, Outputs, Time};
-use netsparse_netsim::{
-    DeviceId, Engine, EngineConfig, EngineError, FaultInjector, LinkParams, Outcome,
-};
+use netsparse_netsim::{DeviceId, Engine, EngineConfig, EngineError, FaultInjector, Outcome};
 use netsparse_nic::coll::{
     AggConfig, AggStats, Aggregator, PrSender, MAX_BLOCK_BYTES, MAX_ROUNDS, MAX_STREAMS,
 };
 use serde::Serialize;
 use thiserror::Error;
 
-use super::topology::{Device, TableTemplates, Topology};
+use super::fabric::{self, FabricError, FabricParams};
+use super::topology::{Device, Topology};
 use crate::programs::{Bundled, ProgramCache};
 use tensor::{Bounds, Tensors};
 use workers::{OmniWorker, RingWorker, Shared, WorkerResult};
@@ -445,7 +443,6 @@ fn run_algo(
         Algo::OmniReduce => (1, p.depth),
         Algo::Omniccl => (p.depth, 1),
     };
-    let templates = TableTemplates::default();
     let cfg = EngineConfig {
         max_time: Time::from_ms(p.max_sim_time_ms),
         ..EngineConfig::default()
@@ -454,83 +451,60 @@ fn run_algo(
     if let Some(k) = p.drop_frame {
         engine.tap_mut().drop_when(move |seq, _| seq == k);
     }
-    for d in topo.devices() {
-        let dev = match d {
-            Device::Node(w) => {
-                let gbps = if w == agg_node {
-                    p.agg_gbps
-                } else {
-                    p.link_gbps
-                };
-                let tx = PrSender::new(w, gbps, netsparse_externs::wire::DEFAULT_MTU)
-                    .map_err(|e| build_err(format!("h{w}: {e}")))?;
-                match (algo, w == agg_node) {
-                    (Algo::Ring, true) => Dev::Idle,
-                    (Algo::Ring, false) => {
-                        Dev::Ring(Box::new(RingWorker::new(w, n, sh.clone(), tx)))
-                    }
-                    (_, true) => {
-                        let cfg = AggConfig {
-                            node: agg_node,
-                            workers: n,
-                            depth,
-                            block: p.block,
-                            window: p.window,
-                            streams,
-                            link_gbps: p.agg_gbps,
-                        };
-                        let a = Aggregator::new(&agg_art, cfg)
-                            .map_err(|e| build_err(format!("the aggregator (h{w}): {e}")))?;
-                        Dev::Agg(Box::new(a))
-                    }
-                    (_, false) => Dev::Omni(Box::new(OmniWorker::new(
-                        w,
-                        agg_node,
-                        depth,
-                        streams,
-                        sh.clone(),
-                        tx,
-                    ))),
-                }
-            }
-            _ => {
-                let mut sw = Switch::new(
-                    &spine,
-                    SwitchConfig {
-                        seed: p.seed,
-                        ..SwitchConfig::default()
-                    },
-                )
-                .map_err(|e| build_err(format!("{d}: {e}")))?;
-                let entries = topo.control_plane(d, &templates);
-                commands::apply(&mut sw, &entries, &format!("{d}-commands.txt"))
-                    .map_err(|e| build_err(format!("{d}: {e}")))?;
-                Dev::Switch(Box::new(sw))
-            }
-        };
-        let latency = match d {
-            Device::Node(_) => Time::ZERO,
-            _ => Time::from_ns(p.switch_latency_ns),
-        };
-        engine.add_device(Box::new(dev), latency, d.to_string());
-    }
-    let agg_id = topo.device_index(Device::Node(agg_node)) as DeviceId;
-    for l in topo.links() {
-        let a = topo.device_index(l.a.device) as DeviceId;
-        let b = topo.device_index(l.b.device) as DeviceId;
-        let gbps = if a == agg_id || b == agg_id {
+    let fabric = FabricParams {
+        seed: p.seed,
+        link_latency_ns: p.link_latency_ns,
+        switch_latency_ns: p.switch_latency_ns,
+    };
+    let node = |w: u32| -> Result<Dev, String> {
+        let gbps = if w == agg_node {
             p.agg_gbps
         } else {
             p.link_gbps
         };
-        let params = LinkParams {
-            gbps,
-            latency: Time::from_ns(p.link_latency_ns),
-        };
-        engine
-            .connect(a, l.a.port, b, l.b.port, params)
-            .map_err(|err| CollectiveError::Engine { algo, err })?;
-    }
+        let tx = PrSender::new(w, gbps, netsparse_externs::wire::DEFAULT_MTU)
+            .map_err(|e| format!("h{w}: {e}"))?;
+        Ok(match (algo, w == agg_node) {
+            (Algo::Ring, true) => Dev::Idle,
+            (Algo::Ring, false) => Dev::Ring(Box::new(RingWorker::new(w, n, sh.clone(), tx))),
+            (_, true) => {
+                let cfg = AggConfig {
+                    node: agg_node,
+                    workers: n,
+                    depth,
+                    block: p.block,
+                    window: p.window,
+                    streams,
+                    link_gbps: p.agg_gbps,
+                };
+                let a = Aggregator::new(&agg_art, cfg)
+                    .map_err(|e| format!("the aggregator (h{w}): {e}"))?;
+                Dev::Agg(Box::new(a))
+            }
+            (_, false) => Dev::Omni(Box::new(OmniWorker::new(
+                w,
+                agg_node,
+                depth,
+                streams,
+                sh.clone(),
+                tx,
+            ))),
+        })
+    };
+    let agg = Device::Node(agg_node);
+    let gbps = |a: Device, b: Device| {
+        if a == agg || b == agg {
+            p.agg_gbps
+        } else {
+            p.link_gbps
+        }
+    };
+    fabric::build(&mut engine, &topo, &spine, fabric, node, Dev::Switch, gbps).map_err(
+        |e| match e {
+            FabricError::Build(m) => build_err(m),
+            FabricError::Engine(err) => CollectiveError::Engine { algo, err },
+        },
+    )?;
     let outcome = engine
         .run()
         .map_err(|err| CollectiveError::Engine { algo, err })?;

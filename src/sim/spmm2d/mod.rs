@@ -54,18 +54,18 @@ pub mod proc;
 
 use std::sync::Arc;
 
-use netsparse_bmv2::{Switch, SwitchConfig};
-use netsparse_engine::control::commands;
+use netsparse_bmv2::Switch;
 use netsparse_externs::{Datapath, Outputs, Time};
-use netsparse_netsim::{Capture, DeviceId, Engine, EngineConfig, EngineError, LinkParams, Outcome};
+use netsparse_netsim::{Capture, DeviceId, Engine, EngineConfig, EngineError, Outcome};
 use netsparse_nic::coll::PrSender;
 use serde::Serialize;
 use thiserror::Error;
 
 use super::compute::Rates;
+use super::fabric::{self, FabricError, FabricParams};
 use super::matrix::CsrMatrix;
 use super::tiling::grid_side;
-use super::topology::{Device, TableTemplates, Topology};
+use super::topology::{Device, Topology};
 use crate::programs::{Bundled, ProgramCache};
 use data::Operands;
 use proc::{Proc, ProcStats};
@@ -503,7 +503,6 @@ fn run_alg(
     let (alg, g) = (geo.alg, geo.g);
     let topo = Topology::new(p.nodes, p.racks, None).map_err(|e| build_err(e.to_string()))?;
     let spine = programs.get(Bundled::Spine, &[])?;
-    let templates = TableTemplates::default();
     let cfg = EngineConfig {
         max_time: Time::from_ms(p.max_sim_time_ms),
         ..EngineConfig::default()
@@ -512,53 +511,37 @@ fn run_alg(
     engine.tap_mut().set_enabled(trace.is_some());
     let labels: Vec<String> = topo.devices().map(|d| d.to_string()).collect();
     let (mut a, mut b) = (Vec::new(), Vec::new());
-    for d in topo.devices() {
-        let dev = match d {
-            Device::Node(n) => {
-                let tx = PrSender::new(n, p.link_gbps, netsparse_externs::wire::DEFAULT_MTU)
-                    .map_err(|e| build_err(format!("h{n}: {e}")))?;
-                ops.a_tile(n / g, n % g, &mut a);
-                ops.b_tile(n / g, n % g, &mut b);
-                Dev::Proc(Box::new(Proc::new(
-                    n,
-                    geo.clone(),
-                    a.clone(),
-                    b.clone(),
-                    tx,
-                )))
-            }
-            _ => {
-                let mut sw = Switch::new(
-                    &spine,
-                    SwitchConfig {
-                        seed: p.seed,
-                        ..SwitchConfig::default()
-                    },
-                )
-                .map_err(|e| build_err(format!("{d}: {e}")))?;
-                let entries = topo.control_plane(d, &templates);
-                commands::apply(&mut sw, &entries, &format!("{d}-commands.txt"))
-                    .map_err(|e| build_err(format!("{d}: {e}")))?;
-                Dev::Switch(Box::new(sw))
-            }
-        };
-        let latency = match d {
-            Device::Node(_) => Time::ZERO,
-            _ => Time::from_ns(p.switch_latency_ns),
-        };
-        engine.add_device(Box::new(dev), latency, d.to_string());
-    }
-    for l in topo.links() {
-        let x = topo.device_index(l.a.device) as DeviceId;
-        let y = topo.device_index(l.b.device) as DeviceId;
-        let params = LinkParams {
-            gbps: p.link_gbps,
-            latency: Time::from_ns(p.link_latency_ns),
-        };
-        engine
-            .connect(x, l.a.port, y, l.b.port, params)
-            .map_err(|err| Spmm2dError::Engine { alg, err })?;
-    }
+    let fabric = FabricParams {
+        seed: p.seed,
+        link_latency_ns: p.link_latency_ns,
+        switch_latency_ns: p.switch_latency_ns,
+    };
+    let node = |n: u32| {
+        let tx = PrSender::new(n, p.link_gbps, netsparse_externs::wire::DEFAULT_MTU)
+            .map_err(|e| format!("h{n}: {e}"))?;
+        ops.a_tile(n / g, n % g, &mut a);
+        ops.b_tile(n / g, n % g, &mut b);
+        Ok(Dev::Proc(Box::new(Proc::new(
+            n,
+            geo.clone(),
+            a.clone(),
+            b.clone(),
+            tx,
+        ))))
+    };
+    fabric::build(
+        &mut engine,
+        &topo,
+        &spine,
+        fabric,
+        node,
+        Dev::Switch,
+        |_, _| p.link_gbps,
+    )
+    .map_err(|e| match e {
+        FabricError::Build(m) => build_err(m),
+        FabricError::Engine(err) => Spmm2dError::Engine { alg, err },
+    })?;
     let outcome = engine
         .run()
         .map_err(|err| Spmm2dError::Engine { alg, err })?;

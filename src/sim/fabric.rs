@@ -1,0 +1,78 @@
+//! The plain leaf-spine fabric that the collective (`--collective`) and
+//! RDMA SpMM (`--kernel spmm2d`) runs share: every switch a v1model switch
+//! running `netsparse_spine.p4` with the topology's control-plane entries,
+//! each node a device its caller builds, every cable a link. One builder,
+//! so both runs cross the same compiled switches the same way.
+
+use netsparse_bmv2::{Switch, SwitchConfig};
+use netsparse_engine::control::commands;
+use netsparse_externs::artifact::Artifact;
+use netsparse_externs::{Datapath, Time};
+use netsparse_netsim::{DeviceId, Engine, EngineError, LinkParams, LinkTap};
+
+use super::topology::{Device, TableTemplates, Topology};
+
+/// Timing of the fabric.
+#[derive(Clone, Copy, Debug)]
+pub struct FabricParams {
+    /// The switches' seed.
+    pub seed: u64,
+    /// Link latency, ns.
+    pub link_latency_ns: u64,
+    /// Switch latency, ns.
+    pub switch_latency_ns: u64,
+}
+
+/// Why the fabric could not be built.
+#[derive(Debug)]
+pub enum FabricError {
+    /// A device could not be made (the message names it).
+    Build(String),
+    /// The engine refused a link.
+    Engine(EngineError),
+}
+
+/// Add `topo`'s devices and links to `engine`: node `n` is `node(n)`, a
+/// switch is `switch` of a v1model switch running `spine` with its
+/// entries, and the link between two devices runs at `gbps(a, b)`.
+pub fn build<D: Datapath, T: LinkTap>(
+    engine: &mut Engine<D, T>,
+    topo: &Topology,
+    spine: &Artifact,
+    p: FabricParams,
+    mut node: impl FnMut(u32) -> Result<D, String>,
+    switch: impl Fn(Box<Switch>) -> D,
+    gbps: impl Fn(Device, Device) -> u64,
+) -> Result<(), FabricError> {
+    let templates = TableTemplates::default();
+    for d in topo.devices() {
+        let (dev, latency) = match d {
+            Device::Node(n) => (node(n).map_err(FabricError::Build)?, Time::ZERO),
+            _ => {
+                let cfg = SwitchConfig {
+                    seed: p.seed,
+                    ..SwitchConfig::default()
+                };
+                let mut sw =
+                    Switch::new(spine, cfg).map_err(|e| FabricError::Build(format!("{d}: {e}")))?;
+                let entries = topo.control_plane(d, &templates);
+                commands::apply(&mut sw, &entries, &format!("{d}-commands.txt"))
+                    .map_err(|e| FabricError::Build(format!("{d}: {e}")))?;
+                (switch(Box::new(sw)), Time::from_ns(p.switch_latency_ns))
+            }
+        };
+        engine.add_device(Box::new(dev), latency, d.to_string());
+    }
+    for l in topo.links() {
+        let a = topo.device_index(l.a.device) as DeviceId;
+        let b = topo.device_index(l.b.device) as DeviceId;
+        let params = LinkParams {
+            gbps: gbps(l.a.device, l.b.device),
+            latency: Time::from_ns(p.link_latency_ns),
+        };
+        engine
+            .connect(a, l.a.port, b, l.b.port, params)
+            .map_err(FabricError::Engine)?;
+    }
+    Ok(())
+}
