@@ -330,6 +330,61 @@ impl Datapath for Endpoint<'_> {
     }
 }
 
+/// Run `dp` on `specs`: replayed from pcap files with `--use-files`,
+/// else on live interfaces until SIGINT/SIGTERM or `stop` (with `control`
+/// and `hook` serving a P4Runtime mailbox). `Ok(Ok(failed))` when it ran
+/// (`failed`: a port reported an error, printed), `Ok(Err(code))` when the
+/// driver could not start.
+pub(crate) fn drive<D: Datapath>(
+    dp: &mut D,
+    specs: &[PortSpec],
+    args: &Args,
+    stop: Arc<AtomicBool>,
+    control: Option<Arc<AtomicBool>>,
+    hook: &mut dyn FnMut(&mut D, &[live::LivePortStats], live::Wake),
+) -> anyhow::Result<Result<bool, ExitCode>> {
+    let mut failed = false;
+    if let Some(dir) = &args.use_files {
+        match pcap::run(dp, specs, dir, &pcap::PcapOptions::default()) {
+            Ok(rep) => {
+                for p in &rep.ports {
+                    let name = p.spec.as_ref().map(ToString::to_string).unwrap_or_default();
+                    eprintln!("{name}: {} packets in, {} out", p.packets_in, p.packets_out);
+                    if let Some(e) = &p.error {
+                        eprintln!("error: {e}");
+                        failed = true;
+                    }
+                }
+            }
+            Err(e) => {
+                eprintln!("error: {e}");
+                return Ok(Err(ExitCode::from(2)));
+            }
+        }
+        return Ok(Ok(failed));
+    }
+    live::stop_on_signals(Arc::clone(&stop)).context("cannot install the signal handlers")?;
+    let opts = live::LiveOptions {
+        record_dir: args.pcap.clone(),
+        control,
+        ..live::LiveOptions::default()
+    };
+    eprintln!("NIC running on {} (Ctrl-C to stop)", specs[0]);
+    match live::serve(dp, specs, stop, &opts, hook) {
+        Ok(rep) => {
+            if let Some(e) = rep.receiver_error {
+                eprintln!("error: {e}");
+                failed = true;
+            }
+        }
+        Err(e) => {
+            eprintln!("error: {e}");
+            return Ok(Err(ExitCode::from(2)));
+        }
+    }
+    Ok(Ok(failed))
+}
+
 /// An EtherType no NIC or switch handles (IEEE local experimental): the
 /// anchor record is counted as foreign and ignored.
 const ANCHOR_ETHERTYPE: [u8; 2] = [0x88, 0xb5];
@@ -482,50 +537,22 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
                 .join(", ")
         );
     }
-    let mut driver_failed = false;
-    if let Some(dir) = &args.use_files {
-        match pcap::run(&mut ep, &specs, dir, &pcap::PcapOptions::default()) {
-            Ok(rep) => {
-                for p in &rep.ports {
-                    let name = p.spec.as_ref().map(ToString::to_string).unwrap_or_default();
-                    eprintln!("{name}: {} packets in, {} out", p.packets_in, p.packets_out);
-                    if let Some(e) = &p.error {
-                        eprintln!("error: {e}");
-                        driver_failed = true;
-                    }
-                }
-            }
-            Err(e) => {
-                eprintln!("error: {e}");
-                return Ok(ExitCode::from(2));
-            }
+    let mut hook = |ep: &mut Endpoint<'_>, _: &[live::LivePortStats], why: live::Wake| {
+        if let (live::Wake::Control, Some(m)) = (why, &mailbox) {
+            m.drain(&mut *ep.nic);
         }
-    } else {
-        live::stop_on_signals(Arc::clone(&stop)).context("cannot install the signal handlers")?;
-        let opts = live::LiveOptions {
-            record_dir: args.pcap.clone(),
-            control: mailbox.as_ref().map(|m| m.wake_flag()),
-            ..live::LiveOptions::default()
-        };
-        eprintln!("NIC running on {} (Ctrl-C to stop)", specs[0]);
-        let mut hook = |ep: &mut Endpoint<'_>, _: &[live::LivePortStats], why: live::Wake| {
-            if let (live::Wake::Control, Some(m)) = (why, &mailbox) {
-                m.drain(&mut *ep.nic);
-            }
-        };
-        match live::serve(&mut ep, &specs, Arc::clone(&stop), &opts, &mut hook) {
-            Ok(rep) => {
-                if let Some(e) = rep.receiver_error {
-                    eprintln!("error: {e}");
-                    driver_failed = true;
-                }
-            }
-            Err(e) => {
-                eprintln!("error: {e}");
-                return Ok(ExitCode::from(2));
-            }
-        }
-    }
+    };
+    let driver_failed = match drive(
+        &mut ep,
+        &specs,
+        &args,
+        Arc::clone(&stop),
+        mailbox.as_ref().map(|m| m.wake_flag()),
+        &mut hook,
+    )? {
+        Ok(failed) => failed,
+        Err(code) => return Ok(code),
+    };
     let Endpoint {
         completions,
         rejected,

@@ -11,7 +11,7 @@ use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 
 use anyhow::{bail, Context as _};
-use netsparse_bmv2::drivers::{self, live, pcap, PortSpec};
+use netsparse_bmv2::drivers::{self, PortSpec};
 use netsparse_externs::artifact::Artifact;
 use netsparse_nic::spin::{MessageDone, SpinConfig, SpinNicDev};
 
@@ -96,45 +96,11 @@ pub fn run(args: &Args, artifact: &Artifact) -> anyhow::Result<ExitCode> {
         nic.config().hpu_clock_mhz,
         nic.config().host_mem_bytes
     );
-    let mut failed = false;
-    if let Some(dir) = &args.use_files {
-        match pcap::run(&mut nic, &specs, dir, &pcap::PcapOptions::default()) {
-            Ok(rep) => {
-                for p in &rep.ports {
-                    let name = p.spec.as_ref().map(ToString::to_string).unwrap_or_default();
-                    eprintln!("{name}: {} packets in, {} out", p.packets_in, p.packets_out);
-                    if let Some(e) = &p.error {
-                        eprintln!("error: {e}");
-                        failed = true;
-                    }
-                }
-            }
-            Err(e) => {
-                eprintln!("error: {e}");
-                return Ok(ExitCode::from(2));
-            }
-        }
-    } else {
-        let stop = Arc::new(AtomicBool::new(false));
-        live::stop_on_signals(Arc::clone(&stop)).context("cannot install the signal handlers")?;
-        let opts = live::LiveOptions {
-            record_dir: args.pcap.clone(),
-            ..live::LiveOptions::default()
-        };
-        eprintln!("sPIN NIC running on {} (Ctrl-C to stop)", specs[0]);
-        match live::serve(&mut nic, &specs, stop, &opts, &mut |_, _, _| {}) {
-            Ok(rep) => {
-                if let Some(e) = rep.receiver_error {
-                    eprintln!("error: {e}");
-                    failed = true;
-                }
-            }
-            Err(e) => {
-                eprintln!("error: {e}");
-                return Ok(ExitCode::from(2));
-            }
-        }
-    }
+    let stop = Arc::new(AtomicBool::new(false));
+    let failed = match super::nic::drive(&mut nic, &specs, args, stop, None, &mut |_, _, _| {})? {
+        Ok(failed) => failed,
+        Err(code) => return Ok(code),
+    };
     let done: Vec<MessageDone> = nic.poll_completions().collect();
     let s = nic.stats();
     eprintln!(
