@@ -951,3 +951,90 @@ fn atomic_batches_apply_whole_or_roll_back() {
         assert_eq!(st.code(), Code::InvalidArgument);
     });
 }
+
+/// Roles: each role has its own primary and backups; the primary of a
+/// non-default role writes like the default one's, its backup cannot, the
+/// same election id may be used in two roles, and only the default role's
+/// primary may replace the pipeline. A role config is refused.
+#[test]
+fn roles_have_their_own_primaries() {
+    let rig = rig("programs/ipv4_forward.p4");
+    rt().block_on(async {
+        let mut c = primary(&rig.addr).await;
+        let mut acl = Client::connect(&rig.addr, 1, WAIT).await.unwrap();
+        acl.role = "acl".into();
+        assert_eq!(
+            acl.arbitrate(10).await.unwrap(),
+            Code::Ok,
+            "same id, other role"
+        );
+        let mut acl_backup = Client::connect(&rig.addr, 1, WAIT).await.unwrap();
+        acl_backup.role = "acl".into();
+        assert_eq!(acl_backup.arbitrate(3).await.unwrap(), Code::AlreadyExists);
+        let mut dup = Client::connect(&rig.addr, 1, WAIT).await.unwrap();
+        dup.role = "acl".into();
+        assert!(
+            dup.arbitrate(10).await.is_err(),
+            "duplicate id within a role"
+        );
+
+        let u = insert(
+            &acl,
+            "ipv4_lpm",
+            &["10.0.7.0/24"],
+            "ipv4_forward",
+            &["00:00:00:00:07:07", "2"],
+        );
+        acl.write(vec![u]).await.expect("the acl primary writes");
+        let u = insert(
+            &acl_backup,
+            "ipv4_lpm",
+            &["10.0.8.0/24"],
+            "ipv4_forward",
+            &["00:00:00:00:08:08", "2"],
+        );
+        let st = acl_backup.write(vec![u]).await.unwrap_err();
+        assert_eq!(st.code(), Code::PermissionDenied);
+        assert!(st.message().contains("role `acl`"), "{st:?}");
+        assert_eq!(entry_count(&mut c, "ipv4_lpm").await, 1);
+        let art = compile("programs/ipv4_forward.p4");
+        let st = acl
+            .set_pipeline(art.to_json().into_bytes(), None)
+            .await
+            .unwrap_err();
+        assert_eq!(st.code(), Code::PermissionDenied);
+        assert!(st.message().contains("default role"), "{st:?}");
+        c.set_pipeline(art.to_json().into_bytes(), None)
+            .await
+            .expect("the default role's primary may");
+
+        // A role config (an entity filter) is not supported.
+        let (tx, rx) = tokio::sync::mpsc::channel(4);
+        tx.send(v1::StreamMessageRequest {
+            update: Some(v1::stream_message_request::Update::Arbitration(
+                v1::MasterArbitrationUpdate {
+                    device_id: 1,
+                    role: Some(v1::Role {
+                        name: "filtered".into(),
+                        config: Some(Default::default()),
+                        ..Default::default()
+                    }),
+                    election_id: Some(v1::Uint128 { high: 0, low: 1 }),
+                    status: None,
+                },
+            )),
+        })
+        .await
+        .unwrap();
+        let mut raw = Client::connect(&rig.addr, 1, WAIT).await.unwrap();
+        let mut inbound = raw
+            .raw()
+            .stream_channel(tokio_stream::wrappers::ReceiverStream::new(rx))
+            .await
+            .unwrap()
+            .into_inner();
+        let first = tokio::time::timeout(WAIT, inbound.message()).await.unwrap();
+        let st = first.unwrap_err();
+        assert_eq!(st.code(), Code::Unimplemented, "{st:?}");
+    });
+}

@@ -46,6 +46,8 @@ pub struct Client {
     pub device_id: u64,
     /// Election id (after [`Client::arbitrate`]).
     pub election: Option<u128>,
+    /// The role it arbitrates for and writes in (empty: the default role).
+    pub role: String,
     /// The pipeline's P4Info.
     pub schema: Schema,
     timeout: Duration,
@@ -90,6 +92,7 @@ impl Client {
             rpc,
             device_id,
             election: None,
+            role: String::new(),
             schema: Schema::default(),
             timeout,
             stream: None,
@@ -115,7 +118,8 @@ impl Client {
         Ok(())
     }
 
-    /// Open a StreamChannel and ask to be primary with `election`. Returns
+    /// Open a StreamChannel and ask to be primary of [`Client::role`] with
+    /// `election`. Returns
     /// the arbitration answer's status code (OK: primary; ALREADY_EXISTS:
     /// a backup). The stream stays open as long as the client lives.
     pub async fn arbitrate(&mut self, election: u128) -> Result<tonic::Code, ClientError> {
@@ -124,7 +128,10 @@ impl Client {
             update: Some(v1::stream_message_request::Update::Arbitration(
                 v1::MasterArbitrationUpdate {
                     device_id: self.device_id,
-                    role: None,
+                    role: (!self.role.is_empty()).then(|| v1::Role {
+                        name: self.role.clone(),
+                        ..Default::default()
+                    }),
                     election_id: Some(uint128(election)),
                     status: None,
                 },
@@ -282,6 +289,7 @@ impl Client {
             .write(v1::WriteRequest {
                 device_id: self.device_id,
                 election_id: self.election.map(uint128),
+                role: self.role.clone(),
                 updates,
                 ..Default::default()
             })
@@ -318,6 +326,7 @@ impl Client {
             .set_forwarding_pipeline_config(v1::SetForwardingPipelineConfigRequest {
                 device_id: self.device_id,
                 election_id: self.election.map(uint128),
+                role: self.role.clone(),
                 action: v1::set_forwarding_pipeline_config_request::Action::VerifyAndCommit as i32,
                 config: Some(v1::ForwardingPipelineConfig {
                     p4info,

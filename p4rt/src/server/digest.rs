@@ -11,8 +11,9 @@
 //! equals one in a list not yet acknowledged (`DigestListAck`), or one
 //! already waiting, is suppressed until the ack arrives or
 //! `ack_timeout_ns` passes (0: nothing is suppressed), as the P4Runtime
-//! specification asks. Digests of a type no controller turned on, and
-//! lists with no primary to go to, are dropped and counted; the counters
+//! specification asks. Every role's primary receives the lists. Digests
+//! of a type no controller turned on, and lists with no primary to go to,
+//! are dropped and counted; the counters
 //! are in the statistics document under `"digests"`. Loading a new
 //! pipeline turns every digest off.
 
@@ -354,25 +355,25 @@ pub(crate) async fn pump<T: Target>(shared: Arc<Shared<T>>) {
         if lists.is_empty() {
             continue;
         }
-        let tx = shared.primary_tx();
+        // Every role's primary gets the lists (roles have no filters here).
+        let txs = shared.primary_txs();
         for l in lists {
             let n = l.data.len() as u64;
-            let outcome = match &tx {
-                None => Err(false),
-                Some(tx) => tx
-                    .try_send(Ok(v1::StreamMessageResponse {
-                        update: Some(v1::stream_message_response::Update::Digest(l)),
-                    }))
-                    .map_err(|_| true),
+            let msg = v1::StreamMessageResponse {
+                update: Some(v1::stream_message_response::Update::Digest(l)),
             };
+            let sent = txs
+                .iter()
+                .filter(|tx| tx.try_send(Ok(msg.clone())).is_ok())
+                .count();
             if let Ok(mut d) = shared.digests.lock() {
-                match outcome {
-                    Ok(()) => {
-                        d.counters.lists += 1;
-                        d.counters.delivered += n;
-                    }
-                    Err(true) => d.counters.stream_full += n,
-                    Err(false) => d.counters.no_controller += n,
+                if sent > 0 {
+                    d.counters.lists += 1;
+                    d.counters.delivered += n;
+                } else if txs.is_empty() {
+                    d.counters.no_controller += n;
+                } else {
+                    d.counters.stream_full += n;
                 }
             }
         }

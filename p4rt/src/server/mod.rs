@@ -1,8 +1,9 @@
 //! The P4Runtime gRPC server of a running switch: the `p4.v1.P4Runtime`
 //! service over a [`Poster`] into the datapath's [`Mailbox`](crate::mailbox::Mailbox).
 //! This file owns start-up, the pipeline (P4Info, device config, cookie),
-//! arbitration on `StreamChannel` (primary = highest election id; backups
-//! are told ALREADY_EXISTS, their writes get PERMISSION_DENIED), and
+//! the `StreamChannel` (arbitration per role is [`arbitration`]'s: primary
+//! = highest election id in the role; backups are told ALREADY_EXISTS,
+//! their writes get PERMISSION_DENIED), and
 //! `Set`/`GetForwardingPipelineConfig`; [`write`] turns Write batches into
 //! one datapath job, [`read`] serves Read.
 //!
@@ -13,12 +14,12 @@
 //! `entry` is an `Any` with type URL [`STATS_TYPE_URL`] carrying the
 //! `--stats-json` document as UTF-8 JSON.
 
+mod arbitration;
 mod atomic;
 pub mod digest;
 pub mod read;
 pub mod write;
 
-use std::collections::BTreeMap;
 use std::net::SocketAddr;
 use std::pin::Pin;
 use std::sync::{Arc, Mutex};
@@ -114,68 +115,10 @@ impl Pipeline {
     }
 }
 
-struct Conn {
-    election: Option<u128>,
-    tx: tokio::sync::mpsc::Sender<Result<v1::StreamMessageResponse, Status>>,
-}
-
-#[derive(Default)]
-struct Arbitration {
-    next: u64,
-    conns: BTreeMap<u64, Conn>,
-}
-
-impl Arbitration {
-    fn primary(&self) -> Option<u128> {
-        self.conns.values().filter_map(|c| c.election).max()
-    }
-
-    /// Tell every arbitrated stream who is primary.
-    fn notify_all(&self, device_id: u64) {
-        let primary = self.primary();
-        for c in self.conns.values() {
-            let Some(e) = c.election else { continue };
-            let _ = c.tx.try_send(Ok(arbitration_msg(device_id, primary, e)));
-        }
-    }
-}
-
-fn uint128(v: u128) -> v1::Uint128 {
-    v1::Uint128 {
-        high: (v >> 64) as u64,
-        low: v as u64,
-    }
-}
-
 /// A `Uint128` as a number.
 pub fn from_uint128(v: &Option<v1::Uint128>) -> Option<u128> {
     v.as_ref()
         .map(|v| (u128::from(v.high) << 64) | u128::from(v.low))
-}
-
-fn arbitration_msg(device_id: u64, primary: Option<u128>, mine: u128) -> v1::StreamMessageResponse {
-    let (code, message) = match primary {
-        Some(p) if p == mine => (tonic::Code::Ok, "you are the primary controller".to_owned()),
-        Some(_) => (
-            tonic::Code::AlreadyExists,
-            "a controller with a higher election id is primary".to_owned(),
-        ),
-        None => (tonic::Code::NotFound, "no primary controller".to_owned()),
-    };
-    v1::StreamMessageResponse {
-        update: Some(v1::stream_message_response::Update::Arbitration(
-            v1::MasterArbitrationUpdate {
-                device_id,
-                role: None,
-                election_id: primary.map(uint128),
-                status: Some(rpc::Status {
-                    code: code as i32,
-                    message,
-                    details: Vec::new(),
-                }),
-            },
-        )),
-    }
 }
 
 /// The server's shared state.
@@ -185,7 +128,7 @@ pub(crate) struct Shared<T> {
     pub pipeline: Mutex<Pipeline>,
     /// A pipeline saved by VERIFY_AND_SAVE, waiting for COMMIT.
     saved: Mutex<Option<Pipeline>>,
-    arb: Mutex<Arbitration>,
+    arb: Mutex<arbitration::Arbitration>,
     /// The CPU port's counters, when the datapath has one.
     cpu: Option<Arc<CpuPortCounters>>,
     /// Digest configuration, batching and counters.
@@ -200,16 +143,11 @@ impl<T: Target> Shared<T> {
             .unwrap_or_else(|e| e.into_inner().clone())
     }
 
-    /// The primary controller's stream, if there is a primary.
-    pub fn primary_tx(
+    /// The streams of every role's primary controller.
+    pub fn primary_txs(
         &self,
-    ) -> Option<tokio::sync::mpsc::Sender<Result<v1::StreamMessageResponse, Status>>> {
-        let arb = self.arb.lock().ok()?;
-        let p = arb.primary()?;
-        arb.conns
-            .values()
-            .find(|c| c.election == Some(p))
-            .map(|c| c.tx.clone())
+    ) -> Vec<tokio::sync::mpsc::Sender<Result<v1::StreamMessageResponse, Status>>> {
+        self.arb.lock().map(|a| a.primaries()).unwrap_or_default()
     }
 
     fn check_device(&self, device_id: u64) -> Result<(), Status> {
@@ -222,25 +160,21 @@ impl<T: Target> Shared<T> {
         Ok(())
     }
 
-    /// A request that changes state must come from the primary.
-    pub fn check_primary(&self, election: &Option<v1::Uint128>) -> Result<(), Status> {
-        let primary = self
-            .arb
+    /// A request that changes state must come from the primary of its
+    /// role (`role`, or the deprecated `role_id`).
+    pub fn check_primary(
+        &self,
+        election: &Option<v1::Uint128>,
+        role: &str,
+        role_id: u64,
+    ) -> Result<(), Status> {
+        self.arb
             .lock()
             .map_err(|_| Status::internal("poisoned"))?
-            .primary();
-        match (from_uint128(election), primary) {
-            (Some(e), Some(p)) if e == p => Ok(()),
-            (None, _) => Err(Status::permission_denied(
-                "election_id missing: open a StreamChannel, arbitrate, and send its election id",
-            )),
-            (Some(e), Some(p)) => Err(Status::permission_denied(format!(
-                "election_id {e} is not the primary's ({p})"
-            ))),
-            (Some(e), None) => Err(Status::permission_denied(format!(
-                "election_id {e}: no controller has arbitrated on a StreamChannel"
-            ))),
-        }
+            .check_primary(
+                from_uint128(election),
+                &arbitration::role_of_request(role, role_id),
+            )
     }
 }
 
@@ -287,7 +221,7 @@ pub fn spawn_with_cpu_port<T: Target>(
         device_id,
         pipeline: Mutex::new(Pipeline::of(artifact, device_config)),
         saved: Mutex::new(None),
-        arb: Mutex::new(Arbitration::default()),
+        arb: Mutex::new(arbitration::Arbitration::default()),
         cpu: packet_in.as_ref().map(|q| Arc::clone(&q.counters)),
         digests: Mutex::new(digest::Digests::default()),
     });
@@ -460,7 +394,8 @@ impl<T: Target> P4Runtime for Service<T> {
     ) -> Result<Response<v1::WriteResponse>, Status> {
         let req = req.into_inner();
         self.shared.check_device(req.device_id)?;
-        self.shared.check_primary(&req.election_id)?;
+        self.shared
+            .check_primary(&req.election_id, &req.role, req.role_id)?;
         write::write(&self.shared, req).await?;
         Ok(Response::new(v1::WriteResponse {}))
     }
@@ -485,7 +420,12 @@ impl<T: Target> P4Runtime for Service<T> {
         use v1::set_forwarding_pipeline_config_request::Action as A;
         let req = req.into_inner();
         self.shared.check_device(req.device_id)?;
-        self.shared.check_primary(&req.election_id)?;
+        if !arbitration::role_of_request(&req.role, req.role_id).is_empty() {
+            return Err(Status::permission_denied(
+                "SetForwardingPipelineConfig: only the default role's primary may replace the pipeline",
+            ));
+        }
+        self.shared.check_primary(&req.election_id, "", 0)?;
         let action = A::try_from(req.action).unwrap_or(A::Unspecified);
         let commit = |p: Pipeline| async move {
             let art = Arc::clone(&p.artifact);
@@ -606,8 +546,9 @@ impl<T: Target> P4Runtime for Service<T> {
             let id = arb.next;
             arb.conns.insert(
                 id,
-                Conn {
+                arbitration::Conn {
                     election: None,
+                    role: String::new(),
                     tx: tx.clone(),
                 },
             );
@@ -643,10 +584,7 @@ impl<T: Target> P4Runtime for Service<T> {
                         }
                     }
                     Some(v1::stream_message_request::Update::DigestAck(a)) => {
-                        let primary = shared.arb.lock().ok().is_some_and(|arb| {
-                            let mine = arb.conns.get(&id).and_then(|c| c.election);
-                            mine.is_some() && mine == arb.primary()
-                        });
+                        let primary = shared.arb.lock().ok().is_some_and(|arb| arb.is_primary(id));
                         if !primary {
                             let _ = tx
                                 .send(Ok(stream_error(
@@ -671,11 +609,7 @@ impl<T: Target> P4Runtime for Service<T> {
             }
             // The client went away: forget it; a new primary may be chosen.
             if let Ok(mut arb) = shared.arb.lock() {
-                let before = arb.primary();
-                arb.conns.remove(&id);
-                if arb.primary() != before {
-                    arb.notify_all(shared.device_id);
-                }
+                arb.remove(shared.device_id, id);
             }
         });
         Ok(Response::new(Box::pin(ReceiverStream::new(rx))))
@@ -700,8 +634,7 @@ fn packet_out<T: Target>(shared: &Shared<T>, id: u64, p: &v1::PacketOut) -> Resu
             .arb
             .lock()
             .map_err(|_| Status::internal("poisoned"))?;
-        let mine = arb.conns.get(&id).and_then(|c| c.election);
-        if mine.is_none() || mine != arb.primary() {
+        if !arb.is_primary(id) {
             return Err(Status::permission_denied(
                 "PacketOut: only the primary controller may send packets",
             ));
@@ -750,17 +683,21 @@ async fn forward_packet_in<T: Target>(shared: Arc<Shared<T>>, mut q: PacketInQue
             c.packet_in_too_short.fetch_add(1, Relaxed);
             continue;
         };
-        let Some(tx) = shared.primary_tx() else {
+        let txs = shared.primary_txs();
+        if txs.is_empty() {
             c.packet_in_no_controller.fetch_add(1, Relaxed);
             continue;
-        };
+        }
+        // Every role's primary gets it (roles have no filters here).
         let m = v1::StreamMessageResponse {
             update: Some(v1::stream_message_response::Update::Packet(msg)),
         };
-        if tx.try_send(Ok(m)).is_err() {
-            c.packet_in_stream_full.fetch_add(1, Relaxed);
-        } else {
-            c.packet_in.fetch_add(1, Relaxed);
+        for tx in txs {
+            if tx.try_send(Ok(m.clone())).is_err() {
+                c.packet_in_stream_full.fetch_add(1, Relaxed);
+            } else {
+                c.packet_in.fetch_add(1, Relaxed);
+            }
         }
     }
 }
@@ -783,35 +720,11 @@ fn arbitrate<T: Target>(
     a: &v1::MasterArbitrationUpdate,
 ) -> Result<(), Status> {
     shared.check_device(a.device_id)?;
-    if a.role
-        .as_ref()
-        .is_some_and(|r| !r.name.is_empty() || r.id != 0)
-    {
-        return Err(Status::unimplemented(
-            "roles: only the default role is supported",
-        ));
-    }
-    let Some(e) = from_uint128(&a.election_id) else {
-        return Err(Status::invalid_argument("arbitration: election_id missing"));
-    };
-    let mut arb = shared
+    shared
         .arb
         .lock()
-        .map_err(|_| Status::internal("poisoned"))?;
-    if arb
-        .conns
-        .iter()
-        .any(|(other, c)| *other != id && c.election == Some(e))
-    {
-        return Err(Status::invalid_argument(format!(
-            "arbitration: election_id {e} is used by another controller"
-        )));
-    }
-    if let Some(c) = arb.conns.get_mut(&id) {
-        c.election = Some(e);
-    }
-    arb.notify_all(shared.device_id);
-    Ok(())
+        .map_err(|_| Status::internal("poisoned"))?
+        .arbitrate(shared.device_id, id, a)
 }
 
 /// The gRPC status of a failed Write: UNKNOWN with one `p4.v1.Error` per
