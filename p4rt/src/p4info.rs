@@ -49,6 +49,9 @@ pub mod prefix {
     pub const DIGEST: u8 = 0x17;
     /// NetSparse's Property Cache (an `Extern` in P4Info).
     pub const PROPERTY_CACHE: u8 = 0x81;
+    /// PSA checksum instances (`Checksum`, `InternetChecksum`): ids only,
+    /// not listed in the P4Info (p4c lists none; they have no control-plane API).
+    pub const CHECKSUM: u8 = 0x82;
 }
 
 /// The `extern_type_id` of the NetSparse Property Cache in P4Info.
@@ -219,6 +222,7 @@ pub fn build(artifact: &Artifact) -> cfg::P4Info {
                 ExternKind::Meter { .. } => prefix::METER,
                 ExternKind::DirectMeter { .. } => prefix::DIRECT_METER,
                 ExternKind::PropertyCache => prefix::PROPERTY_CACHE,
+                ExternKind::Checksum { .. } | ExternKind::InternetChecksum => prefix::CHECKSUM,
             };
             ids.id(p, &e.name)
         })
@@ -359,6 +363,7 @@ pub fn build(artifact: &Artifact) -> cfg::P4Info {
                 preamble: pre,
                 info: None,
             }),
+            ExternKind::Checksum { .. } | ExternKind::InternetChecksum => {}
         }
     }
     if !cache.instances.is_empty() {

@@ -491,7 +491,8 @@ impl Checker<'_> {
             }
             "register" | "counter" | "direct_counter" | "meter" | "direct_meter" => {}
             // PSA (<psa.p4>).
-            "Register" | "Counter" | "DirectCounter" | "Meter" | "DirectMeter" => {}
+            "Register" | "Counter" | "DirectCounter" | "Meter" | "DirectMeter" | "Hash"
+            | "Checksum" | "InternetChecksum" | "Random" | "Digest" => {}
             _ => {
                 self.not_implemented_instance(&d.name, i.ty.span);
                 return None;
@@ -575,6 +576,14 @@ impl Checker<'_> {
             self.emit(diag);
             return None;
         }
+        if matches!(
+            d.name.as_str(),
+            "Hash" | "Checksum" | "InternetChecksum" | "Random" | "Digest"
+        ) {
+            let named: Vec<(u128, Option<String>)> =
+                vals.iter().map(|v| (v.0, member(&self.m, v))).collect();
+            return self.psa_extern_kind(&d.name, targs, &named, i.span);
+        }
         let kind = match d.name.as_str() {
             "register" | "Register" => {
                 let width = match targs.first() {
@@ -634,7 +643,8 @@ impl Checker<'_> {
         )
         .with_note(
             "the NetSparse targets implement register, counter, direct_counter, meter and \
-             direct_meter objects, and PSA's Register, Counter, DirectCounter, Meter and DirectMeter",
+             direct_meter objects, and PSA's Register, Counter, DirectCounter, Meter, \
+             DirectMeter, Hash, Checksum, InternetChecksum, Random and Digest",
         );
         self.emit(d);
     }

@@ -857,6 +857,40 @@ pub enum Prim {
         /// The idx (the argument's `idx`, 64 bits).
         idx: Expr,
     },
+    /// PSA `Checksum.clear()` / `InternetChecksum.clear()`: the state
+    /// becomes empty (sum 0).
+    ChecksumClear {
+        /// The checksum instance.
+        checksum: ExternId,
+    },
+    /// PSA `Checksum.update(data)` (appends `data` to what the instance
+    /// checksums) or `InternetChecksum.add(data)` / `subtract(data)` (adds
+    /// or subtracts the 16-bit words of `data` in one's complement).
+    ChecksumUpdate {
+        /// The checksum instance.
+        checksum: ExternId,
+        /// The fields, concatenated most-significant first.
+        data: Vec<Expr>,
+        /// `InternetChecksum.subtract`.
+        subtract: bool,
+    },
+    /// PSA `Checksum.get()` / `InternetChecksum.get()` (the checksum) or
+    /// `InternetChecksum.get_state()` (the running sum, not complemented).
+    ChecksumGet {
+        /// The checksum instance.
+        checksum: ExternId,
+        /// Receives the value.
+        dst: LValue,
+        /// `get_state` rather than `get`.
+        state: bool,
+    },
+    /// PSA `InternetChecksum.set_state(value)`: the running sum becomes `value`.
+    ChecksumSetState {
+        /// The checksum instance.
+        checksum: ExternId,
+        /// The new sum (16 bits).
+        value: Expr,
+    },
     /// A sPIN extern (SpinNic handlers only; see [`SpinOp`]).
     Spin {
         /// Which extern.
@@ -1228,6 +1262,16 @@ pub enum ExternKind {
     },
     /// The Property Cache of a NetSparse middle pipe (geometry from the switch config).
     PropertyCache,
+    /// PSA `Checksum<bit<width>>(algo)`: the algorithm over every byte given
+    /// to `update` since the last `clear`.
+    Checksum {
+        /// Algorithm.
+        algo: HashAlgo,
+        /// Result width.
+        width: u16,
+    },
+    /// PSA `InternetChecksum`: a 16-bit one's-complement running sum.
+    InternetChecksum,
 }
 
 /// Counter units.

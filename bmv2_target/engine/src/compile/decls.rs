@@ -278,6 +278,11 @@ pub(super) fn externs(
                 return Err(cx
                     .unsupported("a Property Cache (NetSparse middle pipes) in a v1model program"))
             }
+            ExternKind::Checksum { algo, .. } => ExternRt::Checksum {
+                algo: *algo,
+                buf: Vec::with_capacity(64),
+            },
+            ExternKind::InternetChecksum => ExternRt::InternetChecksum { sum: 0 },
         };
         externs.push(rt);
         names.push(e.name.clone());

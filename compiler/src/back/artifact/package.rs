@@ -374,6 +374,15 @@ impl Lower<'_> {
                         unit: *unit,
                         table: TableId(u32::MAX),
                     },
+                    ExternInstKind::Checksum { algo, width } => a::ExternKind::Checksum {
+                        algo: *algo,
+                        width: *width,
+                    },
+                    ExternInstKind::InternetChecksum => a::ExternKind::InternetChecksum,
+                    // Stateless: their calls carry what they need (see `psa_externs`).
+                    ExternInstKind::Hash { .. }
+                    | ExternInstKind::Random { .. }
+                    | ExternInstKind::Digest => return None,
                 };
                 let id = ExternId(u32_of(self.externs.len()));
                 self.externs.push(a::ExternInstance { name, kind });
