@@ -224,6 +224,8 @@ impl Checker<'_> {
                     if let Some(ih) = self.instantiation(i) {
                         self.declare(&i.name, Sym::Instance(ih));
                         instances.push(ih);
+                    } else {
+                        self.poison(&i.name);
                     }
                 }
                 ast::Local::Action(a) => {
@@ -633,6 +635,19 @@ impl Checker<'_> {
             );
         }
         kind
+    }
+
+    /// Declare `name` (an instance whose declaration had an error, already
+    /// reported) as a value of no type, so that its uses are not reported
+    /// again as undefined names.
+    pub(super) fn poison(&mut self, name: &ast::Ident) {
+        let h = self.m.vars.append(ir::Var {
+            name: name.name.clone(),
+            ty: Type::DontCare,
+            kind: VarKind::Local,
+            span: name.span,
+        });
+        self.declare(name, Sym::Var(h));
     }
 
     pub(super) fn not_implemented_instance(&mut self, name: &str, span: Span) {
