@@ -313,7 +313,7 @@ pub fn build(artifact: &Artifact) -> cfg::P4Info {
     for (ei, e) in artifact.externs.iter().enumerate() {
         let pre = preamble(extern_ids[ei], &e.name, &extern_names);
         match &e.kind {
-            ExternKind::Register { width, size } => info.registers.push(cfg::Register {
+            ExternKind::Register { width, size, .. } => info.registers.push(cfg::Register {
                 preamble: pre,
                 type_spec: Some(cfg::P4DataTypeSpec {
                     type_spec: Some(cfg::p4_data_type_spec::TypeSpec::Bitstring(

@@ -568,16 +568,6 @@ impl Checker<'_> {
             Some("bytes" | "BYTES") => Some(MeterUnit::Bytes),
             _ => None,
         };
-        if d.name == "Register" && vals.get(1).is_some_and(|v| v.0 != 0) {
-            let diag = Diagnostic::error(
-                codes::UNSUPPORTED,
-                "a PSA `Register` with a non-zero initial value is not supported by this target",
-                i.span,
-            )
-            .with_hint("use `Register<T, S>(size)`: every cell starts at 0");
-            self.emit(diag);
-            return None;
-        }
         if matches!(
             d.name.as_str(),
             "Hash" | "Checksum" | "InternetChecksum" | "Random" | "Digest"
@@ -601,7 +591,13 @@ impl Checker<'_> {
                     self.emit(diag);
                     return None;
                 };
-                size(&vals).map(|size| ExternInstKind::Register { width, size })
+                // PSA `Register(size, initial_value)`.
+                let initial = vals.get(1).map_or(0, |v| v.0);
+                size(&vals).map(|size| ExternInstKind::Register {
+                    width,
+                    size,
+                    initial,
+                })
             }
             "counter" | "Counter" => match (
                 size(&vals),

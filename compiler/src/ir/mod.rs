@@ -758,12 +758,14 @@ pub struct Table {
 /// What an extern object instance is on this target.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum ExternInstKind {
-    /// `register<T>(size)`.
+    /// `register<T>(size)` / PSA `Register<T, S>(size[, initial_value])`.
     Register {
         /// Cell width.
         width: u16,
         /// Cells.
         size: u32,
+        /// Every cell's value at start (PSA's `initial_value`, else 0).
+        initial: u128,
     },
     /// `counter(size, type)`.
     Counter {

@@ -1225,12 +1225,15 @@ pub struct ExternInstance {
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case", tag = "kind")]
 pub enum ExternKind {
-    /// `register<bit<width>>(size)`.
+    /// `register<bit<width>>(size)` (PSA: `Register<T, S>(size[, initial])`).
     Register {
         /// Cell width.
         width: u16,
         /// Cells.
         size: u32,
+        /// Every cell's value at load (PSA's `initial_value`; 0 otherwise).
+        #[serde(default, skip_serializing_if = "is_zero", with = "wide")]
+        initial: u128,
     },
     /// `counter(size, type)`.
     Counter {
@@ -1538,6 +1541,11 @@ pub struct RigSlots {
 /// Serde for `u128` values: a JSON number when the value fits in 64 bits, a
 /// `"0x..."` string otherwise. (serde_json's `u128` support does not survive
 /// the buffering that internally tagged enums use.)
+/// Whether a wide value is 0 (fields left out of the JSON when they are).
+fn is_zero(v: &u128) -> bool {
+    *v == 0
+}
+
 mod wide {
     use serde::de::{self, Visitor};
     use serde::{Deserializer, Serializer};

@@ -235,14 +235,18 @@ pub(super) fn externs(
         cx.place = format!("extern {}", e.name);
         let too_big = |size: u32| size > MAX_EXTERN_CELLS;
         let rt = match &e.kind {
-            ExternKind::Register { width, size } => {
+            ExternKind::Register {
+                width,
+                size,
+                initial,
+            } => {
                 if too_big(*size) {
                     return Err(
                         cx.unsupported(format!("{size} register cells (max {MAX_EXTERN_CELLS})"))
                     );
                 }
                 ExternRt::Register(
-                    RegisterArray::new(*width, *size as usize)
+                    RegisterArray::with_initial(*width, *size as usize, *initial)
                         .map_err(|err| cx.invalid(err.to_string()))?,
                 )
             }

@@ -353,9 +353,14 @@ impl Lower<'_> {
         let r = match &inst.kind {
             InstanceKind::Extern { kind, .. } => {
                 let kind = match kind {
-                    ExternInstKind::Register { width, size } => a::ExternKind::Register {
+                    ExternInstKind::Register {
+                        width,
+                        size,
+                        initial,
+                    } => a::ExternKind::Register {
                         width: *width,
                         size: *size,
+                        initial: *initial,
                     },
                     ExternInstKind::Counter { size, unit } => a::ExternKind::Counter {
                         size: *size,
