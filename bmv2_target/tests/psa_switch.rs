@@ -198,7 +198,11 @@ fn psa_random_stays_in_bounds_and_is_seeded() {
     assert!(a.iter().all(|d| d.1 == 1000));
     // The full-range draws are not stuck.
     let wide: std::collections::BTreeSet<u32> = a.iter().map(|d| d.2).collect();
-    assert!(wide.len() > 390, "only {} distinct 32-bit draws", wide.len());
+    assert!(
+        wide.len() > 390,
+        "only {} distinct 32-bit draws",
+        wide.len()
+    );
     // The same seed gives the same sequence; another seed another one.
     assert_eq!(draws(7, 400), a);
     assert_ne!(draws(8, 400), a);

@@ -71,8 +71,7 @@ impl Checker<'_> {
             }
             "InternetChecksum" => Some(ExternInstKind::InternetChecksum),
             "Random" => {
-                let width =
-                    self.psa_bit_arg(name, "T", targs.first(), MAX_RANDOM_WIDTH, span)?;
+                let width = self.psa_bit_arg(name, "T", targs.first(), MAX_RANDOM_WIDTH, span)?;
                 let (min, max) = (vals.first()?.0, vals.get(1)?.0);
                 if min > max {
                     self.psa_misuse(
@@ -142,13 +141,9 @@ impl Checker<'_> {
 
     /// Argument rules of PSA extern methods, after binding: the data of
     /// `InternetChecksum.add`/`subtract` is whole 16-bit words of bits.
-    pub(super) fn psa_call_rules(
-        &mut self,
-        ext: &str,
-        op: Builtin,
-        bound: &[Arg],
-    ) -> Option<()> {
-        if ext == "InternetChecksum" && matches!(op, Builtin::ChecksumAdd | Builtin::ChecksumSubtract)
+    pub(super) fn psa_call_rules(&mut self, ext: &str, op: Builtin, bound: &[Arg]) -> Option<()> {
+        if ext == "InternetChecksum"
+            && matches!(op, Builtin::ChecksumAdd | Builtin::ChecksumSubtract)
         {
             let Some(Arg::In(data)) = bound.first() else {
                 return Some(());
@@ -173,7 +168,10 @@ impl Checker<'_> {
                 return None;
             }
         }
-        if matches!(op, Builtin::HashGet | Builtin::ChecksumAdd | Builtin::DigestPack) {
+        if matches!(
+            op,
+            Builtin::HashGet | Builtin::ChecksumAdd | Builtin::DigestPack
+        ) {
             let data = match (op, bound) {
                 (Builtin::HashGet, [_, Arg::In(d), _]) => d,
                 (_, [Arg::In(d), ..]) => d,

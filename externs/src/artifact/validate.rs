@@ -968,7 +968,12 @@ impl V<'_> {
             }
             ChecksumClear { checksum } => self.extern_kind(
                 *checksum,
-                |k| matches!(k, ExternKind::Checksum { .. } | ExternKind::InternetChecksum),
+                |k| {
+                    matches!(
+                        k,
+                        ExternKind::Checksum { .. } | ExternKind::InternetChecksum
+                    )
+                },
                 "a checksum",
             ),
             ChecksumUpdate {
@@ -982,7 +987,12 @@ impl V<'_> {
                 );
                 self.extern_kind(
                     *checksum,
-                    |k| matches!(k, ExternKind::Checksum { .. } | ExternKind::InternetChecksum),
+                    |k| {
+                        matches!(
+                            k,
+                            ExternKind::Checksum { .. } | ExternKind::InternetChecksum
+                        )
+                    },
                     "a checksum",
                 );
                 if *subtract && !internet {
@@ -1006,14 +1016,21 @@ impl V<'_> {
                 let kind = self.a.externs.get(checksum.index()).map(|e| e.kind.clone());
                 self.extern_kind(
                     *checksum,
-                    |k| matches!(k, ExternKind::Checksum { .. } | ExternKind::InternetChecksum),
+                    |k| {
+                        matches!(
+                            k,
+                            ExternKind::Checksum { .. } | ExternKind::InternetChecksum
+                        )
+                    },
                     "a checksum",
                 );
                 let w = self.lvalue(dst);
                 match kind {
                     Some(ExternKind::Checksum { width, .. }) => {
                         if *state {
-                            self.bad("get_state on a checksum that is not an InternetChecksum".into());
+                            self.bad(
+                                "get_state on a checksum that is not an InternetChecksum".into(),
+                            );
                         }
                         if width != w {
                             self.bad("checksum result of another width".into());

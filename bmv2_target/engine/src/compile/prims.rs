@@ -11,7 +11,10 @@ use super::cx::*;
 
 /// A PSA `Checksum` or `InternetChecksum`.
 fn is_checksum(k: &ExternKind) -> bool {
-    matches!(k, ExternKind::Checksum { .. } | ExternKind::InternetChecksum)
+    matches!(
+        k,
+        ExternKind::Checksum { .. } | ExternKind::InternetChecksum
+    )
 }
 
 impl Cx<'_> {
@@ -203,7 +206,9 @@ impl Cx<'_> {
                         ExternKind::InternetChecksum
                     )
                 {
-                    return Err(self.invalid("subtract on a checksum that is not an InternetChecksum"));
+                    return Err(
+                        self.invalid("subtract on a checksum that is not an InternetChecksum")
+                    );
                 }
                 P::ChecksumUpdate {
                     ext,
