@@ -493,8 +493,9 @@ impl Checker<'_> {
             }
             "register" | "counter" | "direct_counter" | "meter" | "direct_meter" => {}
             // PSA (<psa.p4>).
-            "Register" | "Counter" | "DirectCounter" | "Meter" | "DirectMeter" | "Hash"
-            | "Checksum" | "InternetChecksum" | "Random" | "Digest" => {}
+            "Register" | "Counter" | "DirectCounter" | "Meter" | "DirectMeter" => {}
+            // PSA's, not a program's own extern of the same name.
+            "Hash" | "Checksum" | "InternetChecksum" | "Random" | "Digest" if d.bundled => {}
             _ => {
                 self.not_implemented_instance(&d.name, i.ty.span);
                 return None;
@@ -568,10 +569,12 @@ impl Checker<'_> {
             Some("bytes" | "BYTES") => Some(MeterUnit::Bytes),
             _ => None,
         };
-        if matches!(
-            d.name.as_str(),
-            "Hash" | "Checksum" | "InternetChecksum" | "Random" | "Digest"
-        ) {
+        if d.bundled
+            && matches!(
+                d.name.as_str(),
+                "Hash" | "Checksum" | "InternetChecksum" | "Random" | "Digest"
+            )
+        {
             let named: Vec<(u128, Option<String>)> =
                 vals.iter().map(|v| (v.0, member(&self.m, v))).collect();
             return self.psa_extern_kind(&d.name, targs, &named, i.span);
