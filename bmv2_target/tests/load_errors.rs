@@ -46,7 +46,11 @@ fn cache_prims_are_unsupported_in_v1model() {
     let (hit, _) = p.builder.table_slots(p.table);
     let c2 = p.builder.extern_(
         "MyIngress.register",
-        ExternKind::Register { width: 8, size: 4 },
+        ExternKind::Register {
+            width: 8,
+            size: 4,
+            initial: 0,
+        },
     );
     p.builder.artifact_mut().controls[1]
         .body
@@ -117,6 +121,7 @@ fn inconsistent_artifacts_are_invalid_with_a_place() {
         ExternKind::Register {
             width: 32,
             size: u32::MAX,
+            initial: 0,
         },
     );
     assert!(err(&p.builder.build())

@@ -162,3 +162,78 @@ V1Switch(P(), V(), I(), E(), C(), D()) main;
     }
     assert!(PsaSwitch::new(&bad, SwitchConfig::default()).is_err());
 }
+
+const RANDOM_DIGEST: &str = include_str!("../../tests/stf/psa/psa_random_digest.p4");
+
+/// The draws `(r8, r16, r32)` of `psa_random_digest.p4` for `n` frames.
+fn draws(seed: u64, n: usize) -> Vec<(u8, u16, u32)> {
+    let a = common::p4(RANDOM_DIGEST);
+    let cfg = SwitchConfig {
+        seed,
+        ..SwitchConfig::default()
+    };
+    let mut sw = PsaSwitch::new(&a, cfg).expect("loads");
+    let mut frame = vec![0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 2, 0x08, 0x00];
+    frame.extend_from_slice(&[0; 7]);
+    (0..n)
+        .map(|_| {
+            let out = send(&mut sw, &frame);
+            assert_eq!(out.len(), 1);
+            let b = &out[0].1[14..21];
+            (
+                b[0],
+                u16::from_be_bytes([b[1], b[2]]),
+                u32::from_be_bytes([b[3], b[4], b[5], b[6]]),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn psa_random_stays_in_bounds_and_is_seeded() {
+    let a = draws(7, 400);
+    // Every value of [10, 20] and nothing else; the one-value range is constant.
+    let seen: std::collections::BTreeSet<u8> = a.iter().map(|d| d.0).collect();
+    assert_eq!(seen, (10..=20).collect());
+    assert!(a.iter().all(|d| d.1 == 1000));
+    // The full-range draws are not stuck.
+    let wide: std::collections::BTreeSet<u32> = a.iter().map(|d| d.2).collect();
+    assert!(
+        wide.len() > 390,
+        "only {} distinct 32-bit draws",
+        wide.len()
+    );
+    // The same seed gives the same sequence; another seed another one.
+    assert_eq!(draws(7, 400), a);
+    assert_ne!(draws(8, 400), a);
+}
+
+#[test]
+fn psa_digests_are_counted_and_collected() {
+    let a = common::p4(RANDOM_DIGEST);
+    let mut sw = PsaSwitch::new(&a, SwitchConfig::default()).expect("loads");
+    let frame = |src: u8, etype: u16| {
+        let mut f = vec![0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, src];
+        f.extend_from_slice(&etype.to_be_bytes());
+        f.extend_from_slice(&[0; 7]);
+        f
+    };
+    let mut out = Outputs::new();
+    sw.on_packet(Time::from_us(1), 3, &frame(0x11, 0x0801), &mut out);
+    sw.on_packet(Time::from_us(2), 0, &frame(0x22, 0x0800), &mut out);
+    sw.on_packet(Time::from_us(3), 5, &frame(0x33, 0x0801), &mut out);
+    assert_eq!(out.len(), 3);
+    assert_eq!(sw.stats().engine.digests, 2);
+    let d = sw.take_digests();
+    assert_eq!(d.len(), 2);
+    assert!(d.iter().all(|m| m.name == "learn_t" && m.receiver == 0));
+    let fields: Vec<Vec<(String, u128)>> = d.into_iter().map(|m| m.fields).collect();
+    assert_eq!(
+        fields,
+        vec![
+            vec![("src".to_string(), 0x11), ("port".to_string(), 3)],
+            vec![("src".to_string(), 0x33), ("port".to_string(), 5)],
+        ]
+    );
+    assert!(sw.take_digests().is_empty(), "collected once");
+}

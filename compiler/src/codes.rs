@@ -114,6 +114,10 @@ pub const MAIN_PACKAGE: &str = "E0402";
 pub const PACKAGE_ARG: &str = "E0403";
 /// A construct this compiler does not support.
 pub const UNSUPPORTED: &str = "E0404";
+/// A PSA extern instantiated or called against the architecture's rules
+/// (`Hash<O>` with `O` not `bit<W>`, `Random` bounds out of order,
+/// `InternetChecksum` data not whole 16-bit words).
+pub const PSA_EXTERN_ARG: &str = "E0405";
 /// `Deconcatenate`/`Concatenate` outside the middle control.
 pub const NS_OUTSIDE_MIDDLE: &str = "E0410";
 /// `Deconcatenate`/`Concatenate` misplaced in the middle control.

@@ -586,7 +586,14 @@ impl<'a> Effects<'a> {
     fn prim(&self, p: &a::Prim, r: &mut Set, w: &mut Set) {
         use a::Prim::*;
         match p {
-            MarkToDrop | CountDirect { .. } | CacheInsert { .. } => {}
+            MarkToDrop | CountDirect { .. } | CacheInsert { .. } | ChecksumClear { .. } => {}
+            ChecksumUpdate { data, .. } => {
+                for d in data {
+                    self.expr(d, r);
+                }
+            }
+            ChecksumGet { dst, .. } => self.lvalue(dst, r, w),
+            ChecksumSetState { value, .. } => self.expr(value, r),
             RegisterRead { dst, index, .. } => {
                 self.expr(index, r);
                 self.lvalue(dst, r, w);
@@ -1117,6 +1124,14 @@ pub fn prim_name(p: &a::Prim) -> &'static str {
         PendingComplete { .. } => "PendingComplete",
         HostRead { .. } => "HostRead",
         HostWrite { .. } => "HostWrite",
+        ChecksumClear { .. } => "checksum.clear",
+        ChecksumUpdate {
+            subtract: false, ..
+        } => "checksum.add",
+        ChecksumUpdate { subtract: true, .. } => "checksum.subtract",
+        ChecksumGet { state: false, .. } => "checksum.get",
+        ChecksumGet { state: true, .. } => "checksum.get_state",
+        ChecksumSetState { .. } => "checksum.set_state",
         Spin { op, .. } => op.name(),
         Coll { op, .. } => op.name(),
     }

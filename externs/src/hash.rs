@@ -326,6 +326,38 @@ pub fn csum16_incremental(old_checksum: u16, old_word: u16, new_word: u16) -> u1
     !(s as u16)
 }
 
+/// One's-complement 16-bit addition with end-around carry (RFC 1071): the
+/// sum of `a` and `b` modulo 0xFFFF, where 0 results only from 0 + 0.
+pub const fn ones_complement_add(a: u16, b: u16) -> u16 {
+    let s = a as u32 + b as u32;
+    ((s & 0xFFFF) + (s >> 16)) as u16
+}
+
+/// PSA `InternetChecksum.add(data)` (or `subtract` when `subtract`) on the
+/// running sum `sum`, as BMv2's psa_switch computes it: `data` (the fields
+/// concatenated, right-aligned in whole bytes) is read as one big-endian
+/// number and split into 16-bit words from its least significant end; each
+/// word is added to the sum in one's complement (subtract adds the word's
+/// complement). Words above the most significant non-zero word are not
+/// visited, so subtracting zeros leaves a zero sum at 0 rather than 0xFFFF.
+pub fn psa_internet_checksum(sum: u16, data: &[u8], subtract: bool) -> u16 {
+    let lead = data.iter().take_while(|b| **b == 0).count();
+    let data = &data[lead..];
+    let mut sum = sum;
+    // Words from the least significant end; an odd first byte is a word alone.
+    let mut rest = data;
+    while !rest.is_empty() {
+        let (w, head) = match rest {
+            [.., hi, lo] => (u16::from_be_bytes([*hi, *lo]), &rest[..rest.len() - 2]),
+            [lo] => (u16::from(*lo), &rest[..0]),
+            [] => break,
+        };
+        sum = ones_complement_add(sum, if subtract { !w } else { w });
+        rest = head;
+    }
+    sum
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -517,5 +549,62 @@ mod tests {
         assert_eq!(r.range_inclusive(5, 5), 5);
         assert_eq!(r.range_inclusive(9, 3), 9);
         let _ = r.range_inclusive(0, u64::MAX);
+    }
+
+    /// The IPv4 header of RFC 791's well-known example (20 bytes, checksum
+    /// 0xB861 at bytes 10-11).
+    const IPV4: [u8; 20] = [
+        0x45, 0x00, 0x00, 0x73, 0x00, 0x00, 0x40, 0x00, 0x40, 0x11, 0xb8, 0x61, 0xc0, 0xa8, 0x00,
+        0x01, 0xc0, 0xa8, 0x00, 0xc7,
+    ];
+
+    #[test]
+    fn ones_complement_add_wraps_the_carry() {
+        assert_eq!(ones_complement_add(0, 0), 0);
+        assert_eq!(ones_complement_add(0xFFFF, 1), 1);
+        assert_eq!(ones_complement_add(0x8000, 0x8000), 1);
+        assert_eq!(ones_complement_add(0x1234, 0x0001), 0x1235);
+        assert_eq!(ones_complement_add(0xFFFF, 0), 0xFFFF);
+    }
+
+    #[test]
+    fn psa_internet_checksum_of_an_ipv4_header() {
+        // Every word but the checksum, as PSA programs add them.
+        let mut data = IPV4.to_vec();
+        data.drain(10..12);
+        let sum = psa_internet_checksum(0, &data, false);
+        assert_eq!(!sum, 0xB861);
+        assert_eq!(!sum, ipv4_header_checksum(&IPV4));
+        // Field by field gives the same sum.
+        let mut s = 0;
+        for w in data.chunks(2) {
+            s = psa_internet_checksum(s, w, false);
+        }
+        assert_eq!(s, sum);
+    }
+
+    #[test]
+    fn psa_internet_checksum_incremental_ttl_decrement() {
+        // TTL 0x40 -> 0x3F: word 4 (ttl, protocol) 0x4011 -> 0x3F11.
+        let mut hdr = IPV4;
+        let mut sum = !u16::from_be_bytes([hdr[10], hdr[11]]);
+        sum = psa_internet_checksum(sum, &[0x40, 0x11], true);
+        sum = psa_internet_checksum(sum, &[0x3F, 0x11], false);
+        hdr[8] = 0x3F;
+        assert_eq!(!sum, ipv4_header_checksum(&hdr));
+        assert_eq!(!sum, csum16_incremental(0xB861, 0x4011, 0x3F11));
+        // 0xB861 + 0x0100 (one's complement arithmetic).
+        assert_eq!(!sum, 0xB961);
+    }
+
+    #[test]
+    fn psa_internet_checksum_skips_leading_zero_words() {
+        // Subtracting zeros from a zero sum keeps it 0 (BMv2 visits no word).
+        assert_eq!(psa_internet_checksum(0, &[0, 0, 0, 0], true), 0);
+        // A zero word below a non-zero one is visited: 0 - 0 = 0xFFFF, then - 1.
+        assert_eq!(psa_internet_checksum(0, &[0, 1, 0, 0], true), 0xFFFE);
+        // An odd byte count: the first byte is a word alone.
+        assert_eq!(psa_internet_checksum(0, &[0x12, 0x34, 0x56], false), 0x3468);
+        assert_eq!(psa_internet_checksum(0, &[], false), 0);
     }
 }

@@ -37,12 +37,14 @@ fn index(what: &'static str, index: u64, size: usize) -> Result<usize, StatefulE
         .ok_or(StatefulError::IndexOutOfRange { what, index, size })
 }
 
-/// v1model `register<bit<W>>(N)`: N cells of W ≤ 128 bits, all zero at start.
-/// Writes keep the low W bits of the value.
+/// v1model `register<bit<W>>(N)`: N cells of W ≤ 128 bits, all zero at start
+/// (PSA's `Register(N, initial)`: all `initial`). Writes keep the low W bits
+/// of the value.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct RegisterArray {
     width: u16,
     mask: u128,
+    initial: u128,
     cells: Vec<u128>,
 }
 
@@ -60,8 +62,22 @@ impl RegisterArray {
         Ok(RegisterArray {
             width,
             mask,
+            initial: 0,
             cells: vec![0; size],
         })
+    }
+
+    /// `size` cells of `width` bits, each holding the low `width` bits of
+    /// `initial` (PSA `Register(size, initial_value)`).
+    pub fn with_initial(
+        width: u16,
+        size: usize,
+        initial: u128,
+    ) -> Result<RegisterArray, StatefulError> {
+        let mut r = RegisterArray::new(width, size)?;
+        r.initial = initial & r.mask;
+        r.cells.fill(r.initial);
+        Ok(r)
     }
 
     /// Cell width in bits.
@@ -92,9 +108,10 @@ impl RegisterArray {
         Ok(())
     }
 
-    /// Zero every cell (control plane `register_reset`).
+    /// Every cell back to its initial value, 0 unless the register was made
+    /// [`with_initial`](Self::with_initial) (control plane `register_reset`).
     pub fn reset(&mut self) {
-        self.cells.fill(0);
+        self.cells.fill(self.initial);
     }
 
     /// All cells, in index order.
@@ -181,6 +198,20 @@ impl CounterArray {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn register_initial_value_is_masked_and_restored_by_reset() {
+        let mut r = RegisterArray::with_initial(8, 3, 0x1FF).unwrap();
+        assert_eq!(r.cells(), &[0xFF, 0xFF, 0xFF]);
+        r.write(1, 7).unwrap();
+        assert_eq!(r.read(1).unwrap(), 7);
+        r.reset();
+        assert_eq!(r.cells(), &[0xFF, 0xFF, 0xFF]);
+        let mut z = RegisterArray::new(8, 2).unwrap();
+        z.write(0, 5).unwrap();
+        z.reset();
+        assert_eq!(z.cells(), &[0, 0]);
+    }
 
     #[test]
     fn register_masks_and_bounds() {

@@ -49,6 +49,9 @@ pub mod prefix {
     pub const DIGEST: u8 = 0x17;
     /// NetSparse's Property Cache (an `Extern` in P4Info).
     pub const PROPERTY_CACHE: u8 = 0x81;
+    /// PSA checksum instances (`Checksum`, `InternetChecksum`): ids only,
+    /// not listed in the P4Info (p4c lists none; they have no control-plane API).
+    pub const CHECKSUM: u8 = 0x82;
 }
 
 /// The `extern_type_id` of the NetSparse Property Cache in P4Info.
@@ -219,6 +222,7 @@ pub fn build(artifact: &Artifact) -> cfg::P4Info {
                 ExternKind::Meter { .. } => prefix::METER,
                 ExternKind::DirectMeter { .. } => prefix::DIRECT_METER,
                 ExternKind::PropertyCache => prefix::PROPERTY_CACHE,
+                ExternKind::Checksum { .. } | ExternKind::InternetChecksum => prefix::CHECKSUM,
             };
             ids.id(p, &e.name)
         })
@@ -309,7 +313,7 @@ pub fn build(artifact: &Artifact) -> cfg::P4Info {
     for (ei, e) in artifact.externs.iter().enumerate() {
         let pre = preamble(extern_ids[ei], &e.name, &extern_names);
         match &e.kind {
-            ExternKind::Register { width, size } => info.registers.push(cfg::Register {
+            ExternKind::Register { width, size, .. } => info.registers.push(cfg::Register {
                 preamble: pre,
                 type_spec: Some(bit_spec(*width)),
                 size: i32::try_from(*size).unwrap_or(i32::MAX),
@@ -348,6 +352,7 @@ pub fn build(artifact: &Artifact) -> cfg::P4Info {
                 preamble: pre,
                 info: None,
             }),
+            ExternKind::Checksum { .. } | ExternKind::InternetChecksum => {}
         }
     }
     if !cache.instances.is_empty() {

@@ -381,6 +381,18 @@ pub enum P {
     Truncate { length: VX },
     /// `assert` / `assume`.
     Assert { cond: X<u64>, assume: bool },
+    /// PSA `Checksum.clear` / `InternetChecksum.clear`.
+    ChecksumClear { ext: u32 },
+    /// PSA `Checksum.update` / `InternetChecksum.add` / `subtract`.
+    ChecksumUpdate {
+        ext: u32,
+        data: Data,
+        subtract: bool,
+    },
+    /// PSA `Checksum.get` / `InternetChecksum.get` / `get_state`.
+    ChecksumGet { ext: u32, dst: LV, state: bool },
+    /// PSA `InternetChecksum.set_state`.
+    ChecksumSetState { ext: u32, value: X<u64> },
     /// A target-specific primitive (Property Cache, RIG externs): its
     /// operands are evaluated and handed to the target (see
     /// [`crate::program::TargetPrims`]).

@@ -10,7 +10,7 @@ use netsparse_externs::hash;
 
 use super::code::{Block, CTrans, Code, HRef, NextS, LV, P, S, X};
 use super::eval::{eval, eval_vx, resolve_dyn, store_lv};
-use super::runtime::{DigestMsg, ExternRt, Runtime, MAX_DIGESTS};
+use super::runtime::{DigestMsg, ExternRt, Runtime, MAX_CHECKSUM_BYTES, MAX_DIGESTS};
 use super::state::{read_bits, BitWriter, CloneReq, PacketState};
 
 /// `error.PacketTooShort`.
@@ -790,6 +790,47 @@ impl Exec<'_> {
                         if *assume { "assume" } else { "assert" }
                     );
                     return Flow::Exit;
+                }
+            }
+            P::ChecksumClear { ext } => match &mut self.rt.externs[*ext as usize] {
+                ExternRt::Checksum { buf, .. } => buf.clear(),
+                ExternRt::InternetChecksum { sum } => *sum = 0,
+                _ => {}
+            },
+            P::ChecksumUpdate {
+                ext,
+                data,
+                subtract,
+            } => {
+                self.pack(st, data);
+                let rt = &mut *self.rt;
+                match &mut rt.externs[*ext as usize] {
+                    ExternRt::Checksum { buf, .. } => {
+                        if buf.len() + rt.hashbuf.len() > MAX_CHECKSUM_BYTES {
+                            rt.stats.checksum_overflows += 1;
+                        } else {
+                            buf.extend_from_slice(&rt.hashbuf);
+                        }
+                    }
+                    ExternRt::InternetChecksum { sum } => {
+                        *sum = hash::psa_internet_checksum(*sum, &rt.hashbuf, *subtract);
+                    }
+                    _ => {}
+                }
+            }
+            P::ChecksumGet { ext, dst, state } => {
+                let v = match &self.rt.externs[*ext as usize] {
+                    ExternRt::Checksum { algo, buf } => hash::compute(*algo, buf),
+                    ExternRt::InternetChecksum { sum } if *state => u64::from(*sum),
+                    ExternRt::InternetChecksum { sum } => u64::from(!*sum),
+                    _ => 0,
+                };
+                store_lv(dst, code, st, u128::from(v));
+            }
+            P::ChecksumSetState { ext, value } => {
+                let v = eval(value, code, st) as u16;
+                if let ExternRt::InternetChecksum { sum } = &mut self.rt.externs[*ext as usize] {
+                    *sum = v;
                 }
             }
             P::Target(t) => return self.target(st, t),

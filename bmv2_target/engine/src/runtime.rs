@@ -1,6 +1,7 @@
 //! The mutable half of a loaded program: table entries, stateful externs,
 //! the seeded random generator, scratch buffers and engine counters.
 
+use netsparse_externs::artifact::HashAlgo;
 use netsparse_externs::hash::SplitMix64;
 use netsparse_externs::meter::MeterArray;
 use netsparse_externs::stateful::{CounterArray, RegisterArray};
@@ -30,7 +31,26 @@ pub enum ExternRt {
     /// A NetSparse middle pipe's Property Cache: its state lives in the
     /// target (the NetSparse switch of `netsparse-bmv2`), reached through `CacheLookup`/`CacheInsert`.
     PropertyCache,
+    /// PSA `Checksum`: its algorithm and the bytes given to `update` since
+    /// the last `clear` (the buffer keeps its capacity across packets).
+    Checksum {
+        /// Algorithm.
+        algo: HashAlgo,
+        /// Bytes to checksum, at most [`MAX_CHECKSUM_BYTES`].
+        buf: Vec<u8>,
+    },
+    /// PSA `InternetChecksum`: the one's-complement running sum. Like every
+    /// extern's state (and as on BMv2) it lasts across packets: a program
+    /// calls `clear()` before it starts a new checksum.
+    InternetChecksum {
+        /// The running sum (not complemented).
+        sum: u16,
+    },
 }
+
+/// Most bytes a PSA `Checksum` accumulates between two `clear()` calls;
+/// further data is dropped and counted in [`EngineStats::checksum_overflows`].
+pub const MAX_CHECKSUM_BYTES: usize = 64 * 1024;
 
 impl ExternRt {
     /// Kind name for messages.
@@ -42,6 +62,8 @@ impl ExternRt {
             ExternRt::DirectCounter { .. } => "direct_counter",
             ExternRt::DirectMeter { .. } => "direct_meter",
             ExternRt::PropertyCache => "property_cache",
+            ExternRt::Checksum { .. } => "Checksum",
+            ExternRt::InternetChecksum { .. } => "InternetChecksum",
         }
     }
 }
@@ -78,6 +100,9 @@ pub struct EngineStats {
     pub parser_timeouts: u64,
     /// Loops stopped after `exec::MAX_LOOP_ITERATIONS` iterations.
     pub loop_limits: u64,
+    /// PSA `Checksum.update` data dropped because the checksum already held
+    /// [`MAX_CHECKSUM_BYTES`] bytes.
+    pub checksum_overflows: u64,
 }
 
 /// The mutable run-time state of a program.

@@ -299,6 +299,8 @@ impl SwitchStats {
                 self.engine.extern_index_out_of_range,
             ),
             ("digests", self.engine.digests),
+            ("digests dropped", self.engine.digests_dropped),
+            ("checksum overflows", self.engine.checksum_overflows),
             ("log_msg calls", self.engine.log_msgs),
             ("parser timeouts", self.engine.parser_timeouts),
             ("loop limits", self.engine.loop_limits),

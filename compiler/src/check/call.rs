@@ -81,6 +81,15 @@ pub(crate) fn builtin_method(ext: &str, method: &str, arity: usize) -> Option<Bu
         // Colour-blind only: the colour-aware `execute(index, color)` is not implemented.
         ("Meter", "execute", 1) => MeterExecute,
         ("DirectMeter", "execute", 0) => DirectMeterExecute,
+        ("Hash", "get_hash", 1 | 3) => HashGet,
+        ("Checksum" | "InternetChecksum", "clear", 0) => ChecksumClear,
+        ("Checksum", "update", 1) | ("InternetChecksum", "add", 1) => ChecksumAdd,
+        ("InternetChecksum", "subtract", 1) => ChecksumSubtract,
+        ("Checksum" | "InternetChecksum", "get", 0) => ChecksumGet,
+        ("InternetChecksum", "get_state", 0) => ChecksumGetState,
+        ("InternetChecksum", "set_state", 1) => ChecksumSetState,
+        ("Random", "read", 0) => RandomRead,
+        ("Digest", "pack", 1) => DigestPack,
         _ => return None,
     })
 }
@@ -808,6 +817,7 @@ impl Checker<'_> {
             }
             _ => {}
         }
+        self.psa_call_rules(&d.name, op, &bound)?;
         self.record_builtin(op, span);
         let type_args_out = if op == Builtin::Lookahead {
             vec![ret.clone()]

@@ -224,6 +224,8 @@ impl Checker<'_> {
                     if let Some(ih) = self.instantiation(i) {
                         self.declare(&i.name, Sym::Instance(ih));
                         instances.push(ih);
+                    } else {
+                        self.poison(&i.name);
                     }
                 }
                 ast::Local::Action(a) => {
@@ -492,6 +494,8 @@ impl Checker<'_> {
             "register" | "counter" | "direct_counter" | "meter" | "direct_meter" => {}
             // PSA (<psa.p4>).
             "Register" | "Counter" | "DirectCounter" | "Meter" | "DirectMeter" => {}
+            // PSA's, not a program's own extern of the same name.
+            "Hash" | "Checksum" | "InternetChecksum" | "Random" | "Digest" if d.bundled => {}
             _ => {
                 self.not_implemented_instance(&d.name, i.ty.span);
                 return None;
@@ -565,15 +569,15 @@ impl Checker<'_> {
             Some("bytes" | "BYTES") => Some(MeterUnit::Bytes),
             _ => None,
         };
-        if d.name == "Register" && vals.get(1).is_some_and(|v| v.0 != 0) {
-            let diag = Diagnostic::error(
-                codes::UNSUPPORTED,
-                "a PSA `Register` with a non-zero initial value is not supported by this target",
-                i.span,
+        if d.bundled
+            && matches!(
+                d.name.as_str(),
+                "Hash" | "Checksum" | "InternetChecksum" | "Random" | "Digest"
             )
-            .with_hint("use `Register<T, S>(size)`: every cell starts at 0");
-            self.emit(diag);
-            return None;
+        {
+            let named: Vec<(u128, Option<String>)> =
+                vals.iter().map(|v| (v.0, member(&self.m, v))).collect();
+            return self.psa_extern_kind(&d.name, targs, &named, i.span);
         }
         let kind = match d.name.as_str() {
             "register" | "Register" => {
@@ -590,7 +594,13 @@ impl Checker<'_> {
                     self.emit(diag);
                     return None;
                 };
-                size(&vals).map(|size| ExternInstKind::Register { width, size })
+                // PSA `Register(size, initial_value)`.
+                let initial = vals.get(1).map_or(0, |v| v.0);
+                size(&vals).map(|size| ExternInstKind::Register {
+                    width,
+                    size,
+                    initial,
+                })
             }
             "counter" | "Counter" => match (
                 size(&vals),
@@ -626,6 +636,19 @@ impl Checker<'_> {
         kind
     }
 
+    /// Declare `name` (an instance whose declaration had an error, already
+    /// reported) as a value of no type, so that its uses are not reported
+    /// again as undefined names.
+    pub(super) fn poison(&mut self, name: &ast::Ident) {
+        let h = self.m.vars.append(ir::Var {
+            name: name.name.clone(),
+            ty: Type::DontCare,
+            kind: VarKind::Local,
+            span: name.span,
+        });
+        self.declare(name, Sym::Var(h));
+    }
+
     pub(super) fn not_implemented_instance(&mut self, name: &str, span: Span) {
         let d = Diagnostic::error(
             codes::EXTERN_NOT_IMPLEMENTED,
@@ -634,7 +657,8 @@ impl Checker<'_> {
         )
         .with_note(
             "the NetSparse targets implement register, counter, direct_counter, meter and \
-             direct_meter objects, and PSA's Register, Counter, DirectCounter, Meter and DirectMeter",
+             direct_meter objects, and PSA's Register, Counter, DirectCounter, Meter, \
+             DirectMeter, Hash, Checksum, InternetChecksum, Random and Digest",
         );
         self.emit(d);
     }

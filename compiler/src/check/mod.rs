@@ -19,6 +19,7 @@ mod expr;
 mod loops;
 mod parser;
 mod psa;
+mod psa_externs;
 mod stmt;
 mod table;
 mod types;

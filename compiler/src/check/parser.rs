@@ -57,6 +57,8 @@ impl Checker<'_> {
                     if let Some(ih) = self.instantiation(i) {
                         self.declare(&i.name, Sym::Instance(ih));
                         instances.push(ih);
+                    } else {
+                        self.poison(&i.name);
                     }
                 }
                 ast::Local::ValueSet(v) => {

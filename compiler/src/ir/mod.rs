@@ -16,7 +16,7 @@ pub use arena::{Arena, Handle};
 pub use print::print_module;
 
 use netsparse_externs::artifact::{
-    Arch, CollOp, CounterUnit, KeyMatch, MatchKind, MeterUnit, SpinOp,
+    Arch, CollOp, CounterUnit, HashAlgo, KeyMatch, MatchKind, MeterUnit, SpinOp,
 };
 
 use crate::ast::{BinOp, Direction, Span, UnOp};
@@ -409,6 +409,24 @@ pub enum Builtin {
     DirectMeterExecute,
     /// `direct_meter.read(out result)`.
     ReadDirectMeter,
+    /// PSA `Hash.get_hash(data)` / `get_hash(base, data, max)`.
+    HashGet,
+    /// PSA `Checksum.clear()` / `InternetChecksum.clear()`.
+    ChecksumClear,
+    /// PSA `Checksum.update(data)` / `InternetChecksum.add(data)`.
+    ChecksumAdd,
+    /// PSA `InternetChecksum.subtract(data)`.
+    ChecksumSubtract,
+    /// PSA `Checksum.get()` / `InternetChecksum.get()`.
+    ChecksumGet,
+    /// PSA `InternetChecksum.get_state()`.
+    ChecksumGetState,
+    /// PSA `InternetChecksum.set_state(state)`.
+    ChecksumSetState,
+    /// PSA `Random.read()`.
+    RandomRead,
+    /// PSA `Digest.pack(data)`.
+    DigestPack,
     /// NetSparse `Deconcatenate(pr, md)`.
     Deconcatenate,
     /// NetSparse `Concatenate(pr, md)`.
@@ -740,12 +758,14 @@ pub struct Table {
 /// What an extern object instance is on this target.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum ExternInstKind {
-    /// `register<T>(size)`.
+    /// `register<T>(size)` / PSA `Register<T, S>(size[, initial_value])`.
     Register {
         /// Cell width.
         width: u16,
         /// Cells.
         size: u32,
+        /// Every cell's value at start (PSA's `initial_value`, else 0).
+        initial: u128,
     },
     /// `counter(size, type)`.
     Counter {
@@ -771,6 +791,32 @@ pub enum ExternInstKind {
         /// Unit.
         unit: MeterUnit,
     },
+    /// PSA `Hash<O>(algo)` (stateless: each `get_hash` is a hash primitive).
+    Hash {
+        /// Algorithm.
+        algo: HashAlgo,
+    },
+    /// PSA `Checksum<W>(algo)`.
+    Checksum {
+        /// Algorithm.
+        algo: HashAlgo,
+        /// Result width.
+        width: u16,
+    },
+    /// PSA `InternetChecksum()`.
+    InternetChecksum,
+    /// PSA `Random<T>(min, max)` (stateless: reads draw from the target's
+    /// seeded generator).
+    Random {
+        /// Lower bound.
+        min: u128,
+        /// Upper bound (at least `min`).
+        max: u128,
+        /// Width of `T`.
+        width: u16,
+    },
+    /// PSA `Digest<T>()` (stateless: each `pack` sends a digest).
+    Digest,
 }
 
 /// What an instance instantiates.

@@ -1,5 +1,5 @@
 // expect: E0401
-// PSA: Hash is declared by <psa.p4> but this target does not implement it
+// PSA: ActionProfile is declared by <psa.p4> but this target does not implement it
 #include <core.p4>
 #include <psa.p4>
 
@@ -17,7 +17,7 @@ parser IP(packet_in pkt, out headers_t hdr, inout meta_t meta,
 control IG(inout headers_t hdr, inout meta_t meta,
            in psa_ingress_input_metadata_t istd,
            inout psa_ingress_output_metadata_t ostd) {
-    Hash<bit<16>>(PSA_HashAlgorithm_t.CRC16) h;
+    ActionProfile(32w128) ap;
     apply { send_to_port(ostd, (PortId_t) 32w1); }
 }
 

@@ -857,6 +857,40 @@ pub enum Prim {
         /// The idx (the argument's `idx`, 64 bits).
         idx: Expr,
     },
+    /// PSA `Checksum.clear()` / `InternetChecksum.clear()`: the state
+    /// becomes empty (sum 0).
+    ChecksumClear {
+        /// The checksum instance.
+        checksum: ExternId,
+    },
+    /// PSA `Checksum.update(data)` (appends `data` to what the instance
+    /// checksums) or `InternetChecksum.add(data)` / `subtract(data)` (adds
+    /// or subtracts the 16-bit words of `data` in one's complement).
+    ChecksumUpdate {
+        /// The checksum instance.
+        checksum: ExternId,
+        /// The fields, concatenated most-significant first.
+        data: Vec<Expr>,
+        /// `InternetChecksum.subtract`.
+        subtract: bool,
+    },
+    /// PSA `Checksum.get()` / `InternetChecksum.get()` (the checksum) or
+    /// `InternetChecksum.get_state()` (the running sum, not complemented).
+    ChecksumGet {
+        /// The checksum instance.
+        checksum: ExternId,
+        /// Receives the value.
+        dst: LValue,
+        /// `get_state` rather than `get`.
+        state: bool,
+    },
+    /// PSA `InternetChecksum.set_state(value)`: the running sum becomes `value`.
+    ChecksumSetState {
+        /// The checksum instance.
+        checksum: ExternId,
+        /// The new sum (16 bits).
+        value: Expr,
+    },
     /// A sPIN extern (SpinNic handlers only; see [`SpinOp`]).
     Spin {
         /// Which extern.
@@ -1191,12 +1225,15 @@ pub struct ExternInstance {
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case", tag = "kind")]
 pub enum ExternKind {
-    /// `register<bit<width>>(size)`.
+    /// `register<bit<width>>(size)` (PSA: `Register<T, S>(size[, initial])`).
     Register {
         /// Cell width.
         width: u16,
         /// Cells.
         size: u32,
+        /// Every cell's value at load (PSA's `initial_value`; 0 otherwise).
+        #[serde(default, skip_serializing_if = "is_zero", with = "wide")]
+        initial: u128,
     },
     /// `counter(size, type)`.
     Counter {
@@ -1228,6 +1265,16 @@ pub enum ExternKind {
     },
     /// The Property Cache of a NetSparse middle pipe (geometry from the switch config).
     PropertyCache,
+    /// PSA `Checksum<bit<width>>(algo)`: the algorithm over every byte given
+    /// to `update` since the last `clear`.
+    Checksum {
+        /// Algorithm.
+        algo: HashAlgo,
+        /// Result width.
+        width: u16,
+    },
+    /// PSA `InternetChecksum`: a 16-bit one's-complement running sum.
+    InternetChecksum,
 }
 
 /// Counter units.
@@ -1494,6 +1541,11 @@ pub struct RigSlots {
 /// Serde for `u128` values: a JSON number when the value fits in 64 bits, a
 /// `"0x..."` string otherwise. (serde_json's `u128` support does not survive
 /// the buffering that internally tagged enums use.)
+/// Whether a wide value is 0 (fields left out of the JSON when they are).
+fn is_zero(v: &u128) -> bool {
+    *v == 0
+}
+
 mod wide {
     use serde::de::{self, Visitor};
     use serde::{Deserializer, Serializer};

@@ -966,6 +966,90 @@ impl V<'_> {
                 self.want(req_id, 32, "req_id");
                 self.want(idx, 64, "RIG idx");
             }
+            ChecksumClear { checksum } => self.extern_kind(
+                *checksum,
+                |k| {
+                    matches!(
+                        k,
+                        ExternKind::Checksum { .. } | ExternKind::InternetChecksum
+                    )
+                },
+                "a checksum",
+            ),
+            ChecksumUpdate {
+                checksum,
+                data,
+                subtract,
+            } => {
+                let internet = matches!(
+                    self.a.externs.get(checksum.index()).map(|e| &e.kind),
+                    Some(ExternKind::InternetChecksum)
+                );
+                self.extern_kind(
+                    *checksum,
+                    |k| {
+                        matches!(
+                            k,
+                            ExternKind::Checksum { .. } | ExternKind::InternetChecksum
+                        )
+                    },
+                    "a checksum",
+                );
+                if *subtract && !internet {
+                    self.bad("subtract on a checksum that is not an InternetChecksum".into());
+                }
+                let mut bits = 0u32;
+                for d in data {
+                    bits += u32::from(self.expr(d));
+                }
+                if internet && bits % 16 != 0 {
+                    self.bad(format!(
+                        "InternetChecksum data of {bits} bits (not a multiple of 16)"
+                    ));
+                }
+            }
+            ChecksumGet {
+                checksum,
+                dst,
+                state,
+            } => {
+                let kind = self.a.externs.get(checksum.index()).map(|e| e.kind.clone());
+                self.extern_kind(
+                    *checksum,
+                    |k| {
+                        matches!(
+                            k,
+                            ExternKind::Checksum { .. } | ExternKind::InternetChecksum
+                        )
+                    },
+                    "a checksum",
+                );
+                let w = self.lvalue(dst);
+                match kind {
+                    Some(ExternKind::Checksum { width, .. }) => {
+                        if *state {
+                            self.bad(
+                                "get_state on a checksum that is not an InternetChecksum".into(),
+                            );
+                        }
+                        if width != w {
+                            self.bad("checksum result of another width".into());
+                        }
+                    }
+                    Some(ExternKind::InternetChecksum) if w != 16 => {
+                        self.bad("InternetChecksum result is not 16 bits".into());
+                    }
+                    _ => {}
+                }
+            }
+            ChecksumSetState { checksum, value } => {
+                self.extern_kind(
+                    *checksum,
+                    |k| matches!(k, ExternKind::InternetChecksum),
+                    "an InternetChecksum",
+                );
+                self.want(value, 16, "set_state");
+            }
             Spin { op, args, dst } => {
                 self.op_call(op.name(), op.operands(), op.result(), args, dst.as_ref())
             }

@@ -235,14 +235,18 @@ pub(super) fn externs(
         cx.place = format!("extern {}", e.name);
         let too_big = |size: u32| size > MAX_EXTERN_CELLS;
         let rt = match &e.kind {
-            ExternKind::Register { width, size } => {
+            ExternKind::Register {
+                width,
+                size,
+                initial,
+            } => {
                 if too_big(*size) {
                     return Err(
                         cx.unsupported(format!("{size} register cells (max {MAX_EXTERN_CELLS})"))
                     );
                 }
                 ExternRt::Register(
-                    RegisterArray::new(*width, *size as usize)
+                    RegisterArray::with_initial(*width, *size as usize, *initial)
                         .map_err(|err| cx.invalid(err.to_string()))?,
                 )
             }
@@ -278,6 +282,11 @@ pub(super) fn externs(
                 return Err(cx
                     .unsupported("a Property Cache (NetSparse middle pipes) in a v1model program"))
             }
+            ExternKind::Checksum { algo, .. } => ExternRt::Checksum {
+                algo: *algo,
+                buf: Vec::with_capacity(64),
+            },
+            ExternKind::InternetChecksum => ExternRt::InternetChecksum { sum: 0 },
         };
         externs.push(rt);
         names.push(e.name.clone());

@@ -9,6 +9,14 @@ use crate::error::LoadError;
 
 use super::cx::*;
 
+/// A PSA `Checksum` or `InternetChecksum`.
+fn is_checksum(k: &ExternKind) -> bool {
+    matches!(
+        k,
+        ExternKind::Checksum { .. } | ExternKind::InternetChecksum
+    )
+}
+
 impl Cx<'_> {
     pub(super) fn prim(&mut self, p: &Prim) -> Result<P, LoadError> {
         if self.target && matches!(p, Prim::MarkToDrop | Prim::VerifyChecksum { .. }) {
@@ -182,6 +190,46 @@ impl Cx<'_> {
             Prim::Assume { cond } => P::Assert {
                 cond: self.cond(cond, "assume condition")?,
                 assume: true,
+            },
+            Prim::ChecksumClear { checksum } => P::ChecksumClear {
+                ext: self.extern_of(*checksum, "checksum", is_checksum)?,
+            },
+            Prim::ChecksumUpdate {
+                checksum,
+                data,
+                subtract,
+            } => {
+                let ext = self.extern_of(*checksum, "checksum", is_checksum)?;
+                if *subtract
+                    && !matches!(
+                        self.a.externs[ext as usize].kind,
+                        ExternKind::InternetChecksum
+                    )
+                {
+                    return Err(
+                        self.invalid("subtract on a checksum that is not an InternetChecksum")
+                    );
+                }
+                P::ChecksumUpdate {
+                    ext,
+                    data: self.data(data)?,
+                    subtract: *subtract,
+                }
+            }
+            Prim::ChecksumGet {
+                checksum,
+                dst,
+                state,
+            } => P::ChecksumGet {
+                ext: self.extern_of(*checksum, "checksum", is_checksum)?,
+                dst: self.lvalue(dst)?.0,
+                state: *state,
+            },
+            Prim::ChecksumSetState { checksum, value } => P::ChecksumSetState {
+                ext: self.extern_of(*checksum, "InternetChecksum", |k| {
+                    matches!(k, ExternKind::InternetChecksum)
+                })?,
+                value: self.index(value)?,
             },
             Prim::CacheLookup { .. } | Prim::CacheInsert { .. } if !self.target => {
                 return Err(self.unsupported(

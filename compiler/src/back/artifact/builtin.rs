@@ -434,6 +434,17 @@ impl Lower<'_> {
                     return Some(CallResult::Place(t));
                 }
             }
+            Builtin::HashGet
+            | Builtin::ChecksumClear
+            | Builtin::ChecksumAdd
+            | Builtin::ChecksumSubtract
+            | Builtin::ChecksumGet
+            | Builtin::ChecksumGetState
+            | Builtin::ChecksumSetState
+            | Builtin::RandomRead
+            | Builtin::DigestPack => {
+                return self.psa_extern_call(idx, op, receiver, c, ret, out);
+            }
             Builtin::Spin(op) => {
                 return self.op_call(
                     idx,

@@ -12,7 +12,8 @@
 //! main package and instances), `tables.rs` (actions and tables),
 //! `parser.rs`, `control.rs` (controls and the NetSparse blocks), `stmt.rs`,
 //! `place.rs` (l-values, copies), `expr.rs`, `call.rs` (inlining and
-//! arguments) and `builtin.rs` (primitives and externs).
+//! arguments), `builtin.rs` (primitives and externs) and `psa_externs.rs`
+//! (PSA's hash, checksum, random and digest externs).
 
 mod builtin;
 mod call;
@@ -22,6 +23,7 @@ mod package;
 mod parser;
 mod place;
 mod psa;
+mod psa_externs;
 mod stmt;
 mod storage;
 mod tables;

@@ -353,9 +353,14 @@ impl Lower<'_> {
         let r = match &inst.kind {
             InstanceKind::Extern { kind, .. } => {
                 let kind = match kind {
-                    ExternInstKind::Register { width, size } => a::ExternKind::Register {
+                    ExternInstKind::Register {
+                        width,
+                        size,
+                        initial,
+                    } => a::ExternKind::Register {
                         width: *width,
                         size: *size,
+                        initial: *initial,
                     },
                     ExternInstKind::Counter { size, unit } => a::ExternKind::Counter {
                         size: *size,
@@ -374,6 +379,15 @@ impl Lower<'_> {
                         unit: *unit,
                         table: TableId(u32::MAX),
                     },
+                    ExternInstKind::Checksum { algo, width } => a::ExternKind::Checksum {
+                        algo: *algo,
+                        width: *width,
+                    },
+                    ExternInstKind::InternetChecksum => a::ExternKind::InternetChecksum,
+                    // Stateless: their calls carry what they need (see `psa_externs`).
+                    ExternInstKind::Hash { .. }
+                    | ExternInstKind::Random { .. }
+                    | ExternInstKind::Digest => return None,
                 };
                 let id = ExternId(u32_of(self.externs.len()));
                 self.externs.push(a::ExternInstance { name, kind });

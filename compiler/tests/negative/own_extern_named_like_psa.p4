@@ -1,0 +1,28 @@
+// expect: E0401
+// a v1model program's own extern named like a PSA one (`Checksum`) is not PSA's
+#include <core.p4>
+#include <v1model.p4>
+
+header h_t { bit<8> a; bit<16> b; bit<32> c; bit<8> d; }
+struct headers { h_t h; }
+struct metadata { bit<8> x; bit<16> y; bit<32> z; }
+extern Checksum {
+    Checksum();
+    bit<16> get();
+}
+parser P(packet_in pkt, out headers hdr, inout metadata meta, inout standard_metadata_t sm) {
+    state start { pkt.extract(hdr.h); transition accept; }
+}
+
+control Ing(inout headers hdr, inout metadata meta, inout standard_metadata_t sm) {
+    Checksum() ck;
+    apply {
+        meta.y = ck.get();
+    }
+}
+
+control Nop(inout headers hdr, inout metadata meta) { apply { } }
+control Eg(inout headers hdr, inout metadata meta, inout standard_metadata_t sm) { apply { } }
+control D(packet_out pkt, in headers hdr) { apply { pkt.emit(hdr); } }
+
+V1Switch(P(), Nop(), Ing(), Eg(), Nop(), D()) main;
