@@ -801,15 +801,23 @@ impl Checker<'_> {
                 }
             }
             Builtin::Lookahead => {
+                // A struct of bit<N>/int<N>/bool fields reads like a header.
+                let flat_struct = |t: &Type| match t {
+                    Type::Struct(s) => self.m.structs[*s]
+                        .fields
+                        .iter()
+                        .all(|f| matches!(f.ty, Type::Bit(_) | Type::Int(_) | Type::Bool)),
+                    _ => false,
+                };
                 let ok = matches!(
                     &ret,
                     Type::Bit(_) | Type::Int(_) | Type::Bool | Type::Header(_)
-                );
+                ) || flat_struct(&ret);
                 if !ok {
                     let tn = self.m.type_name(&ret);
                     self.err(
                         codes::PACKET_OP,
-                        format!("`lookahead` can read bit<N>, int<N> or a header, not `{tn}`"),
+                        format!("`lookahead` can read bit<N>, int<N>, a header or a struct of bit<N> fields, not `{tn}`"),
                         span,
                     );
                     return None;

@@ -84,6 +84,37 @@ impl Lower<'_> {
             }
             Builtin::Lookahead => {
                 let t = type_args.first().cloned().unwrap_or_else(|| ret.clone());
+                if *ret == Type::Void {
+                    // A lookahead whose value is discarded still rejects a
+                    // packet too short for it: read its last bit.
+                    let bits: u32 = match (&t, self.scalar_of(&t)) {
+                        (_, Some((w, _))) => u32::from(w),
+                        (Type::Header(s) | Type::Struct(s), None) => self.m.structs[*s]
+                            .fields
+                            .iter()
+                            .filter_map(|f| self.m.scalar_width(&f.ty))
+                            .map(u32::from)
+                            .sum(),
+                        _ => 0,
+                    };
+                    if bits > 0 {
+                        let last = || a::Expr::Lookahead {
+                            bit_offset: bits - 1,
+                            width: 1,
+                        };
+                        out.push(a::Stmt::Verify {
+                            cond: a::Expr::Binary {
+                                op: a::BinaryOp::Eq,
+                                width: 1,
+                                signed: false,
+                                lhs: Box::new(last()),
+                                rhs: Box::new(last()),
+                            },
+                            error: 0,
+                        });
+                    }
+                    return Some(CallResult::Nothing);
+                }
                 let Some((w, signed)) = self.scalar_of(&t) else {
                     // Header lookaheads are handled by `assign`.
                     self.inexpressible("`lookahead` of a header outside an assignment", span);

@@ -26,7 +26,8 @@ impl Lower<'_> {
                     None
                 }
             },
-            // `pkt.lookahead<h_t>().f`: a lookahead of that field's bits.
+            // `pkt.lookahead<h_t>().f` (a header or a struct of bit<N>
+            // fields): a lookahead of that field's bits.
             ExprKind::Field(b, i)
                 if matches!(
                     &b.kind,
@@ -34,9 +35,11 @@ impl Lower<'_> {
                         c.callee,
                         ir::Callee::Builtin { op: ir::Builtin::Lookahead, .. }
                     )
-                ) && matches!(b.ty, Type::Header(_)) =>
+                ) && matches!(b.ty, Type::Header(_) | Type::Struct(_)) =>
             {
-                let Type::Header(s) = b.ty else { return None };
+                let (Type::Header(s) | Type::Struct(s)) = b.ty else {
+                    return None;
+                };
                 let fields = &self.m.structs[s].fields;
                 let offset: u32 = fields[..*i as usize]
                     .iter()
