@@ -225,7 +225,9 @@ impl Checker<'_> {
 
     pub(super) fn local_var(&mut self, v: &ast::VarDecl) -> Option<Handle<ir::Var>> {
         let ty = self.resolve_type(&v.ty, &[])?;
-        if !self.data_type_ok(&ty) {
+        // A tuple of data types is stored like a struct of its elements.
+        let tuple_ok = matches!(&ty, Type::List(ts) if ts.iter().all(|t| self.data_type_ok(t)));
+        if !self.data_type_ok(&ty) && !tuple_ok {
             let tn = self.m.type_name(&ty);
             let d = Diagnostic::error(
                 codes::TYPE_NOT_ALLOWED,

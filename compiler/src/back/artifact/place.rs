@@ -311,6 +311,17 @@ impl Lower<'_> {
                     self.copy(LPlace::Static(d), LPlace::Static(s), &f.ty, span, out);
                 }
             }
+            Type::List(ts) => {
+                let (LPlace::Static(Place::Struct(dp)), LPlace::Static(Place::Struct(sp))) =
+                    (dst, src)
+                else {
+                    self.inexpressible("this tuple copy", span);
+                    return;
+                };
+                for ((t, d), s) in ts.iter().zip(dp).zip(sp) {
+                    self.copy(LPlace::Static(d), LPlace::Static(s), t, span, out);
+                }
+            }
             Type::Stack(h, _) if self.m.structs[*h].is_union => {
                 let (LPlace::Static(Place::Struct(dp)), LPlace::Static(Place::Struct(sp))) =
                     (dst, src)
