@@ -104,67 +104,43 @@ fn undo_of<T: ControlPlane + ?Sized>(t: &T, op: &Op) -> Result<Vec<Op>, ControlP
         }
         Op::RegisterWrite {
             name, index, size, ..
-        } => {
-            let cells: Vec<u64> = match index {
-                Some(i) => vec![*i],
-                None => (0..*size).collect(),
-            };
-            let mut undo = Vec::with_capacity(cells.len());
-            for i in cells {
-                undo.push(Op::RegisterWrite {
+        } => cells(*index, *size)
+            .map(|i| {
+                Ok(Op::RegisterWrite {
                     name: name.clone(),
                     index: Some(i),
                     size: *size,
                     value: t.register_read(name, i)?,
+                })
+            })
+            .collect::<Result<_, ControlPlaneError>>()?,
+        // An indexed counter (the only kind P4Runtime resets): every cell.
+        Op::CounterReset { name } => {
+            let mut undo = Vec::new();
+            let mut i = 0;
+            while let Ok(cell) = t.counter_read(name, i) {
+                undo.push(Op::CounterWrite {
+                    name: name.clone(),
+                    index: Some(i),
+                    size: 0,
+                    cell,
                 });
+                i += 1;
             }
             undo
         }
-        Op::CounterReset { name } => match t.table_info(name) {
-            // A table's direct counter: every entry's cell.
-            Ok(_) => t
-                .entries(name)?
-                .into_iter()
-                .map(|e| Op::DirectCounterWrite {
-                    table: name.clone(),
-                    matches: e.matches,
-                    priority: (e.priority != 0).then_some(e.priority),
-                    cell: e.counter,
-                })
-                .collect(),
-            Err(_) => {
-                let mut undo = Vec::new();
-                let mut i = 0;
-                while let Ok(cell) = t.counter_read(name, i) {
-                    undo.push(Op::CounterWrite {
-                        name: name.clone(),
-                        index: Some(i),
-                        size: 0,
-                        cell,
-                    });
-                    i += 1;
-                }
-                undo
-            }
-        },
         Op::CounterWrite {
             name, index, size, ..
-        } => {
-            let cells: Vec<u64> = match index {
-                Some(i) => vec![*i],
-                None => (0..*size).collect(),
-            };
-            let mut undo = Vec::with_capacity(cells.len());
-            for i in cells {
-                undo.push(Op::CounterWrite {
+        } => cells(*index, *size)
+            .map(|i| {
+                Ok(Op::CounterWrite {
                     name: name.clone(),
                     index: Some(i),
                     size: *size,
                     cell: t.counter_read(name, i)?,
-                });
-            }
-            undo
-        }
+                })
+            })
+            .collect::<Result<_, ControlPlaneError>>()?,
         Op::DirectCounterWrite {
             table,
             matches,
@@ -253,6 +229,14 @@ fn undo_of<T: ControlPlane + ?Sized>(t: &T, op: &Op) -> Result<Vec<Op>, ControlP
         }
         Op::CacheInvalidate | Op::Digest { .. } => Vec::new(),
     })
+}
+
+/// The cells an update touches: `index`, or all `size` of them.
+fn cells(index: Option<u64>, size: u64) -> std::ops::Range<u64> {
+    match index {
+        Some(i) => i..i + 1,
+        None => 0..size,
+    }
 }
 
 /// An undo of a McGroup/CloneSession whose original was a DELETE must
