@@ -191,3 +191,61 @@ fn packet_out_without_a_cpu_port_is_refused() {
         assert!(e.message.contains("--cpu-port"), "{}", e.message);
     });
 }
+
+/// With roles, every role's primary receives the PacketIn (roles have no
+/// filters here), a backup of either role does not, and the primary of a
+/// non-default role may send PacketOut.
+#[test]
+fn packet_in_reaches_every_roles_primary() {
+    let rig = cpu_rig("programs/ipv4_cpu.p4", 255);
+    rt().block_on(async {
+        let mut c = Client::connect(&rig.addr, 1, WAIT).await.unwrap();
+        assert_eq!(c.arbitrate(10).await.unwrap(), Code::Ok);
+        let mut other = Client::connect(&rig.addr, 1, WAIT).await.unwrap();
+        other.role = "monitor".into();
+        assert_eq!(other.arbitrate(10).await.unwrap(), Code::Ok);
+        let mut backup = Client::connect(&rig.addr, 1, WAIT).await.unwrap();
+        backup.role = "monitor".into();
+        assert_eq!(backup.arbitrate(2).await.unwrap(), Code::AlreadyExists);
+        let e = c
+            .table_entry(
+                "ipv4_lpm",
+                &["10.0.9.0/24"],
+                Some(("send_to_cpu", &[])),
+                None,
+            )
+            .unwrap();
+        c.write(vec![update(
+            v1::update::Type::Insert,
+            v1::entity::Entity::TableEntry(e),
+        )])
+        .await
+        .unwrap();
+        let frame = ipv4_frame([10, 0, 0, 1], [10, 0, 9, 7], 64);
+        rig.inject[0].send(frame.clone()).unwrap();
+        for cl in [&mut c, &mut other] {
+            let p = packet_in(cl).await.expect("a PacketIn for each primary");
+            assert_eq!(p.payload, frame);
+        }
+        assert!(
+            packet_in(&mut backup).await.is_none(),
+            "a backup gets no PacketIn"
+        );
+        let egress = meta_id(&other, "packet_out", "egress_port");
+        let down = ipv4_frame([10, 0, 0, 9], [10, 0, 7, 7], 9);
+        other
+            .packet_out(v1::PacketOut {
+                payload: down.clone(),
+                metadata: vec![v1::PacketMetadata {
+                    metadata_id: egress,
+                    value: vec![0, 2],
+                }],
+            })
+            .await
+            .unwrap();
+        let got = rig.out[1]
+            .recv_timeout(Duration::from_secs(3))
+            .expect("the monitor primary's PacketOut leaves port 2");
+        assert_eq!(got, down);
+    });
+}
