@@ -39,16 +39,14 @@ fn undo_of<T: ControlPlane + ?Sized>(t: &T, op: &Op) -> Result<Vec<Op>, ControlP
             ..
         } => match t.find_entry(table, matches, *priority)? {
             Some(h) => {
-                let old = t.entries(table)?.into_iter().find(|e| e.handle == h);
-                old.map(|e| Op::Modify {
+                let e = t.entry(table, h)?;
+                vec![Op::Modify {
                     table: table.clone(),
                     matches: matches.clone(),
                     priority: *priority,
                     action: e.action,
                     args: e.args,
-                })
-                .into_iter()
-                .collect()
+                }]
             }
             None => Vec::new(),
         },
@@ -58,9 +56,7 @@ fn undo_of<T: ControlPlane + ?Sized>(t: &T, op: &Op) -> Result<Vec<Op>, ControlP
             priority,
         } => match t.find_entry(table, matches, *priority)? {
             Some(h) => {
-                let Some(e) = t.entries(table)?.into_iter().find(|e| e.handle == h) else {
-                    return Ok(Vec::new());
-                };
+                let e = t.entry(table, h)?;
                 let mut undo = vec![Op::Insert {
                     table: table.clone(),
                     matches: matches.clone(),

@@ -104,7 +104,9 @@ pub struct DigestCounters {
 
 struct Pending {
     since: Instant,
-    data: Vec<v1::P4Data>,
+    /// Each digest's data, with its suppression key (its encoding) when
+    /// duplicates are suppressed.
+    data: Vec<(Option<Vec<u8>>, v1::P4Data)>,
 }
 
 /// The server's digest state.
@@ -247,14 +249,17 @@ impl Digests {
                         .collect(),
                 })),
             };
-            if !cfg.ack_timeout.is_zero() {
-                let key = (id, prost::Message::encode_to_vec(&data));
-                if self.seen.contains_key(&key) {
+            let key = if cfg.ack_timeout.is_zero() {
+                None
+            } else {
+                let key = prost::Message::encode_to_vec(&data);
+                if self.seen.contains_key(&(id, key.clone())) {
                     self.counters.suppressed += 1;
                     continue;
                 }
-                self.seen.insert(key, 0);
-            }
+                self.seen.insert((id, key.clone()), 0);
+                Some(key)
+            };
             self.pending
                 .entry(id)
                 .or_insert_with(|| Pending {
@@ -262,7 +267,7 @@ impl Digests {
                     data: Vec::new(),
                 })
                 .data
-                .push(data);
+                .push((key, data));
         }
     }
 
@@ -301,19 +306,22 @@ impl Digests {
                 } else {
                     p.data.len()
                 };
-                let data: Vec<v1::P4Data> = p.data.drain(..take).collect();
+                let taken: Vec<(Option<Vec<u8>>, v1::P4Data)> = p.data.drain(..take).collect();
                 if p.data.is_empty() {
                     self.pending.remove(&id);
                 }
                 self.next_list += 1;
                 let list = self.next_list;
-                if !cfg.ack_timeout.is_zero() {
-                    for d in &data {
-                        if let Some(l) = self.seen.get_mut(&(id, prost::Message::encode_to_vec(d)))
-                        {
-                            *l = list;
-                        }
+                let mut data = Vec::with_capacity(taken.len());
+                let mut tracked = false;
+                for (key, d) in taken {
+                    if let Some(l) = key.and_then(|k| self.seen.get_mut(&(id, k))) {
+                        *l = list;
+                        tracked = true;
                     }
+                    data.push(d);
+                }
+                if tracked {
                     self.in_flight.insert((id, list), now + cfg.ack_timeout);
                 }
                 out.push(v1::DigestList {

@@ -219,6 +219,11 @@ pub trait ControlPlane {
         self.engine().entries(table)
     }
 
+    /// One installed entry, by handle.
+    fn entry(&self, table: &str, handle: EntryHandle) -> Result<EntryView, ControlPlaneError> {
+        self.engine().entry(table, handle)
+    }
+
     /// A table's default entry.
     fn default_entry(&self, table: &str) -> Result<DefaultEntry, ControlPlaneError> {
         self.engine().default_entry(table)

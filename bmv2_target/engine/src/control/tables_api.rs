@@ -10,7 +10,7 @@ use netsparse_externs::stateful::CounterCell;
 
 use super::{resolve, ActionInfo, DefaultEntry, EntryView, TableInfo};
 use crate::error::ControlPlaneError;
-use crate::tables::EntryHandle;
+use crate::tables::{EntryHandle, EntryRec, TableRt};
 use crate::word::mask128;
 use crate::Engine;
 
@@ -326,40 +326,50 @@ impl Engine {
         t.remove(handle.0).map(|_| ())
     }
 
+    /// The control-plane name of action `action` in table `t` (the name
+    /// the table lists it under, else the action's own).
+    fn table_action_name(&self, t: &TableRt, action: u32) -> String {
+        t.actions.iter().find(|a| a.action == action).map_or_else(
+            || self.code.actions[action as usize].name.clone(),
+            |a| a.name.clone(),
+        )
+    }
+
+    fn view(&self, t: &TableRt, h: EntryHandle, e: &EntryRec) -> EntryView {
+        EntryView {
+            handle: h,
+            matches: e.keys.to_vec(),
+            action: self.table_action_name(t, e.action),
+            args: e.args.to_vec(),
+            priority: e.priority,
+            is_const: e.is_const,
+            counter: e.counter,
+        }
+    }
+
     /// The installed entries of a table, in handle order.
     pub fn entries(&self, table: &str) -> Result<Vec<EntryView>, ControlPlaneError> {
         let t = &self.rt.tables[self.table_index(table)?];
-        let code = &self.code;
-        Ok(t.iter()
-            .map(|(h, e)| EntryView {
-                handle: h,
-                matches: e.keys.to_vec(),
-                action: t.actions.iter().find(|a| a.action == e.action).map_or_else(
-                    || code.actions[e.action as usize].name.clone(),
-                    |a| a.name.clone(),
-                ),
-                args: e.args.to_vec(),
-                priority: e.priority,
-                is_const: e.is_const,
-                counter: e.counter,
+        Ok(t.iter().map(|(h, e)| self.view(t, h, e)).collect())
+    }
+
+    /// One installed entry, by handle.
+    pub fn entry(&self, table: &str, handle: EntryHandle) -> Result<EntryView, ControlPlaneError> {
+        let t = &self.rt.tables[self.table_index(table)?];
+        t.entry(handle.0)
+            .map(|e| self.view(t, handle, e))
+            .ok_or(ControlPlaneError::NoSuchEntry {
+                table: t.name.clone(),
+                handle: handle.0,
             })
-            .collect())
     }
 
     /// A table's default entry: its action (control-plane name), the
     /// action data, and whether the program made it `const`.
     pub fn default_entry(&self, table: &str) -> Result<DefaultEntry, ControlPlaneError> {
         let t = &self.rt.tables[self.table_index(table)?];
-        let action = t
-            .actions
-            .iter()
-            .find(|a| a.action == t.default_action)
-            .map_or_else(
-                || self.code.actions[t.default_action as usize].name.clone(),
-                |a| a.name.clone(),
-            );
         Ok(DefaultEntry {
-            action,
+            action: self.table_action_name(t, t.default_action),
             args: t.default_args.to_vec(),
             is_const: t.default_const,
         })
