@@ -5,9 +5,14 @@
 //!
 //! # Model
 //!
-//! * **Network.** Every node is one [`SpinNicDev`]; a frame that leaves a
-//!   NIC (paced at the link rate, at least `g` apart) reaches its
-//!   destination after its serialization and the switch latency `L`.
+//! * **Network.** Every node is one [`SpinNicDev`] on one switch of the
+//!   simulator's fabric (`netsparse_netsim`, built by `fabric.rs` as for
+//!   the collectives: a v1model switch running `netsparse_spine.p4` with
+//!   the topology's entries, which routes the sPIN frames by IPv4
+//!   destination). The NIC paces what it sends at the link rate, at least
+//!   `g` apart; each of the two links serialises the frame (store and
+//!   forward) and adds `link_latency_ns` (0: sPIN's model has only L), and
+//!   the switch adds its latency `L`.
 //! * **Host.** A host CPU operation (post a send, notice a completion) costs
 //!   `o`. A host send reaches the NIC one DMA latency after it is posted
 //!   (the NIC reads the data). A message is visible to the host one DMA
@@ -26,15 +31,23 @@
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
-use anyhow::{bail, Context};
+use std::sync::Arc;
+
+use anyhow::{anyhow, bail, Context};
+use netsparse_bmv2::Switch;
 use netsparse_compiler::source::SourceMap;
 use netsparse_compiler::{compile_source, CompileOptions};
 use netsparse_engine::control::commands;
 use netsparse_externs::artifact::Artifact;
 use netsparse_externs::time::serialization_time;
+use netsparse_netsim::{DeviceId, Engine, EngineConfig};
 use netsparse_nic::spin::{MessageDone, SpinConfig, SpinNicDev};
 use netsparse_nic::{Datapath, Outputs, Time};
 use serde::Serialize;
+
+use super::fabric::{self, FabricError, FabricParams};
+use super::topology::{Device, Topology};
+use crate::programs::{Bundled, ProgramCache};
 
 /// sPIN's simulation parameters (§4.1), and the assumptions of this model.
 #[derive(Clone, Debug, Serialize)]
@@ -45,8 +58,11 @@ pub struct SpinParams {
     pub g_ns: f64,
     /// Link rate, Gbit/s (G = 2.5 ps per byte at 400).
     pub link_gbps: u64,
-    /// Switch latency (L), ns.
+    /// Switch latency (L), ns: the switch's pipeline latency.
     pub switch_ns: u64,
+    /// Propagation delay of each of the two links a frame crosses, ns
+    /// (sPIN's model has none beside L: 0).
+    pub link_latency_ns: u64,
     /// HPUs per NIC.
     pub hpus: u32,
     /// HPU clock, MHz.
@@ -72,6 +88,7 @@ impl Default for SpinParams {
             g_ns: 6.7,
             link_gbps: 400,
             switch_ns: 50,
+            link_latency_ns: 0,
             hpus: 8,
             hpu_mhz: 2500,
             dma_ns: 250,
@@ -146,6 +163,8 @@ pub struct SpinPrograms {
     pingpong: Artifact,
     bcast: Artifact,
     strided: Artifact,
+    /// The fabric's switch program (`netsparse_spine.p4`).
+    spine: Arc<Artifact>,
 }
 
 impl SpinPrograms {
@@ -164,6 +183,9 @@ impl SpinPrograms {
                 "spin_strided.p4",
                 include_str!("../../programs/spin_strided.p4"),
             )?,
+            spine: ProgramCache::new()
+                .get(Bundled::Spine, &[])
+                .map_err(|e| anyhow!("programs/netsparse_spine.p4: {e}"))?,
         })
     }
 }
@@ -178,103 +200,150 @@ struct Put {
     len: u32,
 }
 
-/// Nodes behind one switch.
+/// A node's NIC or the switch they hang off, as one device type of the
+/// event loop.
+enum SpinDev {
+    Nic(Box<SpinNicDev>),
+    Switch(Box<Switch>),
+}
+
+impl Datapath for SpinDev {
+    fn on_packet(&mut self, now: Time, port: u32, frame: &[u8], out: &mut Outputs) {
+        match self {
+            SpinDev::Nic(d) => d.on_packet(now, port, frame, out),
+            SpinDev::Switch(d) => d.on_packet(now, port, frame, out),
+        }
+    }
+
+    fn on_timer(&mut self, now: Time, out: &mut Outputs) {
+        match self {
+            SpinDev::Nic(d) => d.on_timer(now, out),
+            SpinDev::Switch(d) => d.on_timer(now, out),
+        }
+    }
+
+    fn next_deadline(&self) -> Option<Time> {
+        match self {
+            SpinDev::Nic(d) => d.next_deadline(),
+            SpinDev::Switch(d) => d.next_deadline(),
+        }
+    }
+}
+
+/// The nodes on one switch of the simulator's leaf-spine fabric (one rack:
+/// a v1model switch running `netsparse_spine.p4` with the topology's
+/// entries, which routes the sPIN frames by their IPv4 destination), in the
+/// same event loop (`netsparse_netsim`) as every other simulation, plus the
+/// hosts' sends waiting to reach their NICs.
 struct Net {
-    nics: Vec<SpinNicDev>,
+    engine: Engine<SpinDev>,
     p: SpinParams,
-    /// (arrival, seq, node, frame index)
-    wire: BinaryHeap<Reverse<(Time, u64, u32, usize)>>,
-    frames: Vec<Vec<u8>>,
-    puts: BinaryHeap<Reverse<(Time, Put)>>,
+    /// Device ids of the nodes' NICs.
+    nic_ids: Vec<DeviceId>,
+    /// (time the NIC sees it, posting order, the send)
+    puts: BinaryHeap<Reverse<(Time, u64, Put)>>,
     seq: u64,
-    out: Outputs,
 }
 
 impl Net {
-    fn new(nics: Vec<SpinNicDev>, p: &SpinParams) -> Net {
-        Net {
-            nics,
+    fn new(nics: Vec<SpinNicDev>, p: &SpinParams, spine: &Artifact) -> anyhow::Result<Net> {
+        let n = u32::try_from(nics.len()).context("too many nodes")?;
+        let topo = Topology::new(n, 1, None).map_err(|e| anyhow!("sPIN fabric: {e}"))?;
+        // No simulated-time limit: a NIC's message timeout (`timeout_ns`,
+        // 2^40 ns here) may be its last deadline; the event cap still holds.
+        let mut engine: Engine<SpinDev> = Engine::new(EngineConfig {
+            max_time: Time::MAX,
+            ..EngineConfig::default()
+        });
+        let mut nics: Vec<Option<SpinNicDev>> = nics.into_iter().map(Some).collect();
+        let fabric = FabricParams {
+            seed: 1,
+            link_latency_ns: p.link_latency_ns,
+            switch_latency_ns: p.switch_ns,
+        };
+        let node = |i: u32| -> Result<SpinDev, String> {
+            nics.get_mut(i as usize)
+                .and_then(Option::take)
+                .map(|d| SpinDev::Nic(Box::new(d)))
+                .ok_or_else(|| format!("node {i} has no NIC"))
+        };
+        let gbps = p.link_gbps;
+        fabric::build(
+            &mut engine,
+            &topo,
+            spine,
+            fabric,
+            node,
+            SpinDev::Switch,
+            |_, _| gbps,
+        )
+        .map_err(|e| match e {
+            FabricError::Build(m) => anyhow!("sPIN fabric: {m}"),
+            FabricError::Engine(e) => anyhow!("sPIN fabric: {e}"),
+        })?;
+        let nic_ids = (0..n)
+            .map(|i| topo.device_index(Device::Node(i)) as DeviceId)
+            .collect();
+        Ok(Net {
+            engine,
             p: p.clone(),
-            wire: BinaryHeap::new(),
-            frames: Vec::new(),
+            nic_ids,
             puts: BinaryHeap::new(),
             seq: 0,
-            out: Outputs::new(),
-        }
+        })
     }
 
     /// The host of `node` posts a send at `t` (its CPU's `o` is the caller's).
     fn put(&mut self, t: Time, p: Put) {
-        self.puts.push(Reverse((t + self.p.dma(), p)));
+        self.seq += 1;
+        self.puts.push(Reverse((t + self.p.dma(), self.seq, p)));
     }
 
-    fn collect(&mut self, node: usize, t: Time) {
-        for (_, f) in self.out.iter() {
-            let Ok(pk) = netsparse_nic::spin::wire::parse(f) else {
-                continue;
-            };
-            let arrive = t
-                + serialization_time(f.len() as u64, self.p.link_gbps)
-                + Time::from_ns(self.p.switch_ns);
-            let i = self.frames.len();
-            self.frames.push(f.to_vec());
-            self.seq += 1;
-            self.wire.push(Reverse((arrive, self.seq, pk.hdr.dst, i)));
+    fn nic(&mut self, node: u32) -> Option<&mut SpinNicDev> {
+        let id = *self.nic_ids.get(node as usize)?;
+        match self.engine.device_mut(id)? {
+            SpinDev::Nic(d) => Some(d),
+            SpinDev::Switch(_) => None,
         }
-        let _ = node;
     }
 
     /// Run until nothing is left; `on_done(net, node, time the host notices, done)`
-    /// may post more sends.
-    fn run(&mut self, mut on_done: impl FnMut(&mut Net, u32, Time, MessageDone)) {
+    /// may post more sends. A host's send reaches its NIC before any network
+    /// event at the same instant.
+    fn run(
+        &mut self,
+        mut on_done: impl FnMut(&mut Net, u32, Time, MessageDone),
+    ) -> anyhow::Result<()> {
+        let mut done = Vec::new();
         loop {
-            let nic_t = self
-                .nics
-                .iter()
-                .enumerate()
-                .filter_map(|(i, n)| n.next_deadline().map(|t| (t, i)))
-                .min();
-            let wire_t = self.wire.peek().map(|Reverse((t, ..))| *t);
-            let put_t = self.puts.peek().map(|Reverse((t, _))| *t);
-            let next = [nic_t.map(|x| x.0), wire_t, put_t]
-                .into_iter()
-                .flatten()
-                .min();
-            let Some(t) = next else {
-                break;
-            };
-            if put_t == Some(t) {
-                let Some(Reverse((_, p))) = self.puts.pop() else {
-                    break;
-                };
-                let n = &mut self.nics[p.node as usize];
-                n.post_put(t, p.dst, p.bits, p.addr, p.len);
-                self.out.clear();
-                n.on_timer(t, &mut self.out);
-                self.collect(p.node as usize, t);
-            } else if wire_t == Some(t) {
-                let Some(Reverse((_, _, dst, i))) = self.wire.pop() else {
-                    break;
-                };
-                let f = std::mem::take(&mut self.frames[i]);
-                self.out.clear();
-                if let Some(n) = self.nics.get_mut(dst as usize) {
-                    n.on_packet(t, 0, &f, &mut self.out);
-                    self.collect(dst as usize, t);
+            let put_t = self.puts.peek().map(|Reverse((t, ..))| *t);
+            let stepped = match put_t {
+                Some(t) => {
+                    let before = Time::from_ps(t.as_ps().saturating_sub(1));
+                    self.engine.step(before).context("sPIN fabric")?
                 }
-            } else if let Some((_, i)) = nic_t {
-                self.out.clear();
-                self.nics[i].on_timer(t, &mut self.out);
-                self.collect(i, t);
+                None => self.engine.step(Time::MAX).context("sPIN fabric")?,
+            };
+            if !stepped {
+                let Some(Reverse((t, _, p))) = self.puts.pop() else {
+                    break;
+                };
+                let Some(n) = self.nic(p.node) else {
+                    bail!("a send from node {} that has no NIC", p.node);
+                };
+                n.post_put(t, p.dst, p.bits, p.addr, p.len);
             }
-            for i in 0..self.nics.len() {
-                let done: Vec<MessageDone> = self.nics[i].poll_completions().collect();
-                for d in done {
+            for node in 0..self.nic_ids.len() as u32 {
+                if let Some(n) = self.nic(node) {
+                    done.extend(n.poll_completions());
+                }
+                for d in done.drain(..) {
                     let seen = d.at.max(d.dma_done) + self.p.dma() + self.p.o();
-                    on_done(self, i as u32, seen, d);
+                    on_done(self, node, seen, d);
                 }
             }
         }
+        Ok(())
     }
 }
 
@@ -310,7 +379,7 @@ pub fn pingpong(progs: &SpinPrograms, p: &SpinParams, size: u32) -> anyhow::Resu
                 (progs.strided.clone(), String::new())
             }
         })?;
-        let mut net = Net::new(list, p);
+        let mut net = Net::new(list, p, &progs.spine)?;
         net.put(
             p.o(),
             Put {
@@ -338,7 +407,7 @@ pub fn pingpong(progs: &SpinPrograms, p: &SpinParams, size: u32) -> anyhow::Resu
                     },
                 );
             }
-        });
+        })?;
         let Some(rtt) = rtt else {
             bail!("pingpong of {size} bytes: no pong arrived");
         };
@@ -391,7 +460,7 @@ pub fn bcast(
                 (progs.strided.clone(), String::new())
             }
         })?;
-        let mut net = Net::new(list, p);
+        let mut net = Net::new(list, p, &progs.spine)?;
         // The root's host posts one send per child, o apart.
         for (j, c) in binomial_children(0, n).into_iter().enumerate() {
             net.put(
@@ -424,7 +493,7 @@ pub fn bcast(
                     );
                 }
             }
-        });
+        })?;
         if got != n - 1 {
             bail!("bcast: {got} of {} nodes received the message", n - 1);
         }
@@ -456,7 +525,7 @@ pub fn strided(
             };
             (progs.strided.clone(), e)
         })?;
-        let mut net = Net::new(list, p);
+        let mut net = Net::new(list, p, &progs.spine)?;
         net.put(
             p.o(),
             Put {
@@ -472,7 +541,7 @@ pub fn strided(
             if node == 1 && d.rc == 0 {
                 seen_at = Some(seen);
             }
-        });
+        })?;
         let Some(mut t) = seen_at else {
             bail!("strided receive of {total} bytes did not complete");
         };
@@ -543,6 +612,47 @@ pub fn run_workload(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn messages_cross_the_compiled_switch_on_the_event_loop() {
+        let p = SpinParams::default();
+        let progs = SpinPrograms::load().unwrap();
+        let list = nics(3, &p, |_| (progs.strided.clone(), String::new())).unwrap();
+        let mut net = Net::new(list, &p, &progs.spine).unwrap();
+        let len = 3 * p.mtu_payload;
+        net.put(
+            p.o(),
+            Put {
+                node: 0,
+                dst: 2,
+                bits: STRIDED,
+                addr: 0,
+                len,
+            },
+        );
+        let mut got = Vec::new();
+        net.run(|_, node, seen, d| got.push((node, seen, d.length, d.rc)))
+            .unwrap();
+        assert_eq!(got.len(), 1, "{got:?}");
+        let (node, seen, length, rc) = got[0];
+        assert_eq!((node, length, rc), (2, len, 0));
+        // The switch routed all three packets to node 2's link, none to 1's.
+        let rx = |n: usize| net.engine.rx_counters(net.nic_ids[n], 0).unwrap();
+        assert_eq!(rx(2).packets, 3);
+        assert_eq!(rx(1).packets, 0);
+        // Store and forward: the last packet is serialised twice and waits
+        // L in the switch, so the message is seen no earlier than
+        // o + DMA + 2 serialisations + L + DMA + o after time 0.
+        let frame = u64::from(p.mtu_payload) + 74;
+        let floor = p.o()
+            + p.dma()
+            + serialization_time(frame, p.link_gbps)
+            + serialization_time(frame, p.link_gbps)
+            + Time::from_ns(p.switch_ns)
+            + p.dma()
+            + p.o();
+        assert!(seen >= floor, "seen {seen:?} before {floor:?}");
+    }
 
     #[test]
     fn spin_beats_rdma_in_each_workload() {
