@@ -346,6 +346,7 @@ fn meters_and_direct_meters_are_configured_read_and_police() {
                 meter_id: port_meter,
                 index: index.map(|index| v1::Index { index }),
                 config,
+                counter_data: None,
             })
         };
         for (e, code) in [
@@ -400,6 +401,28 @@ fn meters_and_direct_meters_are_configured_read_and_police() {
             panic!("a meter entry")
         };
         assert_eq!(m.config, Some(meter_config(1, 1, 1, 1)));
+        // Colour counts (MeterCounterData): the unconfigured packet and the
+        // first configured one green, the second red.
+        let counts = |d: &Option<v1::MeterCounterData>| {
+            let d = d.expect("counter_data");
+            [d.green, d.yellow, d.red].map(|c| c.expect("a colour").packet_count)
+        };
+        assert_eq!(counts(&m.counter_data), [2, 0, 1]);
+        // The counts are read-only: a Write carrying them is refused.
+        let st = c
+            .write(vec![update(
+                v1::update::Type::Modify,
+                v1::entity::Entity::MeterEntry(v1::MeterEntry {
+                    counter_data: Some(v1::MeterCounterData::default()),
+                    ..*m
+                }),
+            )])
+            .await
+            .unwrap_err();
+        assert_eq!(
+            update_errors(&st)[0].canonical_code,
+            Code::Unimplemented as i32
+        );
         let all = c
             .read(vec![v1::Entity {
                 entity: Some(meter_entry(None, None)),
@@ -430,6 +453,7 @@ fn meters_and_direct_meters_are_configured_read_and_police() {
                     ..e.clone()
                 }),
                 config,
+                counter_data: None,
             })
         };
         c.write(vec![update(
@@ -449,6 +473,7 @@ fn meters_and_direct_meters_are_configured_read_and_police() {
                             ..Default::default()
                         }),
                         config: None,
+                        counter_data: None,
                     },
                 )),
             }])
@@ -459,6 +484,7 @@ fn meters_and_direct_meters_are_configured_read_and_police() {
             panic!("a direct meter entry")
         };
         assert_eq!(d.config, Some(meter_config(1, 1, 1, 1)));
+        assert_eq!(counts(&d.counter_data)[2], 1, "the second packet red");
         // An atomic batch that deletes the entry, then fails: the entry
         // comes back with its direct meter's rates.
         let del = update(
@@ -507,6 +533,7 @@ fn meters_and_direct_meters_are_configured_read_and_police() {
                             ..Default::default()
                         }),
                         config: None,
+                        counter_data: None,
                     },
                 )),
             }])
@@ -527,6 +554,7 @@ fn meters_and_direct_meters_are_configured_read_and_police() {
                     v1::entity::Entity::DirectMeterEntry(v1::DirectMeterEntry {
                         table_entry: Some(te),
                         config: Some(meter_config(1, 1, 1, 1)),
+                        counter_data: None,
                     }),
                 )])
                 .await

@@ -24,6 +24,7 @@
 use thiserror::Error;
 
 use crate::artifact::MeterUnit;
+use crate::stateful::CounterCell;
 use crate::time::Time;
 
 /// The colour a meter assigns (v1model `V1MODEL_METER_COLOR_*` values).
@@ -137,6 +138,9 @@ pub struct TrTcm {
     unit: MeterUnit,
     /// Peak and committed buckets; `None` until rates are set.
     buckets: Option<(Bucket, Bucket)>,
+    /// Packets and bytes marked green, yellow and red so far (P4Runtime's
+    /// `MeterCounterData`); rate changes leave them as they are.
+    marked: [CounterCell; 3],
 }
 
 impl TrTcm {
@@ -145,6 +149,7 @@ impl TrTcm {
         TrTcm {
             unit,
             buckets: None,
+            marked: [CounterCell::default(); 3],
         }
     }
 
@@ -207,8 +212,33 @@ impl TrTcm {
         self.buckets.map(|(p, c)| (p.tokens, c.tokens))
     }
 
-    /// Mark a packet of `len` bytes arriving at `now` (colour-blind).
+    /// Packets and bytes marked (green, yellow, red) since the meter was
+    /// made.
+    pub fn marked(&self) -> [CounterCell; 3] {
+        self.marked
+    }
+
+    /// Set the marked counts (a control plane putting back a meter's state).
+    pub fn set_marked(&mut self, marked: [CounterCell; 3]) {
+        self.marked = marked;
+    }
+
+    /// Mark a packet of `len` bytes arriving at `now` (colour-blind), and
+    /// count it under its colour.
     pub fn execute(&mut self, now: Time, len: u32) -> Color {
+        let colour = self.mark(now, len);
+        let i = match colour {
+            Color::Green => 0,
+            Color::Yellow => 1,
+            Color::Red => 2,
+        };
+        let m = &mut self.marked[i];
+        m.packets = m.packets.wrapping_add(1);
+        m.bytes = m.bytes.wrapping_add(u64::from(len));
+        colour
+    }
+
+    fn mark(&mut self, now: Time, len: u32) -> Color {
         let Some((p, c)) = self.buckets.as_mut() else {
             return Color::Green;
         };
@@ -294,11 +324,43 @@ impl MeterArray {
     pub fn get(&self, index: u64) -> Option<&TrTcm> {
         usize::try_from(index).ok().and_then(|i| self.meters.get(i))
     }
+
+    /// Meter `index`, to change.
+    pub fn get_mut(&mut self, index: u64) -> Option<&mut TrTcm> {
+        usize::try_from(index)
+            .ok()
+            .and_then(|i| self.meters.get_mut(i))
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn every_mark_is_counted_under_its_colour() {
+        let mut m = TrTcm::new(MeterUnit::Packets);
+        assert_eq!(m.execute(Time::ZERO, 100), Color::Green, "unconfigured");
+        m.set_rates(MeterRates {
+            cir: 0.0,
+            cbs: 1,
+            pir: 0.0,
+            pbs: 2,
+        })
+        .unwrap();
+        let got: Vec<Color> = (0..4).map(|_| m.execute(Time::ZERO, 10)).collect();
+        assert_eq!(got, [Color::Green, Color::Yellow, Color::Red, Color::Red]);
+        let cells = m.marked();
+        assert_eq!(
+            cells.map(|c| (c.packets, c.bytes)),
+            [(2, 110), (1, 10), (2, 20)]
+        );
+        // Rates change; the counts stay.
+        m.reset_rates();
+        assert_eq!(m.marked(), cells);
+        m.set_marked([CounterCell::default(); 3]);
+        assert_eq!(m.marked(), [CounterCell::default(); 3]);
+    }
 
     fn rates(cir: f64, cbs: u64, pir: f64, pbs: u64) -> MeterRates {
         MeterRates { cir, cbs, pir, pbs }

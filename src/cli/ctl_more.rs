@@ -153,6 +153,7 @@ async fn meter_write(
             meter_id: id,
             index: index.map(|index| v1::Index { index }),
             config,
+            counter_data: None,
         }),
     );
     write_one(c, election, u).await?;
@@ -197,6 +198,7 @@ async fn direct_meter_write(
         En::DirectMeterEntry(v1::DirectMeterEntry {
             table_entry: Some(te),
             config: Some(meter_config(cr, pr)?),
+            counter_data: None,
         }),
     );
     write_one(c, election, u).await?;
@@ -222,6 +224,7 @@ async fn meter_read(c: &mut Client, rest: &[&str]) -> Result<(), ClientError> {
                 ..Default::default()
             }),
             config: None,
+            counter_data: None,
         })
     } else {
         let (id, kind) = c.extern_id(name)?;
@@ -232,14 +235,16 @@ async fn meter_read(c: &mut Client, rest: &[&str]) -> Result<(), ClientError> {
             meter_id: id,
             index: index.map(|index| v1::Index { index }),
             config: None,
+            counter_data: None,
         })
     };
     for e in c.read(vec![entity(want)]).await? {
         match e.entity {
             Some(En::MeterEntry(m)) => println!(
-                "{name}[{}]: {}",
+                "{name}[{}]: {}{}",
                 m.index.map_or(0, |i| i.index),
-                show_config(&m.config)
+                show_config(&m.config),
+                show_marked(&m.counter_data)
             ),
             Some(En::DirectMeterEntry(d)) => {
                 let keys: Vec<String> = d
@@ -251,12 +256,35 @@ async fn meter_read(c: &mut Client, rest: &[&str]) -> Result<(), ClientError> {
                         _ => "…".to_owned(),
                     })
                     .collect();
-                println!("{name} [{}]: {}", keys.join(" "), show_config(&d.config));
+                println!(
+                    "{name} [{}]: {}{}",
+                    keys.join(" "),
+                    show_config(&d.config),
+                    show_marked(&d.counter_data)
+                );
             }
             _ => {}
         }
     }
     Ok(())
+}
+
+/// `; green P pkts/B bytes, yellow …, red …` when the switch reports colour
+/// counts.
+fn show_marked(d: &Option<v1::MeterCounterData>) -> String {
+    let Some(d) = d else {
+        return String::new();
+    };
+    let one = |name: &str, c: &Option<v1::CounterData>| {
+        let c = c.unwrap_or_default();
+        format!("{name} {} pkts/{} bytes", c.packet_count, c.byte_count)
+    };
+    format!(
+        "; {}, {}, {}",
+        one("green", &d.green),
+        one("yellow", &d.yellow),
+        one("red", &d.red)
+    )
 }
 
 async fn pre_write(

@@ -76,13 +76,23 @@ fn undo_of<T: ControlPlane + ?Sized>(t: &T, op: &Op) -> Result<Vec<Op>, ControlP
                 }
                 if let Some(meter) = t.direct_meter_of(table)? {
                     let rates = t.meter_get_rates(&meter, u64::from(h.0))?;
+                    let marked = t.meter_marked(&meter, u64::from(h.0))?;
                     if rates.is_some() {
                         undo.push(Op::DirectMeter {
                             table: table.clone(),
                             matches: matches.clone(),
                             priority: *priority,
-                            meter,
+                            meter: meter.clone(),
                             rates,
+                        });
+                    }
+                    if marked != <[netsparse_externs::stateful::CounterCell; 3]>::default() {
+                        undo.push(Op::DirectMeterMarked {
+                            table: table.clone(),
+                            matches: matches.clone(),
+                            priority: *priority,
+                            meter,
+                            marked,
                         });
                     }
                 }
@@ -190,6 +200,8 @@ fn undo_of<T: ControlPlane + ?Sized>(t: &T, op: &Op) -> Result<Vec<Op>, ControlP
             }],
             None => Vec::new(),
         },
+        // Undo-only: never itself undone.
+        Op::DirectMeterMarked { .. } => Vec::new(),
         Op::McGroup { group, .. } => {
             let old = t.mc_groups().into_iter().find(|(g, _)| g == group);
             vec![match old {

@@ -140,6 +140,16 @@ fn meter_config(r: MeterRates) -> v1::MeterConfig {
     }
 }
 
+/// The (green, yellow, red) packets and bytes a meter marked.
+fn meter_counter_data(m: [netsparse_externs::stateful::CounterCell; 3]) -> v1::MeterCounterData {
+    let [g, y, r] = m;
+    v1::MeterCounterData {
+        green: Some(counter_data(g)),
+        yellow: Some(counter_data(y)),
+        red: Some(counter_data(r)),
+    }
+}
+
 /// Indexed meters: every one with id 0, every cell without an index.
 fn read_meters<T: Target>(
     t: &T,
@@ -175,11 +185,13 @@ fn read_meters<T: Target>(
         };
         for ix in cells {
             let rates = t.meter_get_rates(name, ix).map_err(|e| status_of(&e))?;
+            let marked = t.meter_marked(name, ix).map_err(|e| status_of(&e))?;
             out.push(v1::Entity {
                 entity: Some(v1::entity::Entity::MeterEntry(v1::MeterEntry {
                     meter_id: crate::p4info::id_of(&meter.preamble),
                     index: Some(v1::Index { index: ix as i64 }),
                     config: rates.map(meter_config),
+                    counter_data: Some(meter_counter_data(marked)),
                 })),
             });
         }
@@ -219,6 +231,9 @@ fn read_direct_meters<T: Target>(
             let rates = t
                 .meter_get_rates(name_of(&dm.preamble), u64::from(e.handle.0))
                 .map_err(|e| status_of(&e))?;
+            let marked = t
+                .meter_marked(name_of(&dm.preamble), u64::from(e.handle.0))
+                .map_err(|e| status_of(&e))?;
             out.push(v1::Entity {
                 entity: Some(v1::entity::Entity::DirectMeterEntry(v1::DirectMeterEntry {
                     table_entry: Some(v1::TableEntry {
@@ -232,6 +247,7 @@ fn read_direct_meters<T: Target>(
                         ..Default::default()
                     }),
                     config: rates.map(meter_config),
+                    counter_data: Some(meter_counter_data(marked)),
                 })),
             });
         }

@@ -82,6 +82,15 @@ pub(crate) enum Op {
         meter: String,
         rates: Option<MeterRates>,
     },
+    /// Put back a table entry's direct-meter colour counts (only an atomic
+    /// batch's undo makes this).
+    DirectMeterMarked {
+        table: String,
+        matches: Vec<KeyMatch>,
+        priority: Option<u32>,
+        meter: String,
+        marked: [netsparse_externs::stateful::CounterCell; 3],
+    },
     /// A digest's configuration: server state, not the datapath's.
     Digest {
         ty: v1::update::Type,
@@ -524,6 +533,11 @@ pub(crate) fn op_of(schema: &Schema, u: &v1::Update) -> Result<Op, Status> {
             if ty != Type::Modify {
                 return Err(bad("meter_entry: meters can only be modified"));
             }
+            if m.counter_data.is_some() {
+                return Err(Status::unimplemented(
+                    "meter_entry.counter_data: the colour counts are read-only here",
+                ));
+            }
             let Some(Entity::Meter(i)) = schema.entity(m.meter_id) else {
                 return Err(Status::not_found(format!(
                     "meter_entry.meter_id {:#x}: no such meter",
@@ -549,6 +563,11 @@ pub(crate) fn op_of(schema: &Schema, u: &v1::Update) -> Result<Op, Status> {
             if ty != Type::Modify {
                 return Err(bad(
                     "direct_meter_entry: direct meters can only be modified",
+                ));
+            }
+            if d.counter_data.is_some() {
+                return Err(Status::unimplemented(
+                    "direct_meter_entry.counter_data: the colour counts are read-only here",
                 ));
             }
             let Some(e) = &d.table_entry else {
@@ -720,6 +739,21 @@ pub(crate) fn apply<T: ControlPlane + ?Sized>(t: &mut T, op: &Op) -> Result<(), 
                 )));
             };
             t.meter_configure(meter, Some(u64::from(h.0)), *rates)
+                .map_err(st)
+        }
+        Op::DirectMeterMarked {
+            table,
+            matches,
+            priority,
+            meter,
+            marked,
+        } => {
+            let Some(h) = t.find_entry(table, matches, *priority).map_err(st)? else {
+                return Err(Status::not_found(format!(
+                    "table {table}: no entry with this match"
+                )));
+            };
+            t.meter_set_marked(meter, u64::from(h.0), *marked)
                 .map_err(st)
         }
         // Applied by the server before the datapath job.

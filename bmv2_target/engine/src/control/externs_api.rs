@@ -200,6 +200,71 @@ impl Engine {
         self.meter_configure(name, index, Some(rates))
     }
 
+    /// Packets and bytes an indexed meter's cell `index`, or a direct
+    /// meter's entry (`index` = entry handle), marked (green, yellow, red).
+    pub fn meter_marked(
+        &self,
+        name: &str,
+        index: u64,
+    ) -> Result<[netsparse_externs::stateful::CounterCell; 3], ControlPlaneError> {
+        let i = self.extern_index(name)?;
+        let n = self.rt.extern_names[i].clone();
+        let out_of_range = || ControlPlaneError::Meter {
+            name: n.clone(),
+            detail: format!("index {index} out of range"),
+        };
+        match &self.rt.externs[i] {
+            ExternRt::Meter(m) => m.get(index).map(|t| t.marked()).ok_or_else(out_of_range),
+            ExternRt::DirectMeter { table } => {
+                let t = &self.rt.tables[*table as usize];
+                let e = u32::try_from(index)
+                    .ok()
+                    .and_then(|h| t.entries.get(h as usize))
+                    .and_then(Option::as_ref)
+                    .ok_or_else(out_of_range)?;
+                Ok(e.meter.as_ref().map(|m| m.marked()).unwrap_or_default())
+            }
+            _ => Err(self.wrong(i, "meter")),
+        }
+    }
+
+    /// Put back the marked counts of a meter cell (or of a direct meter's
+    /// entry, `index` = entry handle).
+    pub fn meter_set_marked(
+        &mut self,
+        name: &str,
+        index: u64,
+        marked: [netsparse_externs::stateful::CounterCell; 3],
+    ) -> Result<(), ControlPlaneError> {
+        let i = self.extern_index(name)?;
+        let n = self.rt.extern_names[i].clone();
+        let out_of_range = || ControlPlaneError::Meter {
+            name: n.clone(),
+            detail: format!("index {index} out of range"),
+        };
+        let wrong = self.wrong(i, "meter");
+        match &mut self.rt.externs[i] {
+            ExternRt::Meter(m) => {
+                m.get_mut(index)
+                    .ok_or_else(out_of_range)?
+                    .set_marked(marked);
+                Ok(())
+            }
+            ExternRt::DirectMeter { table } => {
+                let t = &mut self.rt.tables[*table as usize];
+                let e = u32::try_from(index)
+                    .ok()
+                    .and_then(|h| t.entry_mut(h))
+                    .ok_or_else(out_of_range)?;
+                if let Some(m) = e.meter.as_mut() {
+                    m.set_marked(marked);
+                }
+                Ok(())
+            }
+            _ => Err(wrong),
+        }
+    }
+
     /// Configure meters as [`Engine::meter_set_rates`]; `None` forgets the
     /// rates (BMv2 `meter_reset_rates`: every packet is green again).
     pub fn meter_configure(

@@ -331,6 +331,26 @@ pub trait ControlPlane {
         self.engine().meter_get_rates(name, index)
     }
 
+    /// Packets and bytes a meter cell (or a direct meter's entry, `index` =
+    /// entry handle) marked green, yellow and red.
+    fn meter_marked(
+        &self,
+        name: &str,
+        index: u64,
+    ) -> Result<[netsparse_externs::stateful::CounterCell; 3], ControlPlaneError> {
+        self.engine().meter_marked(name, index)
+    }
+
+    /// Put back the marked counts of a meter cell or direct meter entry.
+    fn meter_set_marked(
+        &mut self,
+        name: &str,
+        index: u64,
+        marked: [netsparse_externs::stateful::CounterCell; 3],
+    ) -> Result<(), ControlPlaneError> {
+        self.engine_mut().meter_set_marked(name, index, marked)
+    }
+
     /// The name of the direct meter attached to `table`, if it has one.
     fn direct_meter_of(&self, table: &str) -> Result<Option<String>, ControlPlaneError> {
         self.engine().direct_meter_of(table)
