@@ -678,6 +678,37 @@ fn a_running_nic_serves_its_tables_and_counters() {
         let doc = c.stats_json().await.expect("stats");
         assert!(doc["nic"].is_object(), "NIC counters: {doc}");
         assert!(doc.get("switch").is_none());
+        assert_eq!(doc["nic"]["filter_clears"], 0);
+        // The Idx Filter: an extern of the NIC's P4Info, cleared by a MODIFY.
+        let id = c
+            .idx_filter()
+            .expect("the NIC program's P4Info lists its Idx Filter");
+        assert_eq!(id >> 24, 0x83);
+        c.clear_idx_filter(id, 10).await.expect("filter cleared");
+        let doc = c.stats_json().await.expect("stats");
+        assert_eq!(doc["nic"]["filter_clears"], 1, "{doc}");
+        let filter = |ty, extern_id| {
+            update(
+                ty,
+                v1::entity::Entity::ExternEntry(v1::ExternEntry {
+                    extern_type_id: netsparse_p4rt::p4info::IDX_FILTER_TYPE_ID,
+                    extern_id,
+                    entry: None,
+                }),
+            )
+        };
+        for (u, code) in [
+            (filter(v1::update::Type::Insert, id), Code::InvalidArgument),
+            (filter(v1::update::Type::Modify, id ^ 1), Code::NotFound),
+        ] {
+            let st = c.write(vec![u]).await.unwrap_err();
+            assert_eq!(codes(&st), [code], "{st:?}");
+        }
+        let doc = c.stats_json().await.expect("stats");
+        assert_eq!(
+            doc["nic"]["filter_clears"], 1,
+            "refused writes clear nothing"
+        );
         let st = c
             .set_pipeline(artifact.to_json().into_bytes(), None)
             .await

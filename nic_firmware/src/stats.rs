@@ -123,6 +123,9 @@ pub struct NicStats {
     pub tx_buffer_peak: u64,
     /// Where Idx Filter lookups were served and the cycles they added.
     pub filter_memory: FilterMemoryStats,
+    /// Times the control plane cleared the Idx Filter (`filter_clear`,
+    /// P4Runtime's `NetSparseIdxFilter` extern).
+    pub filter_clears: u64,
     /// Triggered operations registered (`post_triggered` accepted).
     pub triggered_registered: u64,
     /// Registrations refused (table full, tag table full, threshold 0, bad

@@ -221,6 +221,40 @@ impl Client {
             .collect()
     }
 
+    /// The id of the running NIC program's Idx Filter, if it has one.
+    pub fn idx_filter(&self) -> Option<u32> {
+        self.schema
+            .info
+            .externs
+            .iter()
+            .filter(|x| x.extern_type_id == crate::p4info::IDX_FILTER_TYPE_ID)
+            .flat_map(|x| x.instances.iter())
+            .map(|i| crate::p4info::id_of(&i.preamble))
+            .next()
+    }
+
+    /// Clear the NIC's Idx Filter `id` (a MODIFY of its `ExternEntry`),
+    /// arbitrating first with `election` if this client has not.
+    pub async fn clear_idx_filter(&mut self, id: u32, election: u128) -> Result<(), ClientError> {
+        if self.election.is_none() {
+            let code = self.arbitrate(election).await?;
+            if code != tonic::Code::Ok {
+                return Err(ClientError::Rpc(Status::permission_denied(format!(
+                    "election id {election} is not primary (another controller holds a higher one)"
+                ))));
+            }
+        }
+        let u = update(
+            v1::update::Type::Modify,
+            v1::entity::Entity::ExternEntry(v1::ExternEntry {
+                extern_type_id: crate::p4info::IDX_FILTER_TYPE_ID,
+                extern_id: id,
+                entry: None,
+            }),
+        );
+        self.write(vec![u]).await.map_err(ClientError::Rpc)
+    }
+
     /// Invalidate the Property Caches `ids` (the NetSparse extension: a
     /// MODIFY of their `ExternEntry`), arbitrating first with `election` if
     /// this client has not; one Write of all of them.

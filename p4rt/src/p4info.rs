@@ -49,6 +49,8 @@ pub mod prefix {
     pub const DIGEST: u8 = 0x17;
     /// NetSparse's Property Cache (an `Extern` in P4Info).
     pub const PROPERTY_CACHE: u8 = 0x81;
+    /// A NetSparse NIC's Idx Filter (an `Extern` in P4Info).
+    pub const IDX_FILTER: u8 = 0x83;
     /// PSA checksum instances (`Checksum`, `InternetChecksum`): ids only,
     /// not listed in the P4Info (p4c lists none; they have no control-plane API).
     pub const CHECKSUM: u8 = 0x82;
@@ -58,6 +60,15 @@ pub mod prefix {
 pub const PROPERTY_CACHE_TYPE_ID: u32 = prefix::PROPERTY_CACHE as u32;
 /// Its `extern_type_name`.
 pub const PROPERTY_CACHE_TYPE_NAME: &str = "NetSparsePropertyCache";
+
+/// The `extern_type_id` of a NetSparse NIC's Idx Filter in P4Info: one
+/// instance, [`IDX_FILTER_NAME`], in the P4Info of every `NetSparseNic`
+/// program; a Write MODIFY of its `ExternEntry` clears the filter.
+pub const IDX_FILTER_TYPE_ID: u32 = prefix::IDX_FILTER as u32;
+/// Its `extern_type_name`.
+pub const IDX_FILTER_TYPE_NAME: &str = "NetSparseIdxFilter";
+/// The name of its one instance.
+pub const IDX_FILTER_NAME: &str = "idx_filter";
 
 /// FNV-1a of `name`, folded to 24 bits.
 fn hash24(name: &str) -> u32 {
@@ -358,6 +369,17 @@ pub fn build(artifact: &Artifact) -> cfg::P4Info {
     if !cache.instances.is_empty() {
         info.externs.push(cache);
     }
+    if artifact.arch == Arch::NetSparseNic {
+        let id = ids.id(prefix::IDX_FILTER, IDX_FILTER_NAME);
+        info.externs.push(cfg::Extern {
+            extern_type_id: IDX_FILTER_TYPE_ID,
+            extern_type_name: IDX_FILTER_TYPE_NAME.to_owned(),
+            instances: vec![cfg::ExternInstance {
+                preamble: preamble(id, IDX_FILTER_NAME, &[IDX_FILTER_NAME]),
+                info: None,
+            }],
+        });
+    }
     let found = digests(artifact);
     let digest_names: Vec<&str> = found.iter().map(|d| d.name.as_str()).collect();
     for d in &found {
@@ -566,6 +588,8 @@ pub enum Entity {
     Register(usize),
     /// A Property Cache instance (index in its extern's instances).
     PropertyCache(usize),
+    /// The NIC's Idx Filter.
+    IdxFilter,
     /// A digest (index in `P4Info.digests`).
     Digest(usize),
 }
@@ -627,6 +651,15 @@ impl Schema {
         {
             for (i, inst) in x.instances.iter().enumerate() {
                 add(&inst.preamble, Entity::PropertyCache(i));
+            }
+        }
+        for x in info
+            .externs
+            .iter()
+            .filter(|x| x.extern_type_id == IDX_FILTER_TYPE_ID)
+        {
+            for inst in &x.instances {
+                add(&inst.preamble, Entity::IdxFilter);
             }
         }
         s

@@ -36,6 +36,7 @@ Commands (BMv2 simple_switch_CLI's syntax; values: 10, 0x0a, 10.0.1.1,\n\
   mirroring_add SESSION PORT[:RID]... | mirroring_delete SESSION | mirroring_dump\n\
   digest_watch DIGEST [SECONDS]  turn a digest on, print and acknowledge its lists (default 10 s)\n\
   cache_invalidate [NAME]        NetSparse Property Cache(s)\n\
+  filter_clear                   a NetSparse NIC's Idx Filter\n\
   stats                          the switch counters (the --stats-json document)\n\
   p4info                         the running pipeline's P4Info (text format)\n\
 \n\
@@ -453,6 +454,18 @@ async fn command(c: &mut Client, w: &[&str], election: u128) -> Result<(), Clien
                 ));
             }
             c.invalidate_caches(&caches, election).await?;
+            println!("ok");
+        }
+        "filter_clear" => {
+            if !rest.is_empty() {
+                return Err(usage("filter_clear"));
+            }
+            let Some(id) = c.idx_filter() else {
+                return Err(ClientError::Input(
+                    "the running program has no Idx Filter (not a NetSparse NIC)".into(),
+                ));
+            };
+            c.clear_idx_filter(id, election).await?;
             println!("ok");
         }
         "stats" => {

@@ -364,6 +364,7 @@ impl<M: HostMemory> Nic<M> {
     pub fn clear_filter(&mut self) {
         self.core.filter.clear_all();
         self.core.filter_pending.clear();
+        self.core.stats.filter_clears += 1;
     }
 
     /// Counters.

@@ -235,7 +235,9 @@ fn undo_of<T: ControlPlane + ?Sized>(t: &T, op: &Op) -> Result<Vec<Op>, ControlP
                 },
             }]
         }
-        Op::CacheInvalidate | Op::Digest { .. } => Vec::new(),
+        // Forgetting cannot be undone: a rolled-back batch leaves the cache
+        // or filter empty (it refills from traffic).
+        Op::CacheInvalidate | Op::FilterClear | Op::Digest { .. } => Vec::new(),
     })
 }
 

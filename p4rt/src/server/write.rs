@@ -98,6 +98,8 @@ pub(crate) enum Op {
         config: Option<super::digest::Config>,
     },
     CacheInvalidate,
+    /// Clear the NIC's Idx Filter.
+    FilterClear,
     /// A multicast group (`PacketReplicationEngineEntry`).
     McGroup {
         ty: v1::update::Type,
@@ -528,6 +530,18 @@ pub(crate) fn op_of(schema: &Schema, u: &v1::Update) -> Result<Op, Status> {
                 ))),
             }
         }
+        En::ExternEntry(x) if x.extern_type_id == crate::p4info::IDX_FILTER_TYPE_ID => {
+            if ty != Type::Modify {
+                return Err(bad("extern_entry: the Idx Filter is cleared with MODIFY"));
+            }
+            match schema.entity(x.extern_id) {
+                Some(Entity::IdxFilter) => Ok(Op::FilterClear),
+                _ => Err(Status::not_found(format!(
+                    "extern_entry.extern_id {:#x}: no such Idx Filter",
+                    x.extern_id
+                ))),
+            }
+        }
         En::PacketReplicationEngineEntry(e) => pre_op(ty, e),
         En::MeterEntry(m) => {
             if ty != Type::Modify {
@@ -758,6 +772,11 @@ pub(crate) fn apply<T: ControlPlane + ?Sized>(t: &mut T, op: &Op) -> Result<(), 
         }
         // Applied by the server before the datapath job.
         Op::Digest { .. } => Ok(()),
+        Op::FilterClear => match t.command("filter_clear", &[]) {
+            Some(Ok(_)) => Ok(()),
+            Some(Err(e)) => Err(Status::internal(format!("{e:?}"))),
+            None => Err(Status::unimplemented("this device has no Idx Filter")),
+        },
         Op::CacheInvalidate => match t.command("cache_invalidate", &[]) {
             Some(Ok(_)) => Ok(()),
             Some(Err(e)) => Err(Status::internal(format!("{e:?}"))),
