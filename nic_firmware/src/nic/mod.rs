@@ -142,6 +142,9 @@ pub struct Nic<M: HostMemory = DenseMemory> {
     /// `unit_next(u)` of every client unit, refreshed whenever unit `u`
     /// changes, so picking the next event does not rescan every unit.
     unit_at: Vec<Option<Time>>,
+    /// The least (time, unit) of `unit_at`, kept as units change, so the
+    /// event scan does not walk every unit.
+    unit_min: Option<(Time, usize)>,
     /// The earliest internal event as of the end of the last `run_events`
     /// (`None` once anything else may have changed the state).
     next_cached: Option<Option<(Time, Event)>>,
@@ -250,6 +253,7 @@ impl<M: HostMemory> Nic<M> {
                 ),
             },
             unit_at: vec![None; clients],
+            unit_min: None,
             next_cached: None,
             units,
             servers,
@@ -402,9 +406,24 @@ impl<M: HostMemory> Nic<M> {
     /// Recompute unit `u`'s entry of `unit_at` after it changed.
     fn refresh_unit(&mut self, u: usize) {
         let t = self.unit_next(u);
-        if let Some(slot) = self.unit_at.get_mut(u) {
-            *slot = t;
-        }
+        let Some(slot) = self.unit_at.get_mut(u) else {
+            return;
+        };
+        *slot = t;
+        let new = t.map(|t| (t, u));
+        self.unit_min = match (self.unit_min, new) {
+            // Earlier than the least: the new least.
+            (Some(m), Some(n)) if n < m => Some(n),
+            (None, n) => n,
+            // The least unit moved later or went idle: scan.
+            (Some((_, mu)), _) if mu == u => self
+                .unit_at
+                .iter()
+                .enumerate()
+                .filter_map(|(i, t)| t.map(|t| (t, i)))
+                .min(),
+            (m, _) => m,
+        };
     }
 
     fn unit_next(&self, u: usize) -> Option<Time> {
@@ -436,8 +455,16 @@ impl<M: HostMemory> Nic<M> {
         };
         consider(self.trig.next_arrival(), Event::Trigger);
         debug_assert!((0..self.units.len()).all(|u| self.unit_at[u] == self.unit_next(u)));
-        for (u, &t) in self.unit_at.iter().enumerate() {
-            consider(t, Event::Unit(u));
+        debug_assert_eq!(
+            self.unit_min,
+            self.unit_at
+                .iter()
+                .enumerate()
+                .filter_map(|(i, t)| t.map(|t| (t, i)))
+                .min()
+        );
+        if let Some((t, u)) = self.unit_min {
+            consider(Some(t), Event::Unit(u));
         }
         for (s, su) in self.servers.iter().enumerate() {
             consider(su.queue.front().map(|r| r.ready), Event::Server(s));
