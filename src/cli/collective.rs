@@ -9,7 +9,7 @@ use std::time::Instant;
 use anyhow::{bail, Context as _};
 
 use netsparse::programs::ProgramCache;
-use netsparse::sim::collective::{run, Algo, CollectiveParams};
+use netsparse::sim::collective::{run, AggAt, Algo, CollectiveParams};
 
 /// The collective flags of `netsparse sim`.
 #[derive(clap::Args, Debug, Default)]
@@ -45,9 +45,15 @@ pub struct CollectiveArgs {
     /// Collective: rounds in flight at the aggregator (2..=64).
     #[arg(long, requires = "collective")]
     pub window: Option<u32>,
-    /// Collective: the aggregator's link rate, Gb/s (default: --link-gbps).
+    /// Collective: the aggregator's link rate, Gb/s (default: --link-gbps;
+    /// --agg-at nic only).
     #[arg(long, requires = "collective")]
     pub agg_gbps: Option<u64>,
+    /// Collective: where omniccl's and omnireduce's aggregator runs: `nic`
+    /// (a SmartNIC of its own, programs/omniccl_agg.p4) or `switch` (the
+    /// middle pipes of its ToR, programs/omniccl_switch.p4).
+    #[arg(long, requires = "collective", value_name = "nic|switch")]
+    pub agg_at: Option<AggAt>,
 }
 
 /// The flags `netsparse sim` shares with the collective runs.
@@ -85,6 +91,7 @@ pub fn params(a: &CollectiveArgs, s: &Shared) -> CollectiveParams {
         racks: s.racks.unwrap_or(d.racks),
         link_gbps: link,
         agg_gbps: a.agg_gbps.unwrap_or(link),
+        agg_at: a.agg_at.unwrap_or(d.agg_at),
         link_latency_ns: s.link_latency_ns.unwrap_or(d.link_latency_ns),
         switch_latency_ns: s.switch_latency_ns.unwrap_or(d.switch_latency_ns),
         max_sim_time_ms: d.max_sim_time_ms,
@@ -120,7 +127,10 @@ pub fn run_cli(a: &CollectiveArgs, s: &Shared) -> anyhow::Result<ExitCode> {
             nz / u64::from(p.workers),
             rep.union_blocks,
             p.link_gbps,
-            p.agg_gbps,
+            match p.agg_at {
+                AggAt::Nic => format!("on a NIC at {} Gb/s", p.agg_gbps),
+                AggAt::Switch => "in the ToR's middle pipes".into(),
+            },
             p.seed
         );
         println!(
@@ -144,7 +154,9 @@ pub fn run_cli(a: &CollectiveArgs, s: &Shared) -> anyhow::Result<ExitCode> {
         for r in &rep.results {
             let mem = r
                 .aggregator
-                .map(|s| s.state_bytes.to_string())
+                .map(|s| s.state_bytes)
+                .or(r.switch_aggregator.map(|s| s.unit.state_bytes))
+                .map(|b| b.to_string())
                 .unwrap_or_else(|| "-".into());
             println!(
                 "{:<11} {:>5} {:>7} {:>12.2} {:>12.2} {:>8.3} {:>14} {:>10} {:>9}",
