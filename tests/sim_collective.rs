@@ -82,6 +82,30 @@ fn workers_nonzero_blocks_differ_and_zero_blocks_are_skipped() {
 }
 
 #[test]
+fn overlapping_patterns_shrink_the_union_and_still_sum_exactly() {
+    let p = CollectiveParams {
+        overlap: 1.0,
+        ..params(0.3)
+    };
+    let rep = run_ok(&p);
+    let nz = &rep.nonzero_blocks;
+    assert!(nz.iter().all(|&k| k == nz[0]), "{nz:?}");
+    assert_eq!(rep.union_blocks, nz[0]);
+    // Every chosen block is nonzero at every worker: full rounds.
+    let agg = rep.results[2].aggregator.unwrap();
+    assert_eq!(agg.blocks, 3 * rep.union_blocks);
+    assert!(rep.results[2]
+        .agg_link_busy
+        .is_some_and(|b| b > 0.0 && b <= 1.0));
+    let half = run_ok(&CollectiveParams {
+        overlap: 0.5,
+        ..params(0.3)
+    });
+    let indep = run_ok(&params(0.3));
+    assert!(rep.union_blocks < half.union_blocks && half.union_blocks < indep.union_blocks);
+}
+
+#[test]
 fn larger_blocks_more_workers_and_racks() {
     let p = CollectiveParams {
         bytes: 1024 * 96,
@@ -177,6 +201,7 @@ fn cli_runs_and_refuses_bad_parameters() {
         ("--depth", "0", "--depth 0"),
         ("--workers", "1", "--workers 1"),
         ("--bytes", "1000", "--bytes 1000"),
+        ("--overlap", "1.5", "--overlap 1.5"),
     ] {
         let (code, out, err) = cli(&["sim", "--collective", "allreduce", flag, value]);
         assert_eq!(code, Some(2), "{flag} {value}: {out}{err}");

@@ -39,6 +39,11 @@ pub struct CollectiveArgs {
     /// Collective: fraction of each worker's blocks that are nonzero, [0, 1].
     #[arg(long, requires = "collective")]
     pub density: Option<f64>,
+    /// Collective: fraction of blocks whose nonzero pattern every worker
+    /// shares, [0, 1] (0: independent patterns, the default; 1: the same
+    /// nonzero blocks at every worker).
+    #[arg(long, requires = "collective")]
+    pub overlap: Option<f64>,
     /// Collective: workers, n (2..=256); the aggregator is one more node.
     #[arg(long, requires = "collective")]
     pub workers: Option<u32>,
@@ -85,6 +90,7 @@ pub fn params(a: &CollectiveArgs, s: &Shared) -> CollectiveParams {
         block: a.block.unwrap_or(d.block),
         depth: a.depth.unwrap_or(d.depth),
         density: a.density.unwrap_or(d.density),
+        overlap: a.overlap.unwrap_or(d.overlap),
         workers: a.workers.unwrap_or(d.workers),
         seed: s.seed.unwrap_or(d.seed),
         window: a.window.unwrap_or(d.window),
@@ -118,12 +124,13 @@ pub fn run_cli(a: &CollectiveArgs, s: &Shared) -> anyhow::Result<ExitCode> {
     if !s.quiet {
         let nz: u64 = rep.nonzero_blocks.iter().sum();
         println!(
-            "AllReduce of {} bytes ({} blocks of {} B) over {} workers, density {} ({} nonzero blocks per worker on average, union {}), {} Gb/s links (aggregator {}), seed {}",
+            "AllReduce of {} bytes ({} blocks of {} B) over {} workers, density {}, overlap {} ({} nonzero blocks per worker on average, union {}), {} Gb/s links (aggregator {}), seed {}",
             p.bytes,
             rep.blocks,
             p.block,
             p.workers,
             p.density,
+            p.overlap,
             nz / u64::from(p.workers),
             rep.union_blocks,
             p.link_gbps,
@@ -170,6 +177,21 @@ pub fn run_cli(a: &CollectiveArgs, s: &Shared) -> anyhow::Result<ExitCode> {
                 mem,
                 if r.verified { "yes" } else { "NO" }
             );
+            if let (Some(busy), Some(a)) = (r.agg_link_busy, r.aggregator) {
+                println!(
+                    "  {}: aggregator link busy {:.0} % of the run ({} frame bytes out), {} rounds",
+                    r.algo,
+                    busy * 100.0,
+                    a.tx.bytes,
+                    a.rounds
+                );
+            }
+            if let Some(s) = r.switch_aggregator {
+                println!(
+                    "  {}: switch aggregator sent {} PRs, {} rounds",
+                    r.algo, s.prs_sent, s.unit.rounds
+                );
+            }
             for pr in &r.problems {
                 println!("  {}: {pr}", r.algo);
             }

@@ -153,6 +153,9 @@ pub struct CollectiveParams {
     pub depth: u32,
     /// Probability that a worker's block is nonzero.
     pub density: f64,
+    /// Probability that a block's nonzero-ness is shared by every worker
+    /// (0: independent patterns; 1: the same pattern everywhere).
+    pub overlap: f64,
     /// Workers, n.
     pub workers: u32,
     /// Seed of the tensors.
@@ -187,6 +190,7 @@ impl Default for CollectiveParams {
             block: 256,
             depth: 64,
             density: 0.25,
+            overlap: 0.0,
             workers: 4,
             seed: 1,
             window: 4,
@@ -295,6 +299,13 @@ impl CollectiveParams {
                 "a fraction of nonzero blocks in [0, 1]".into(),
             );
         }
+        if !(0.0..=1.0).contains(&self.overlap) {
+            return bad(
+                "overlap",
+                self.overlap.to_string(),
+                "a fraction of blocks whose pattern every worker shares, in [0, 1]".into(),
+            );
+        }
         if !(2..=64).contains(&self.window) {
             return bad(
                 "window",
@@ -345,6 +356,7 @@ impl CollectiveParams {
             blocks: self.bytes / u64::from(self.block),
             block: self.block,
             density: self.density,
+            overlap: self.overlap,
         }
     }
 }
@@ -382,6 +394,10 @@ pub struct AlgoResult {
     pub agg_at: Option<AggAt>,
     /// The NIC aggregator's counters (not ring).
     pub aggregator: Option<AggStats>,
+    /// The share of the run the NIC aggregator's link spent sending (its
+    /// frame bytes at `--agg-gbps` over the time): near 1, the run is
+    /// bound by the aggregator's link (n copies of every sum go out).
+    pub agg_link_busy: Option<f64>,
     /// The switch aggregator's counters (`--agg-at switch`, not ring).
     pub switch_aggregator: Option<NsCollStats>,
     /// OmNICCL's aggregator memory, (n + 2)·b·d bytes (d: blocks per
@@ -719,6 +735,10 @@ fn run_algo(
         frames,
         events: engine.stats().events,
         agg_at: (algo != Algo::Ring).then_some(p.agg_at),
+        agg_link_busy: aggregator.filter(|_| time_ns > 0.0).map(|s| {
+            // bytes · 8 / (Gb/s) = ns.
+            s.tx.bytes as f64 * 8.0 / p.agg_gbps as f64 / time_ns
+        }),
         aggregator,
         switch_aggregator,
         paper_aggregator_bytes: (algo != Algo::Ring).then(|| (u64::from(n) + 2) * b * d),
@@ -825,6 +845,23 @@ mod tests {
                 },
                 "--depth 0",
                 "1 to 4096",
+            ),
+            (
+                CollectiveParams {
+                    overlap: -0.5,
+                    ..ok.clone()
+                },
+                "--overlap -0.5",
+                "[0, 1]",
+            ),
+            (
+                CollectiveParams {
+                    agg_at: AggAt::Switch,
+                    agg_gbps: 800,
+                    ..ok.clone()
+                },
+                "--agg-gbps 800",
+                "--agg-at nic",
             ),
             (
                 CollectiveParams {
