@@ -197,11 +197,14 @@ fn collective_externs_in_the_middle_pipe_only_where_there_is_a_pr() {
         "Deconcatenate(pr, md);\n        bit<8> st = BlockAccumulate(pr.req_id, pr.src, pr.idx, md.prop_len);\n        if (st == COLL_COMPLETE) { SendSums(pr.req_id); }\n        Concatenate(pr, md);",
         "",
     )));
-    assert!(middle(&c)
-        .path
-        .per_pr
-        .iter()
-        .any(|s| matches!(s, Stmt::Prim(a::Prim::Coll { .. })) || matches!(s, Stmt::If { .. })));
+    // Both calls land in the per-PR part, none in the per-packet part.
+    let json = |v: &[Stmt]| serde_json::to_string(v).unwrap();
+    let per_pr = json(&middle(&c).path.per_pr);
+    assert!(
+        per_pr.contains("block_accumulate") && per_pr.contains("send_sums"),
+        "{per_pr}"
+    );
+    assert!(!json(&middle(&c).path.per_packet).contains("block_accumulate"));
     // Before Deconcatenate there is no PR.
     let msg = fails(
         &with_coll(program(
