@@ -2,7 +2,8 @@
  *
  * The aggregator state of a block-sparse AllReduce (OmNICCL, Gu, Fei,
  * Canini, NAIC '24, section 2), as externs a NetSparseNic net_to_host
- * control calls in its per-PR part (after Deconcatenate). The target keeps,
+ * control or a NetSparseSwitch middle control calls in its per-PR part
+ * (after Deconcatenate). The target keeps,
  * per round slot (a small window of rounds in flight):
  *   - the Block Merge list: the d smallest block indices voted so far
  *     (O(d) state; a worker's votes arrive in ascending order, so merging
@@ -13,8 +14,10 @@
  * deconcatenation apply): pr.src = worker, pr.req_id = round, pr.tid = kind,
  * pr.idx = block index (or a count), payload = the block.
  *
- * Only the NetSparse SmartNIC provides them (the compiler refuses them in
- * switch and v1model programs).
+ * The NetSparse SmartNIC (a NetSparseNic net_to_host control) and the
+ * NetSparse switch's middle pipes (a NetSparseSwitch middle control, with a
+ * collective configured by the control plane) provide them, in the per-PR
+ * part only; the compiler refuses them in v1model, PSA and sPIN programs.
  *
  * Every extern that returns bit<8> returns COLL_OK, COLL_COMPLETE (the call
  * completed the round's phase) or COLL_REFUSED (unknown worker, round not in

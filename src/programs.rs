@@ -11,7 +11,9 @@
 //!
 //! `programs/ipv4_forward.p4` (v1model) is the switch benchmark's program;
 //! `programs/omniccl_agg.p4` (NetSparseNic with `<collective.p4>`) is the
-//! OmNICCL aggregator of `netsparse sim --collective allreduce`.
+//! OmNICCL aggregator of `netsparse sim --collective allreduce`, and
+//! `programs/omniccl_switch.p4` (NetSparseSwitch with `<collective.p4>`)
+//! the same aggregator in a ToR's middle pipes (`--agg-at switch`).
 //!
 //! The bundled includes (`core.p4`, `v1model.p4`, `netsparse.p4`) come
 //! from the compiler, which embeds them too.
@@ -37,6 +39,9 @@ pub enum Bundled {
     Ipv4Forward,
     /// `programs/omniccl_agg.p4` (the OmNICCL aggregator, `--collective`).
     OmnicclAgg,
+    /// `programs/omniccl_switch.p4` (the aggregator in a NetSparse switch's
+    /// middle pipes, `--collective allreduce --agg-at switch`).
+    OmnicclSwitch,
 }
 
 impl Bundled {
@@ -48,6 +53,7 @@ impl Bundled {
             Bundled::Spine => "netsparse_spine.p4",
             Bundled::Ipv4Forward => "ipv4_forward.p4",
             Bundled::OmnicclAgg => "omniccl_agg.p4",
+            Bundled::OmnicclSwitch => "omniccl_switch.p4",
         }
     }
 
@@ -59,6 +65,7 @@ impl Bundled {
             Bundled::Spine => include_str!("../programs/netsparse_spine.p4"),
             Bundled::Ipv4Forward => include_str!("../programs/ipv4_forward.p4"),
             Bundled::OmnicclAgg => include_str!("../programs/omniccl_agg.p4"),
+            Bundled::OmnicclSwitch => include_str!("../programs/omniccl_switch.p4"),
         }
     }
 }

@@ -34,6 +34,6 @@ pub use netsparse_engine::{
     ControlPlane, ControlPlaneError, DigestMsg, EngineStats, EntriesError, EntryHandle, KeySpec,
     LoadError, PacketState, Replica,
 };
-pub use nsswitch::{NsConfig, NsStats, NsSwitch};
+pub use nsswitch::{NsCollStats, NsCollective, NsConfig, NsStats, NsSwitch};
 pub use psa::PsaSwitch;
 pub use v1model::{DropStats, McNodeHandle, PortStats, Switch, SwitchConfig, SwitchStats};

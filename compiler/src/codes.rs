@@ -152,3 +152,5 @@ pub const NIC_STRUCTURE: &str = "E0440";
 pub const NS_IN_SPIN: &str = "E0441";
 /// A sPIN extern outside a `SpinNic` program, or in the wrong handler.
 pub const SPIN_PLACEMENT: &str = "E0442";
+/// A collective extern (`<collective.p4>`) outside the per-PR part.
+pub const COLL_REGION: &str = "E0443";

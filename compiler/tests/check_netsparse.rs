@@ -184,16 +184,56 @@ fn v1model_only_externs_are_rejected_in_netsparse_programs() {
 }
 
 #[test]
-fn collective_externs_only_on_the_smartnic() {
-    let prog = program(
+fn collective_externs_in_the_middle_pipe_only_where_there_is_a_pr() {
+    let with_coll = |p: String| {
+        p.replace(
+            "#include <netsparse.p4>",
+            "#include <netsparse.p4>\n#include <collective.p4>",
+        )
+    };
+    // In the middle control's per-PR part: the switch's aggregator.
+    let c = ok(&with_coll(program(
         "",
-        "Deconcatenate(pr, md);\n        SendSums(pr.req_id);\n        Concatenate(pr, md);",
+        "Deconcatenate(pr, md);\n        bit<8> st = BlockAccumulate(pr.req_id, pr.src, pr.idx, md.prop_len);\n        if (st == COLL_COMPLETE) { SendSums(pr.req_id); }\n        Concatenate(pr, md);",
         "",
-    )
-    .replace(
-        "#include <netsparse.p4>",
-        "#include <netsparse.p4>\n#include <collective.p4>",
+    )));
+    // Both calls land in the per-PR part, none in the per-packet part.
+    let json = |v: &[Stmt]| serde_json::to_string(v).unwrap();
+    let per_pr = json(&middle(&c).path.per_pr);
+    assert!(
+        per_pr.contains("block_accumulate") && per_pr.contains("send_sums"),
+        "{per_pr}"
     );
-    let msg = fails(&prog, "E0417");
+    assert!(!json(&middle(&c).path.per_packet).contains("block_accumulate"));
+    // Before Deconcatenate there is no PR.
+    let msg = fails(
+        &with_coll(program(
+            "",
+            "SendSums(32w0);\n        Deconcatenate(pr, md);\n        Concatenate(pr, md);",
+            "",
+        )),
+        "E0443",
+    );
+    assert!(msg.contains("current PR"), "{msg}");
+    // A v1model program has no aggregator.
+    let v1 = r#"#include <core.p4>
+#include <v1model.p4>
+#include <collective.p4>
+header h_t { bit<32> a; }
+struct headers { h_t h; }
+struct meta_t { bit<8> x; }
+parser P(packet_in pkt, out headers hdr, inout meta_t meta, inout standard_metadata_t sm) {
+    state start { pkt.extract(hdr.h); transition accept; }
+}
+control V(inout headers hdr, inout meta_t meta) { apply { } }
+control I(inout headers hdr, inout meta_t meta, inout standard_metadata_t sm) {
+    apply { SendSums(hdr.h.a); }
+}
+control E(inout headers hdr, inout meta_t meta, inout standard_metadata_t sm) { apply { } }
+control C(inout headers hdr, inout meta_t meta) { apply { } }
+control D(packet_out pkt, in headers hdr) { apply { pkt.emit(hdr.h); } }
+V1Switch(P(), V(), I(), E(), C(), D()) main;
+"#;
+    let msg = fails(v1, "E0417");
     assert!(msg.contains("collective extern"), "{msg}");
 }

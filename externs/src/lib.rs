@@ -9,6 +9,7 @@
 //! * [`deconcat`]: the validating Deconcatenator.
 //! * [`rig`]: the RIG Unit's Idx Filter and Pending PR Table (§5.2).
 //! * [`cache`]: the switch's Property Cache (§6.2.2).
+//! * [`coll`]: the collective aggregator units (OmNICCL's Block Merge and round state, `<collective.p4>`).
 //! * [`fxhash`]: the fast deterministic hasher of the per-PR tables.
 //! * [`hash`], [`meter`], [`stateful`]: v1model hash/checksum algorithms, RFC 2698
 //!   meters, registers and counters.
@@ -16,6 +17,7 @@
 
 pub mod artifact;
 pub mod cache;
+pub mod coll;
 pub mod concat;
 pub mod datapath;
 pub mod deconcat;

@@ -9,7 +9,7 @@ use std::time::Instant;
 use anyhow::{bail, Context as _};
 
 use netsparse::programs::ProgramCache;
-use netsparse::sim::collective::{run, Algo, CollectiveParams};
+use netsparse::sim::collective::{run, AggAt, Algo, CollectiveParams};
 
 /// The collective flags of `netsparse sim`.
 #[derive(clap::Args, Debug, Default)]
@@ -39,15 +39,26 @@ pub struct CollectiveArgs {
     /// Collective: fraction of each worker's blocks that are nonzero, [0, 1].
     #[arg(long, requires = "collective")]
     pub density: Option<f64>,
+    /// Collective: fraction of blocks whose nonzero pattern every worker
+    /// shares, [0, 1] (0: independent patterns, the default; 1: the same
+    /// nonzero blocks at every worker).
+    #[arg(long, requires = "collective")]
+    pub overlap: Option<f64>,
     /// Collective: workers, n (2..=256); the aggregator is one more node.
     #[arg(long, requires = "collective")]
     pub workers: Option<u32>,
     /// Collective: rounds in flight at the aggregator (2..=64).
     #[arg(long, requires = "collective")]
     pub window: Option<u32>,
-    /// Collective: the aggregator's link rate, Gb/s (default: --link-gbps).
+    /// Collective: the aggregator's link rate, Gb/s (default: --link-gbps;
+    /// --agg-at nic only).
     #[arg(long, requires = "collective")]
     pub agg_gbps: Option<u64>,
+    /// Collective: where omniccl's and omnireduce's aggregator runs: `nic`
+    /// (a SmartNIC of its own, programs/omniccl_agg.p4) or `switch` (the
+    /// middle pipes of its ToR, programs/omniccl_switch.p4).
+    #[arg(long, requires = "collective", value_name = "nic|switch")]
+    pub agg_at: Option<AggAt>,
 }
 
 /// The flags `netsparse sim` shares with the collective runs.
@@ -79,12 +90,14 @@ pub fn params(a: &CollectiveArgs, s: &Shared) -> CollectiveParams {
         block: a.block.unwrap_or(d.block),
         depth: a.depth.unwrap_or(d.depth),
         density: a.density.unwrap_or(d.density),
+        overlap: a.overlap.unwrap_or(d.overlap),
         workers: a.workers.unwrap_or(d.workers),
         seed: s.seed.unwrap_or(d.seed),
         window: a.window.unwrap_or(d.window),
         racks: s.racks.unwrap_or(d.racks),
         link_gbps: link,
         agg_gbps: a.agg_gbps.unwrap_or(link),
+        agg_at: a.agg_at.unwrap_or(d.agg_at),
         link_latency_ns: s.link_latency_ns.unwrap_or(d.link_latency_ns),
         switch_latency_ns: s.switch_latency_ns.unwrap_or(d.switch_latency_ns),
         max_sim_time_ms: d.max_sim_time_ms,
@@ -111,16 +124,20 @@ pub fn run_cli(a: &CollectiveArgs, s: &Shared) -> anyhow::Result<ExitCode> {
     if !s.quiet {
         let nz: u64 = rep.nonzero_blocks.iter().sum();
         println!(
-            "AllReduce of {} bytes ({} blocks of {} B) over {} workers, density {} ({} nonzero blocks per worker on average, union {}), {} Gb/s links (aggregator {}), seed {}",
+            "AllReduce of {} bytes ({} blocks of {} B) over {} workers, density {}, overlap {} ({} nonzero blocks per worker on average, union {}), {} Gb/s links (aggregator {}), seed {}",
             p.bytes,
             rep.blocks,
             p.block,
             p.workers,
             p.density,
+            p.overlap,
             nz / u64::from(p.workers),
             rep.union_blocks,
             p.link_gbps,
-            p.agg_gbps,
+            match p.agg_at {
+                AggAt::Nic => format!("on a NIC at {} Gb/s", p.agg_gbps),
+                AggAt::Switch => "in the ToR's middle pipes".into(),
+            },
             p.seed
         );
         println!(
@@ -144,7 +161,9 @@ pub fn run_cli(a: &CollectiveArgs, s: &Shared) -> anyhow::Result<ExitCode> {
         for r in &rep.results {
             let mem = r
                 .aggregator
-                .map(|s| s.state_bytes.to_string())
+                .map(|s| s.state_bytes)
+                .or(r.switch_aggregator.map(|s| s.unit.state_bytes))
+                .map(|b| b.to_string())
                 .unwrap_or_else(|| "-".into());
             println!(
                 "{:<11} {:>5} {:>7} {:>12.2} {:>12.2} {:>8.3} {:>14} {:>10} {:>9}",
@@ -158,6 +177,21 @@ pub fn run_cli(a: &CollectiveArgs, s: &Shared) -> anyhow::Result<ExitCode> {
                 mem,
                 if r.verified { "yes" } else { "NO" }
             );
+            if let (Some(busy), Some(a)) = (r.agg_link_busy, r.aggregator) {
+                println!(
+                    "  {}: aggregator link busy {:.0} % of the run ({} frame bytes out), {} rounds",
+                    r.algo,
+                    busy * 100.0,
+                    a.tx.bytes,
+                    a.rounds
+                );
+            }
+            if let Some(s) = r.switch_aggregator {
+                println!(
+                    "  {}: switch aggregator sent {} PRs, {} rounds",
+                    r.algo, s.prs_sent, s.unit.rounds
+                );
+            }
             for pr in &r.problems {
                 println!("  {}: {pr}", r.algo);
             }

@@ -48,10 +48,12 @@ Exit status: 0 done, 1 verification failed, 2 usage or input error, 130\n\
 stopped by Ctrl-C (the partial statistics are still printed and written).\n\
 \n\
 Collectives: --collective allreduce runs ring, omnireduce and omniccl (the\n\
-OmNICCL aggregator, programs/omniccl_agg.p4) on workers' seeded block-sparse\n\
-tensors, each result verified against the direct sum: --algo, --bytes,\n\
---block, --depth, --density, --workers, --window, --agg-gbps (with --racks,\n\
---link-gbps, --link-latency-ns, --switch-latency-ns, --seed, --json).\n\
+OmNICCL aggregator, programs/omniccl_agg.p4 on a SmartNIC, or with\n\
+--agg-at switch programs/omniccl_switch.p4 in the ToR's middle pipes) on\n\
+workers' seeded block-sparse tensors, each result verified against the\n\
+direct sum: --algo, --bytes, --block, --depth, --density, --workers,\n\
+--window, --agg-gbps, --agg-at (with --racks, --link-gbps,\n\
+--link-latency-ns, --switch-latency-ns, --seed, --json).\n\
 \n\
 2D SpMM: --kernel spmm2d runs Brock et al.'s RDMA SpMM (--alg s-c, s-a,\n\
 ws-rand, ws-la) on a sqrt(p) x sqrt(p) tile grid of --nodes (a perfect\n\

@@ -33,8 +33,11 @@ pub enum FabricError {
 }
 
 /// Add `topo`'s devices and links to `engine`: node `n` is `node(n)`, a
-/// switch is `switch` of a v1model switch running `spine` with its
-/// entries, and the link between two devices runs at `gbps(a, b)`.
+/// switch is `custom(d, its control-plane entries)` when that gives one
+/// (e.g. the NetSparse switch that aggregates a collective), else `switch`
+/// of a v1model switch running `spine` with its entries, and the link
+/// between two devices runs at `gbps(a, b)`.
+#[allow(clippy::too_many_arguments)]
 pub fn build<D: Datapath, T: LinkTap>(
     engine: &mut Engine<D, T>,
     topo: &Topology,
@@ -42,6 +45,7 @@ pub fn build<D: Datapath, T: LinkTap>(
     p: FabricParams,
     mut node: impl FnMut(u32) -> Result<D, String>,
     switch: impl Fn(Box<Switch>) -> D,
+    mut custom: impl FnMut(Device, &str) -> Option<Result<D, String>>,
     gbps: impl Fn(Device, Device) -> u64,
 ) -> Result<(), FabricError> {
     let templates = TableTemplates::default();
@@ -49,16 +53,22 @@ pub fn build<D: Datapath, T: LinkTap>(
         let (dev, latency) = match d {
             Device::Node(n) => (node(n).map_err(FabricError::Build)?, Time::ZERO),
             _ => {
-                let cfg = SwitchConfig {
-                    seed: p.seed,
-                    ..SwitchConfig::default()
-                };
-                let mut sw =
-                    Switch::new(spine, cfg).map_err(|e| FabricError::Build(format!("{d}: {e}")))?;
                 let entries = topo.control_plane(d, &templates);
-                commands::apply(&mut sw, &entries, &format!("{d}-commands.txt"))
-                    .map_err(|e| FabricError::Build(format!("{d}: {e}")))?;
-                (switch(Box::new(sw)), Time::from_ns(p.switch_latency_ns))
+                let dev = match custom(d, &entries) {
+                    Some(dev) => dev.map_err(|e| FabricError::Build(format!("{d}: {e}")))?,
+                    None => {
+                        let cfg = SwitchConfig {
+                            seed: p.seed,
+                            ..SwitchConfig::default()
+                        };
+                        let mut sw = Switch::new(spine, cfg)
+                            .map_err(|e| FabricError::Build(format!("{d}: {e}")))?;
+                        commands::apply(&mut sw, &entries, &format!("{d}-commands.txt"))
+                            .map_err(|e| FabricError::Build(format!("{d}: {e}")))?;
+                        switch(Box::new(sw))
+                    }
+                };
+                (dev, Time::from_ns(p.switch_latency_ns))
             }
         };
         engine.add_device(Box::new(dev), latency, d.to_string());

@@ -4,8 +4,9 @@
 //! Property Cache as its target primitives (`Lookup`, `Insert`), and every
 //! PR that survives is checked and handed to the Concatenator.
 
-use netsparse_externs::artifact::Prim;
+use netsparse_externs::artifact::{coll_status, Prim};
 use netsparse_externs::cache::PropertyCache;
+use netsparse_externs::coll::CollUnit;
 use netsparse_externs::concat::{CqKey, Flushed};
 use netsparse_externs::wire::netsparse::pr_field;
 use netsparse_externs::wire::{Frame, PrType, WireError, MAX_NODE_ID};
@@ -46,6 +47,8 @@ struct PrPrims<'a> {
     payload: Payload,
     hit: &'a mut Vec<u8>,
     errors: &'a mut ProgramErrors,
+    /// The collective unit, when configured.
+    coll: Option<&'a mut CollUnit>,
 }
 
 impl TargetPrims for PrPrims<'_> {
@@ -76,6 +79,18 @@ impl TargetPrims for PrPrims<'_> {
                 // the switch checked the packet's length against the mode.
                 let _ = self.cache.insert(self.now, idx, data);
                 TargetResult::Done
+            }
+            Prim::Coll { op, .. } => {
+                let Some(unit) = self.coll.as_deref_mut() else {
+                    self.errors.unsupported += 1;
+                    return TargetResult::Value(u128::from(coll_status::REFUSED));
+                };
+                // The block is the PR's own payload (a cache hit does not
+                // make one).
+                match unit.call(*op, call.args, self.own) {
+                    Some(v) => TargetResult::Value(u128::from(v)),
+                    None => TargetResult::Done,
+                }
             }
             _ => {
                 self.errors.unsupported += 1;
@@ -131,6 +146,7 @@ impl NsSwitch {
             pipes,
             mst,
             hit,
+            coll,
             ..
         } = self;
         let Pipe {
@@ -248,10 +264,21 @@ impl NsSwitch {
                 },
                 hit,
                 errors: &mut pc.errors,
+                coll: coll.as_deref_mut().map(|c| &mut c.unit),
             };
             let repr = v.repr();
             let out = path.run_pr(prog, mst, &repr, |_, _| {}, &mut t);
             let payload = t.payload;
+            if let Some(c) = coll.as_deref_mut().filter(|c| c.unit.has_actions()) {
+                // The broadcasts leave through this pipe's Concatenator;
+                // each originated PR occupies the pipe one PR time.
+                let sent = c.broadcast(now, concat, &mut sink);
+                if step != Time::ZERO {
+                    let busy = Time::from_ps(step.as_ps().saturating_mul(sent));
+                    *free_at = (*free_at).max(now) + busy;
+                    pc.busy_ps += busy.as_ps();
+                }
+            }
             if out.dropped {
                 pc.prs_dropped += 1;
                 continue;

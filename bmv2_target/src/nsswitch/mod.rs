@@ -72,10 +72,17 @@
 //! table entries (the control plane programs every pipe alike); stateful
 //! externs (registers, counters, meters) are shared by the pipes.
 //!
+//! With a collective configured ([`NsSwitch::configure_collective`]), the
+//! per-PR part may call the collective externs of `<collective.p4>` (the
+//! OmNICCL aggregator in the middle pipes; see `coll.rs`): one aggregator
+//! state per switch, its broadcasts sent through the calling pipe's
+//! Concatenator.
+//!
 //! No allocation per packet or per PR in steady state: packet states, the
 //! deparse buffer, the pool of built-packet buffers and the units reuse
 //! their memory.
 
+mod coll;
 pub mod config;
 mod control;
 mod egress;
@@ -96,6 +103,7 @@ use netsparse_externs::wire::{pr_capacity, DeviceAddr, PR_HEADER_LEN};
 use netsparse_externs::{Datapath, Outputs, Time};
 use thiserror::Error;
 
+pub use coll::{NsCollStats, NsCollective};
 pub use config::{NsCacheConfig, NsConfig, NsConfigError};
 pub use stats::{
     CacheCounters, FlushCounters, MalformedCounters, NsStats, PipeStats, ProgramErrors,
@@ -248,6 +256,8 @@ pub struct NsSwitch {
     hit: Vec<u8>,
     bad_port: u64,
     packet_id: u64,
+    /// The collective externs' state, once configured.
+    coll: Option<Box<coll::SwitchColl>>,
 }
 
 impl std::fmt::Debug for NsSwitch {
@@ -344,6 +354,7 @@ impl NsSwitch {
             hit: Vec::with_capacity(cfg.cache.mode.bytes() as usize),
             bad_port: 0,
             packet_id: 0,
+            coll: None,
             cfg,
         })
     }

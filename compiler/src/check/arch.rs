@@ -532,12 +532,12 @@ impl Checker<'_> {
                 Diagnostic::error(
                     codes::RIG_OUTSIDE_NIC,
                     format!(
-                        "`{name}` is a collective extern of <collective.p4>, which only the NetSparse SmartNIC provides, but this program targets `{}`",
+                        "`{name}` is a collective extern of <collective.p4>, which only the NetSparse SmartNIC and the NetSparse switch's middle pipes provide, but this program targets `{}`",
                         main.package
                     ),
                     u.span,
                 )
-                .with_hint("collective externs need `NetSparseNic(host_to_net, net_to_host) main;` (see programs/omniccl_agg.p4)")
+                .with_hint("collective externs need `NetSparseNic(host_to_net, net_to_host) main;` (see programs/omniccl_agg.p4) or a `NetSparseSwitch` middle control (see programs/omniccl_switch.p4)")
             } else if u.op.is_rig() {
                 Diagnostic::error(
                     codes::RIG_OUTSIDE_NIC,

@@ -467,9 +467,6 @@ impl Builtin {
             Lookup | Insert => Some(Arch::NetSparseSwitch),
             _ if self.is_rig() => Some(Arch::NetSparseNic),
             Spin(_) => Some(Arch::SpinNic),
-            // Only the SmartNIC's firmware implements them (the switch's
-            // middle pipes do not, yet).
-            Coll(_) => Some(Arch::NetSparseNic),
             _ => None,
         }
     }
@@ -477,7 +474,9 @@ impl Builtin {
     /// Whether a program for `arch` may use this builtin.
     pub fn available_in(self, arch: Arch) -> bool {
         match self {
-            Builtin::Deconcatenate | Builtin::Concatenate => {
+            // The collective externs: the SmartNIC's aggregator firmware
+            // and the NetSparse switch's middle pipes implement them.
+            Builtin::Deconcatenate | Builtin::Concatenate | Builtin::Coll(_) => {
                 matches!(arch, Arch::NetSparseSwitch | Arch::NetSparseNic)
             }
             _ => self.arch_only().is_none_or(|a| a == arch),

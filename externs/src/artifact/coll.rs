@@ -4,8 +4,9 @@
 //! (the `d` smallest block indices of a round), block accumulation into a
 //! round's slots, the per-round counters that say when a round is complete,
 //! and the broadcasts of a round's indices and sums. They run in the per-PR
-//! part of a `NetSparseNic` net_to_host control (the compiler refuses them
-//! in switch and v1model programs); the target owns the state.
+//! part of a `NetSparseNic` net_to_host control or of a `NetSparseSwitch`
+//! middle control (the compiler refuses them elsewhere); the target owns
+//! the state ([`crate::coll::CollUnit`]).
 
 use serde::{Deserialize, Serialize};
 

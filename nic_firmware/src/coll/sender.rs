@@ -179,23 +179,3 @@ impl PrSender {
         }
     }
 }
-
-/// A PR of a collective: `src` this node, `tid` the kind, `req_id` the round.
-pub fn coll_pr(src: u32, kind: u16, round: u32, idx: u64) -> PrRepr {
-    PrRepr {
-        src,
-        tid: kind,
-        idx,
-        req_id: round,
-    }
-}
-
-/// [`PrType`] of a kind: blocks and sums carry payloads (responses), the
-/// rest are reads.
-pub fn kind_type(kind: u16) -> PrType {
-    if kind == super::BLOCK || kind == super::SUM {
-        PrType::Response
-    } else {
-        PrType::Read
-    }
-}

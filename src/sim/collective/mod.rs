@@ -16,6 +16,12 @@
 //!   streams of depth-1 rounds over the blocks `j mod streams`, each block
 //!   sent with its sender's next nonzero index (the vote), on the same
 //!   aggregator program.
+//! * **Where the aggregator runs** (`--agg-at`): `nic`, a SmartNIC of its
+//!   own (node `workers`) running `programs/omniccl_agg.p4`; or `switch`,
+//!   the middle pipes of the ToR of that node's rack, a NetSparse
+//!   multi-pipe switch running `programs/omniccl_switch.p4` (the workers
+//!   still address node `workers`, which idles; the switch consumes their
+//!   PRs and sends the indices and sums to each worker's port).
 //! * **Verification.** Every block a worker receives as a result is checked
 //!   against the direct sum ([`tensor::Tensors::expected`]); a run passes
 //!   when every worker holds every block it needs exactly once, and the
@@ -29,7 +35,10 @@ pub mod workers;
 
 use std::sync::Arc;
 
-use netsparse_bmv2::Switch;
+use netsparse_bmv2::{NsCollStats, NsCollective, NsConfig, NsSwitch, Switch};
+use netsparse_engine::control::commands;
+use netsparse_externs::coll::CollConfig;
+use netsparse_externs::wire::DeviceAddr;
 use netsparse_externs::{Datapath, Outputs, Time};
 use netsparse_netsim::{DeviceId, Engine, EngineConfig, EngineError, FaultInjector, Outcome};
 use netsparse_nic::coll::{
@@ -39,7 +48,7 @@ use serde::Serialize;
 use thiserror::Error;
 
 use super::fabric::{self, FabricError, FabricParams};
-use super::topology::{Device, Topology};
+use super::topology::{Device, Topology, PR_TYPE_RESPONSE};
 use crate::programs::{Bundled, ProgramCache};
 use tensor::{Bounds, Tensors};
 use workers::{OmniWorker, RingWorker, Shared, WorkerResult};
@@ -87,6 +96,43 @@ impl std::fmt::Display for Algo {
     }
 }
 
+/// Where the aggregator of `omniccl` and `omnireduce` runs.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum AggAt {
+    /// A SmartNIC of its own (`programs/omniccl_agg.p4`).
+    #[default]
+    Nic,
+    /// The middle pipes of the aggregator node's ToR, a NetSparse switch
+    /// (`programs/omniccl_switch.p4`).
+    Switch,
+}
+
+impl AggAt {
+    /// Its CLI name.
+    pub fn name(self) -> &'static str {
+        match self {
+            AggAt::Nic => "nic",
+            AggAt::Switch => "switch",
+        }
+    }
+}
+
+impl std::str::FromStr for AggAt {
+    type Err = String;
+    fn from_str(s: &str) -> Result<AggAt, String> {
+        match s {
+            "nic" => Ok(AggAt::Nic),
+            "switch" => Ok(AggAt::Switch),
+            o => Err(format!("unknown aggregator place {o:?}: use nic or switch")),
+        }
+    }
+}
+
+/// Cycles each PR occupies a middle pipe of the aggregating switch (the
+/// cluster simulator's one PR per cycle per pipe, §6.2).
+pub const SWITCH_PR_CYCLES: u64 = 1;
+
 /// Largest tensor, bytes.
 pub const MAX_BYTES: u64 = 1 << 30;
 /// Most workers.
@@ -107,6 +153,9 @@ pub struct CollectiveParams {
     pub depth: u32,
     /// Probability that a worker's block is nonzero.
     pub density: f64,
+    /// Probability that a block's nonzero-ness is shared by every worker
+    /// (0: independent patterns; 1: the same pattern everywhere).
+    pub overlap: f64,
     /// Workers, n.
     pub workers: u32,
     /// Seed of the tensors.
@@ -117,8 +166,10 @@ pub struct CollectiveParams {
     pub racks: u32,
     /// Link rate, Gb/s.
     pub link_gbps: u64,
-    /// The aggregator's link rate, Gb/s.
+    /// The aggregator's link rate, Gb/s (`--agg-at nic`).
     pub agg_gbps: u64,
+    /// Where the aggregator runs.
+    pub agg_at: AggAt,
     /// One-way link latency, ns.
     pub link_latency_ns: u64,
     /// Switch pipeline latency, ns.
@@ -139,12 +190,14 @@ impl Default for CollectiveParams {
             block: 256,
             depth: 64,
             density: 0.25,
+            overlap: 0.0,
             workers: 4,
             seed: 1,
             window: 4,
             racks: 1,
             link_gbps: 400,
             agg_gbps: 400,
+            agg_at: AggAt::Nic,
             link_latency_ns: 450,
             switch_latency_ns: 300,
             max_sim_time_ms: 10_000,
@@ -246,6 +299,13 @@ impl CollectiveParams {
                 "a fraction of nonzero blocks in [0, 1]".into(),
             );
         }
+        if !(0.0..=1.0).contains(&self.overlap) {
+            return bad(
+                "overlap",
+                self.overlap.to_string(),
+                "a fraction of blocks whose pattern every worker shares, in [0, 1]".into(),
+            );
+        }
         if !(2..=64).contains(&self.window) {
             return bad(
                 "window",
@@ -258,6 +318,16 @@ impl CollectiveParams {
                 "link-gbps",
                 format!("{} (aggregator {})", self.link_gbps, self.agg_gbps),
                 "a positive rate in Gb/s".into(),
+            );
+        }
+        if self.agg_at == AggAt::Switch && self.agg_gbps != self.link_gbps {
+            return bad(
+                "agg-gbps",
+                self.agg_gbps.to_string(),
+                format!(
+                    "only with --agg-at nic: the switch aggregator sends and receives on every worker's own link (--link-gbps {})",
+                    self.link_gbps
+                ),
             );
         }
         if self.max_sim_time_ms == 0 {
@@ -286,6 +356,7 @@ impl CollectiveParams {
             blocks: self.bytes / u64::from(self.block),
             block: self.block,
             density: self.density,
+            overlap: self.overlap,
         }
     }
 }
@@ -319,8 +390,16 @@ pub struct AlgoResult {
     pub frames: u64,
     /// Events processed.
     pub events: u64,
-    /// The aggregator's counters (not ring).
+    /// Where the aggregator ran (not ring).
+    pub agg_at: Option<AggAt>,
+    /// The NIC aggregator's counters (not ring).
     pub aggregator: Option<AggStats>,
+    /// The share of the run the NIC aggregator's link spent sending (its
+    /// frame bytes at `--agg-gbps` over the time): near 1, the run is
+    /// bound by the aggregator's link (n copies of every sum go out).
+    pub agg_link_busy: Option<f64>,
+    /// The switch aggregator's counters (`--agg-at switch`, not ring).
+    pub switch_aggregator: Option<NsCollStats>,
     /// OmNICCL's aggregator memory, (n + 2)·b·d bytes (d: blocks per
     /// round over every stream), for comparison.
     pub paper_aggregator_bytes: Option<u64>,
@@ -358,6 +437,7 @@ enum Dev {
     Ring(Box<RingWorker>),
     Idle,
     Switch(Box<Switch>),
+    NsAgg(Box<NsSwitch>),
 }
 
 impl Datapath for Dev {
@@ -368,6 +448,7 @@ impl Datapath for Dev {
             Dev::Ring(d) => d.on_packet(now, port, frame, out),
             Dev::Idle => {}
             Dev::Switch(d) => d.on_packet(now, port, frame, out),
+            Dev::NsAgg(d) => d.on_packet(now, port, frame, out),
         }
     }
     fn on_timer(&mut self, now: Time, out: &mut Outputs) {
@@ -377,6 +458,7 @@ impl Datapath for Dev {
             Dev::Ring(d) => d.on_timer(now, out),
             Dev::Idle => {}
             Dev::Switch(d) => d.on_timer(now, out),
+            Dev::NsAgg(d) => d.on_timer(now, out),
         }
     }
     fn next_deadline(&self) -> Option<Time> {
@@ -386,6 +468,7 @@ impl Datapath for Dev {
             Dev::Ring(d) => d.next_deadline(),
             Dev::Idle => None,
             Dev::Switch(d) => d.next_deadline(),
+            Dev::NsAgg(d) => d.next_deadline(),
         }
     }
 }
@@ -437,7 +520,12 @@ fn run_algo(
     let agg_node = n;
     let topo = Topology::new(n + 1, p.racks, None).map_err(|e| build_err(e.to_string()))?;
     let spine = programs.get(Bundled::Spine, &[])?;
-    let agg_art = programs.get(Bundled::OmnicclAgg, &[])?;
+    let in_switch = algo != Algo::Ring && p.agg_at == AggAt::Switch;
+    let agg_art = if in_switch {
+        programs.get(Bundled::OmnicclSwitch, &[])?
+    } else {
+        programs.get(Bundled::OmnicclAgg, &[])?
+    };
     let (depth, streams) = match algo {
         Algo::Ring => (0, 0),
         Algo::OmniReduce => (1, p.depth),
@@ -466,6 +554,7 @@ fn run_algo(
             .map_err(|e| format!("h{w}: {e}"))?;
         Ok(match (algo, w == agg_node) {
             (Algo::Ring, true) => Dev::Idle,
+            (_, true) if in_switch => Dev::Idle,
             (Algo::Ring, false) => Dev::Ring(Box::new(RingWorker::new(w, n, sh.clone(), tx))),
             (_, true) => {
                 let cfg = AggConfig {
@@ -491,6 +580,20 @@ fn run_algo(
             ))),
         })
     };
+    let agg_tor = Device::Tor(topo.rack_of(agg_node));
+    let unit = CollConfig {
+        workers: n,
+        depth,
+        block: p.block,
+        window: p.window,
+        streams,
+    };
+    let custom = |d: Device, entries: &str| -> Option<Result<Dev, String>> {
+        (in_switch && d == agg_tor).then(|| {
+            agg_switch(&topo, &agg_art, p, d, entries, unit, agg_node)
+                .map(|s| Dev::NsAgg(Box::new(s)))
+        })
+    };
     let agg = Device::Node(agg_node);
     let gbps = |a: Device, b: Device| {
         if a == agg || b == agg {
@@ -499,12 +602,20 @@ fn run_algo(
             p.link_gbps
         }
     };
-    fabric::build(&mut engine, &topo, &spine, fabric, node, Dev::Switch, gbps).map_err(
-        |e| match e {
-            FabricError::Build(m) => build_err(m),
-            FabricError::Engine(err) => CollectiveError::Engine { algo, err },
-        },
-    )?;
+    fabric::build(
+        &mut engine,
+        &topo,
+        &spine,
+        fabric,
+        node,
+        Dev::Switch,
+        custom,
+        gbps,
+    )
+    .map_err(|e| match e {
+        FabricError::Build(m) => build_err(m),
+        FabricError::Engine(err) => CollectiveError::Engine { algo, err },
+    })?;
     let outcome = engine
         .run()
         .map_err(|err| CollectiveError::Engine { algo, err })?;
@@ -516,7 +627,34 @@ fn run_algo(
     let mut max_sent = 0u64;
     let mut max_bytes = 0u64;
     let mut aggregator = None;
+    let mut switch_aggregator = None;
     let mut voting_open = Vec::new();
+    if in_switch {
+        let id = topo.device_index(agg_tor) as DeviceId;
+        if let Some(Dev::NsAgg(sw)) = engine.device(id) {
+            let st = sw.stats();
+            let errs = st.total.program_errors.total();
+            let malformed = st.total.malformed.total();
+            if let Some(c) = sw.collective_stats() {
+                if c.unit.refused.total() > 0 || c.unit.program_errors > 0 || c.prs_rejected > 0 {
+                    problems.push(format!(
+                        "the switch aggregator ({agg_tor}) refused {} calls ({:?}), {} collective program errors, {} PRs it could not send",
+                        c.unit.refused.total(),
+                        c.unit.refused,
+                        c.unit.program_errors,
+                        c.prs_rejected
+                    ));
+                }
+                switch_aggregator = Some(c);
+            }
+            if errs > 0 || malformed > 0 {
+                problems.push(format!(
+                    "the switch aggregator ({agg_tor}): {errs} program errors ({:?}), {malformed} malformed packets",
+                    st.total.program_errors
+                ));
+            }
+        }
+    }
     for node in 0..=n {
         let id = topo.device_index(Device::Node(node)) as DeviceId;
         let sent = engine.tx_counters(id, 0).unwrap_or_default();
@@ -558,7 +696,10 @@ fn run_algo(
     if !voting_open.is_empty() {
         problems.push(format!(
             "workers {voting_open:?} never saw the last round (the aggregator stalled at round {})",
-            aggregator.map(|s| s.rounds).unwrap_or(0)
+            aggregator
+                .map(|s| s.rounds)
+                .or(switch_aggregator.map(|s| s.unit.rounds))
+                .unwrap_or(0)
         ));
     }
     let frames = engine
@@ -569,6 +710,9 @@ fn run_algo(
     let time_ns = finish as f64 / 1000.0;
     let bound_ns = match algo {
         Algo::Ring => bounds.dense_ring_ns,
+        // The switch aggregator has no link of its own: every worker's
+        // link carries its blocks in and its sums out.
+        _ if in_switch => bounds.sparse_worker_ns,
         _ => bounds.sparse_worker_ns.max(bounds.sparse_aggregator_ns),
     };
     let (b, d) = (u64::from(p.block), u64::from(depth) * u64::from(streams));
@@ -590,9 +734,59 @@ fn run_algo(
         max_node_bytes_sent: max_bytes,
         frames,
         events: engine.stats().events,
+        agg_at: (algo != Algo::Ring).then_some(p.agg_at),
+        agg_link_busy: aggregator.filter(|_| time_ns > 0.0).map(|s| {
+            // bytes · 8 / (Gb/s) = ns.
+            s.tx.bytes as f64 * 8.0 / p.agg_gbps as f64 / time_ns
+        }),
         aggregator,
+        switch_aggregator,
         paper_aggregator_bytes: (algo != Algo::Ring).then(|| (u64::from(n) + 2) * b * d),
     })
+}
+
+/// The aggregator node's ToR as a NetSparse switch running
+/// `omniccl_switch.p4`: the ToR's shape and entries, `coll_node` serving the
+/// aggregator node, the collective configured with each worker's port.
+fn agg_switch(
+    topo: &Topology,
+    art: &netsparse_externs::artifact::Artifact,
+    p: &CollectiveParams,
+    d: Device,
+    entries: &str,
+    unit: CollConfig,
+    agg_node: u32,
+) -> Result<NsSwitch, String> {
+    let Device::Tor(r) = d else {
+        return Err("the switch aggregator is a ToR".into());
+    };
+    let addr = DeviceAddr::Switch(r);
+    let cfg = NsConfig {
+        ports: topo.tor_ports(),
+        pipes: topo.tor_pipes(),
+        pr_cycles: SWITCH_PR_CYCLES,
+        switch_id: r,
+        mac: addr.mac().map_err(|e| e.to_string())?,
+        ipv4: addr.ipv4().map_err(|e| e.to_string())?,
+        seed: p.seed,
+        ..NsConfig::default()
+    };
+    let mut sw = NsSwitch::new(art, cfg).map_err(|e| e.to_string())?;
+    let entries = format!("{entries}table_add coll_node serve {agg_node} =>\n");
+    commands::apply(&mut sw, &entries, &format!("{d}-commands.txt")).map_err(|e| e.to_string())?;
+    let worker_ports = (0..unit.workers)
+        .map(|w| {
+            topo.type_route(d, PR_TYPE_RESPONSE, w)
+                .ok_or_else(|| format!("no route to worker h{w}"))
+        })
+        .collect::<Result<Vec<u32>, String>>()?;
+    sw.configure_collective(NsCollective {
+        unit,
+        node: agg_node,
+        worker_ports,
+    })
+    .map_err(|e| e.to_string())?;
+    Ok(sw)
 }
 
 #[cfg(test)]
@@ -651,6 +845,23 @@ mod tests {
                 },
                 "--depth 0",
                 "1 to 4096",
+            ),
+            (
+                CollectiveParams {
+                    overlap: -0.5,
+                    ..ok.clone()
+                },
+                "--overlap -0.5",
+                "[0, 1]",
+            ),
+            (
+                CollectiveParams {
+                    agg_at: AggAt::Switch,
+                    agg_gbps: 800,
+                    ..ok.clone()
+                },
+                "--agg-gbps 800",
+                "--agg-at nic",
             ),
             (
                 CollectiveParams {

@@ -3,8 +3,14 @@
 //!
 //! A tensor of `bytes` bytes is `bytes / block` blocks of little-endian
 //! `u32` words. Block `j` of worker `w` is nonzero with probability
-//! `density`, independently per worker (so the workers' nonzero blocks
-//! differ); its words are a hash of (seed, w, j, word). Nothing is stored
+//! `density`. With `overlap` 0 the draws are independent per worker (the
+//! workers' nonzero blocks differ: at n workers the union holds
+//! `1 − (1 − density)^n` of the blocks); with `overlap` o, block `j` is,
+//! with probability o, decided by one draw shared by every worker (nonzero
+//! at all of them or at none), else per worker: each worker's density is
+//! still `density`, and the union shrinks to
+//! `o·density + (1 − o)(1 − (1 − density)^n)` (o = 1: the same pattern
+//! everywhere). Its words are a hash of (seed, w, j, word). Nothing is stored
 //! per worker: blocks are generated when sent. The expected result (the
 //! direct, wrapping sum of every worker's tensor) and the union of nonzero
 //! blocks are computed once, to verify every block a worker receives.
@@ -30,6 +36,8 @@ pub struct Tensors {
     pub block: u32,
     /// Probability that a worker's block is nonzero.
     pub density: f64,
+    /// Probability that a block's nonzero-ness is shared by every worker.
+    pub overlap: f64,
 }
 
 impl Tensors {
@@ -41,6 +49,14 @@ impl Tensors {
     pub fn nonzero(&self, w: u32, j: u64) -> bool {
         if self.density >= 1.0 {
             return true;
+        }
+        if self.overlap > 0.0 {
+            // Worker-independent draws: is block j shared, and is it nonzero.
+            let s = mix(mix(self.seed ^ 0x0E71_A900) ^ j);
+            let pick = (s >> 11) as f64 / (1u64 << 53) as f64;
+            if pick < self.overlap {
+                return ((mix(s ^ 0x5EED) >> 11) as f64 / (1u64 << 53) as f64) < self.density;
+            }
         }
         let u = (mix(self.block_hash(w, j) ^ 0x5EED) >> 11) as f64 / (1u64 << 53) as f64;
         u < self.density
@@ -169,6 +185,7 @@ mod tests {
             blocks: 64,
             block: 16,
             density,
+            overlap: 0.0,
         }
     }
 
@@ -190,6 +207,29 @@ mod tests {
         x.block_into(1, j, &mut b);
         assert_eq!(a, b);
         assert_ne!(a, vec![0u8; 16]);
+    }
+
+    #[test]
+    fn overlap_shares_the_pattern_and_keeps_the_density() {
+        let mut x = t(0.25);
+        x.blocks = 4096;
+        x.workers = 4;
+        let union = |x: &Tensors| x.expected().1.iter().filter(|&&c| c > 0).count() as f64;
+        let u0 = union(&x) / 4096.0;
+        // 1 − 0.75^4 = 0.684.
+        assert!((u0 - 0.684).abs() < 0.03, "{u0}");
+        x.overlap = 1.0;
+        let all = x.nonzero_list(0);
+        assert!((1..4).all(|w| x.nonzero_list(w) == all));
+        assert!((all.len() as f64 / 4096.0 - 0.25).abs() < 0.03);
+        x.overlap = 0.5;
+        let u = union(&x) / 4096.0;
+        // 0.5·0.25 + 0.5·0.684 = 0.467.
+        assert!((u - 0.467).abs() < 0.03, "{u}");
+        for w in 0..4 {
+            let d = x.nonzero_list(w).len() as f64 / 4096.0;
+            assert!((d - 0.25).abs() < 0.03, "worker {w}: {d}");
+        }
     }
 
     #[test]

@@ -536,6 +536,7 @@ fn run_alg(
         fabric,
         node,
         Dev::Switch,
+        |_, _| None,
         |_, _| p.link_gbps,
     )
     .map_err(|e| match e {

@@ -488,6 +488,7 @@ impl Lower<'_> {
                 );
             }
             Builtin::Coll(op) => {
+                self.coll_context(op.name(), span)?;
                 return self.op_call(
                     idx,
                     args,

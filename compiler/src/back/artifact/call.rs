@@ -477,6 +477,23 @@ impl Lower<'_> {
         Some(id)
     }
 
+    /// Collective externs: only where there is a current PR (the per-PR
+    /// part of a NIC's net_to_host or of a switch's middle control).
+    pub(super) fn coll_context(&mut self, name: &str, span: Span) -> Option<()> {
+        if self.region == Region::PerPr {
+            return Some(());
+        }
+        let d = Diagnostic::error(
+            codes::COLL_REGION,
+            format!("`{name}` can only be used where there is a current PR"),
+            span,
+        )
+        .with_note("the collective externs work on the PR being processed (its round, worker, index and block): between Deconcatenate and Concatenate, or in a per-PR control applied there")
+        .with_hint("move this call after `Deconcatenate(pr, md);`");
+        self.diags.push(d);
+        None
+    }
+
     /// RIG externs: only in the per-PR part of a NIC path, some only on one path.
     pub(super) fn rig_context(&mut self, op: Builtin, span: Span) -> Option<()> {
         let name = crate::check::builtin_label(op);
