@@ -275,6 +275,7 @@ impl Net {
             fabric,
             node,
             SpinDev::Switch,
+            |_, _| None,
             |_, _| gbps,
         )
         .map_err(|e| match e {
