@@ -17,6 +17,10 @@ impl Lower<'_> {
     ) -> Option<a::Expr> {
         let span = e.span;
         let (w, signed) = self.scalar_of(&e.ty).unwrap_or((1, false));
+        if w > a::MAX_WIDTH {
+            self.inexpressible("a value over 128 bits", span);
+            return None;
+        }
         match &e.kind {
             ExprKind::Const(v) => match v {
                 Value::Bits(b) => Some(konst(*b, w, signed)),

@@ -80,15 +80,20 @@ impl Lower<'_> {
             ExprKind::Var(v) => Some(LPlace::Static(self.var_place(idx, *v))),
             ExprKind::Field(b, i) => {
                 let i = *i;
+                // A header's IR field index → its artifact field index.
+                let ai = match b.ty {
+                    Type::Header(s) => u32_of(self.art_field(s, i as usize)),
+                    _ => i,
+                };
                 match self.place(idx, b, pre)? {
                     LPlace::Static(Place::Struct(ps)) => {
                         ps.get(i as usize).cloned().map(LPlace::Static)
                     }
                     LPlace::Static(Place::Header(h)) => {
-                        let f = self.headers[h.index()].fields.get(i as usize)?.field;
+                        let f = self.headers[h.index()].fields.get(ai as usize)?.field;
                         Some(LPlace::Static(Place::Scalar(f)))
                     }
-                    LPlace::DynHeader(r) => Some(LPlace::DynField(r, i)),
+                    LPlace::DynHeader(r) => Some(LPlace::DynField(r, ai)),
                     _ => {
                         self.inexpressible("this field access", e.span);
                         None
@@ -193,6 +198,7 @@ impl Lower<'_> {
                     });
                     let fields = self.m.structs[*s].fields.clone();
                     for (i, (f, it)) in fields.iter().zip(items).enumerate() {
+                        let i = self.art_field(*s, i);
                         let fdst = match &dst {
                             LPlace::Static(Place::Header(h)) => {
                                 match self.headers[h.index()].fields.get(i) {
@@ -238,6 +244,13 @@ impl Lower<'_> {
                 let mut offset = 0u32;
                 for (i, f) in self.m.structs[*s].fields.iter().enumerate() {
                     let (w, signed) = self.scalar_of(&f.ty).unwrap_or((1, false));
+                    if w > a::MAX_WIDTH {
+                        self.inexpressible(
+                            "a lookahead of a header with a field over 128 bits",
+                            span,
+                        );
+                        return;
+                    }
                     let mut e = a::Expr::Lookahead {
                         bit_offset: offset,
                         width: w,

@@ -39,7 +39,16 @@ impl Lower<'_> {
         let mut slots = Vec::new();
         for f in &def.fields {
             let (w, signed) = self.scalar_of(&f.ty).unwrap_or((1, false));
-            slots.push((format!("{name}.{}", f.name), w, signed));
+            // A field over 128 bits: parts of 128 bits, most significant
+            // first (the first part takes the remainder), named `f$0`, `f$1`...
+            let parts = wide_parts(w);
+            if parts.len() == 1 {
+                slots.push((format!("{name}.{}", f.name), w, signed));
+            } else {
+                for (k, pw) in parts.into_iter().enumerate() {
+                    slots.push((format!("{name}.{}${k}", f.name), pw, false));
+                }
+            }
         }
         for (fname, w, signed) in slots {
             let fid = self.new_field(fname, w, signed, FieldKind::Header(hid));
@@ -50,6 +59,14 @@ impl Lower<'_> {
             });
             offset += u32::from(w);
         }
+        let varbit_parts = def.fields.iter().find(|f| f.varbit).map_or(0, |f| {
+            wide_parts(self.m.scalar_width(&f.ty).unwrap_or(1)).len()
+        });
+        let varbit_parts = if varbit_parts > 1 {
+            u32_of(varbit_parts)
+        } else {
+            0
+        };
         let varbit_len = def.fields.iter().any(|f| f.varbit).then(|| {
             self.new_field(
                 format!("{name}.$varbit_len"),
@@ -64,6 +81,7 @@ impl Lower<'_> {
             fields,
             bit_width: offset,
             varbit_len,
+            varbit_parts,
             controller_header: def.controller_header.clone(),
         });
         hid
@@ -153,5 +171,39 @@ impl Lower<'_> {
             }
             Place::Packet => {}
         }
+    }
+}
+
+/// The widths of the artifact fields holding a header field of `w` bits:
+/// `[w]` up to 128 bits, else parts of 128 bits, most significant first, the
+/// first taking the remainder (so every part boundary sits on a byte
+/// boundary of the field's low end).
+pub(super) fn wide_parts(w: u16) -> Vec<u16> {
+    let max = a::MAX_WIDTH;
+    if w <= max {
+        return vec![w];
+    }
+    let n = w.div_ceil(max);
+    let first = w - (n - 1) * max;
+    std::iter::once(first)
+        .chain(std::iter::repeat_n(max, usize::from(n - 1)))
+        .collect()
+}
+
+impl Lower<'_> {
+    /// The index among header `s`'s artifact fields of its IR field `i`
+    /// (fields over 128 bits take several artifact fields).
+    pub(super) fn art_field(&self, s: Handle<ir::StructDef>, i: usize) -> usize {
+        self.m.structs[s]
+            .fields
+            .iter()
+            .take(i)
+            .map(|f| wide_parts(self.m.scalar_width(&f.ty).unwrap_or(1)).len())
+            .sum()
+    }
+
+    /// The number of artifact fields of header `s`.
+    pub(super) fn art_field_count(&self, s: Handle<ir::StructDef>) -> usize {
+        self.art_field(s, self.m.structs[s].fields.len())
     }
 }
