@@ -531,7 +531,8 @@ impl Checker<'_> {
                                 span,
                             )
                             .with_hint(
-                                "a varbit field is extracted, emitted and copied with its header",
+                                "a varbit field is extracted, emitted and copied with its header, \
+                                 and may be an item of a checksum's or hash's data list",
                             );
                             self.emit(d);
                             return None;

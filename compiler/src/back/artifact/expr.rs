@@ -18,7 +18,16 @@ impl Lower<'_> {
         let span = e.span;
         let (w, signed) = self.scalar_of(&e.ty).unwrap_or((1, false));
         if w > a::MAX_WIDTH {
-            self.inexpressible("a value over 128 bits", span);
+            let d = Diagnostic::error(
+                codes::NOT_EXPRESSIBLE,
+                format!("a value of {w} bits: this target computes on at most 128 bits"),
+                span,
+            )
+            .with_hint(
+                "values over 128 bits live in header fields that are extracted, emitted and \
+                 copied with their header (a varbit also in checksum and hash data lists)",
+            );
+            self.diags.push(d);
             return None;
         }
         match &e.kind {
