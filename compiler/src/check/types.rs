@@ -283,6 +283,15 @@ impl Checker<'_> {
     fn header_field_ok(&self, t: &Type) -> bool {
         match t {
             Type::Bit(_) | Type::Int(_) | Type::Bool => true,
+            // A struct of header-field types: its fields in order on the wire.
+            Type::Struct(s) => {
+                let def = &self.m.structs[*s];
+                !def.is_union
+                    && def
+                        .fields
+                        .iter()
+                        .all(|f| !f.varbit && self.header_field_ok(&f.ty))
+            }
             Type::Enum(e) => self.m.enums[*e].underlying.is_some(),
             Type::NewType(n) => self.header_field_ok(&self.m.newtypes[*n].underlying),
             _ => false,
@@ -455,7 +464,7 @@ impl Checker<'_> {
                     f.ty.span,
                 )
                 .with_hint(if is_header {
-                    "header fields are bit<N>, int<N>, bool or serializable enums"
+                    "header fields are bit<N>, int<N>, bool, serializable enums or structs of them"
                 } else {
                     "struct fields are values: bit<N>, int<N>, bool, error, enums, headers, \
                      structs or header stacks"

@@ -570,9 +570,12 @@ impl Lower<'_> {
             _ => i,
         };
         match lp {
-            LPlace::Static(Place::Header(h)) => Some(LPlace::Static(Place::Scalar(
-                self.headers[h.index()].fields.get(ai)?.field,
-            ))),
+            LPlace::Static(Place::Header(h)) => {
+                self.header_field_place(*h, *s, i).map(LPlace::Static)
+            }
+            LPlace::DynHeader(_) if matches!(self.m.structs[*s].fields[i].ty, Type::Struct(_)) => {
+                None
+            }
             LPlace::Static(Place::Struct(ps)) => ps.get(i).cloned().map(LPlace::Static),
             LPlace::DynHeader(r) => Some(LPlace::DynField(r.clone(), u32_of(ai))),
             _ => None,

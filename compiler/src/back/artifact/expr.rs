@@ -56,8 +56,7 @@ impl Lower<'_> {
                 let fields = &self.m.structs[s].fields;
                 let offset: u32 = fields[..*i as usize]
                     .iter()
-                    .filter_map(|f| self.m.scalar_width(&f.ty))
-                    .map(u32::from)
+                    .filter_map(|f| self.m.field_bits(&f.ty))
                     .sum();
                 let mut x = a::Expr::Lookahead {
                     bit_offset: offset,
