@@ -1558,6 +1558,11 @@ fn is_zero(v: &u128) -> bool {
     *v == 0
 }
 
+/// Serde helper: skip a zero count.
+fn is_zero_u32(n: &u32) -> bool {
+    *n == 0
+}
+
 mod wide {
     use serde::de::{self, Visitor};
     use serde::{Deserializer, Serializer};
@@ -1734,9 +1739,4 @@ mod tests {
         let back: KeySet = serde_json::from_str(&serde_json::to_string(&k).unwrap()).unwrap();
         assert_eq!(back, k);
     }
-}
-
-/// Serde helper: skip a zero count.
-fn is_zero_u32(n: &u32) -> bool {
-    *n == 0
 }
