@@ -293,6 +293,7 @@ impl ArtifactBuilder {
             fields: hf,
             bit_width: off,
             varbit_len: None,
+            varbit_parts: 0,
             controller_header: None,
         });
         (hid, ids)

@@ -15,11 +15,11 @@ pub const WRONG_KIND: &str = "E0103";
 pub const NO_MEMBER: &str = "E0104";
 /// A type written where a value is expected.
 pub const TYPE_AS_VALUE: &str = "E0105";
-/// A `varbit` where this compiler does not support it (not the last header field, over 128 bits, read outside `==`/`!=`).
+/// A `varbit` where this compiler does not support it (not the last header field, over 4096 bits, read outside `==`/`!=` and checksum lists).
 pub const VARBIT: &str = "E0110";
 /// An operation on a stack of `header_union`s other than a constant index.
 pub const HEADER_UNION: &str = "E0111";
-/// A width outside 1..=128.
+/// A width outside 1..=128 (1..=4096 for a header field), or a header field over 128 bits read in an expression.
 pub const WIDTH_RANGE: &str = "E0112";
 /// A type not allowed in this position (struct in a header, stack of structs...).
 pub const TYPE_NOT_ALLOWED: &str = "E0113";

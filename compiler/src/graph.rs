@@ -426,6 +426,12 @@ impl<'a> Effects<'a> {
             a::Expr::Field { field } => {
                 reads.insert(field.0);
             }
+            a::Expr::VarbitField { header } => {
+                if let Some(hd) = self.art.headers.get(header.index()) {
+                    reads.extend(hd.fields.iter().map(|f| f.field.0));
+                    reads.extend(hd.varbit_len.map(|l| l.0));
+                }
+            }
             a::Expr::StackField {
                 header,
                 field_index,
@@ -1178,6 +1184,12 @@ pub fn expr_text(art: &Artifact, e: &a::Expr) -> String {
             header,
             field_index,
         } => format!("{}.#{field_index}", href_text(art, header)),
+        a::Expr::VarbitField { header } => format!(
+            "{}.$varbit",
+            art.headers
+                .get(header.index())
+                .map_or("?", |h| h.name.as_str())
+        ),
         a::Expr::IsValid { header } => format!("{}.isValid()", href_text(art, header)),
         a::Expr::Unary { op, arg, .. } => {
             let o = match op {

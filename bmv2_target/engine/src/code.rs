@@ -52,12 +52,13 @@ pub struct HeaderInfo {
     pub varbit: Option<VarbitInfo>,
 }
 
-/// The varbit field of a header: its slot, maximum width and the `u64`
+/// The varbit field of a header: its slots, maximum width and the `u64`
 /// slot of its current length in bits.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Debug)]
 pub struct VarbitInfo {
-    /// The value, right-aligned.
-    pub loc: Loc,
+    /// The value, right-aligned across the parts: most significant part
+    /// first, every part but the first 128 bits wide (one part up to 128).
+    pub parts: Box<[Loc]>,
     /// Maximum width in bits.
     pub max: u16,
     /// `u64` slot of the length in bits.
@@ -306,7 +307,16 @@ pub enum Data {
     /// Every item is a plain slot: a precomputed layout.
     Plan(super::layout::Plan),
     /// General expressions.
-    General(Box<[(VX, u16)]>),
+    General(Box<[DataItem]>),
+}
+
+/// An item of a general data list.
+#[derive(Debug)]
+pub enum DataItem {
+    /// An expression of the given width.
+    Value(VX, u16),
+    /// A header's varbit field at its current length (whole bytes).
+    Varbit(u32),
 }
 
 /// A compiled extern call. Operand fields mirror the artifact primitive of

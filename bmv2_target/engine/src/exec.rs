@@ -8,7 +8,7 @@
 use netsparse_externs::artifact::HashAlgo;
 use netsparse_externs::hash;
 
-use super::code::{Block, CTrans, Code, HRef, NextS, LV, P, S, X};
+use super::code::{Block, CTrans, Code, DataItem, HRef, NextS, VarbitInfo, LV, P, S, X};
 use super::eval::{eval, eval_vx, resolve_dyn, store_lv};
 use super::runtime::{DigestMsg, ExternRt, Runtime, MAX_CHECKSUM_BYTES, MAX_DIGESTS};
 use super::state::{read_bits, BitWriter, CloneReq, PacketState};
@@ -416,7 +416,7 @@ impl Exec<'_> {
         let hi = &code.headers[hid];
         let mut bits = hi.bit_width as usize;
         let mut var_len = 0usize;
-        if let (Some(vb), Some(n)) = (hi.varbit, var_bits) {
+        if let (Some(vb), Some(n)) = (&hi.varbit, var_bits) {
             if n > u64::from(vb.max) {
                 return Flow::Reject(Some(ERR_HEADER_TOO_SHORT));
             }
@@ -448,14 +448,8 @@ impl Exec<'_> {
                 st.store_raw(f.loc, v);
             }
         }
-        if let Some(vb) = hi.varbit {
-            let v = if var_len == 0 {
-                0
-            } else {
-                read_bits(&st.frame, base + hi.bit_width as usize, var_len as u16)
-            };
-            st.store_raw(vb.loc, v);
-            st.n[vb.len as usize] = var_len as u64;
+        if let Some(vb) = &hi.varbit {
+            store_varbit(st, vb, base + hi.bit_width as usize, var_len);
         }
         st.valid.set(hid, true);
         st.cursor += bits;
@@ -559,11 +553,32 @@ impl Exec<'_> {
         match data {
             super::code::Data::Plan(p) => p.emit(st, buf),
             super::code::Data::General(items) => {
-                let total: usize = items.iter().map(|(_, w)| usize::from(*w)).sum();
+                // A varbit adds its current length (whole bytes, capped at its maximum).
+                let vbytes = |h: u32| {
+                    code.headers[h as usize].varbit.as_ref().map_or(0, |vb| {
+                        (st.n[vb.len as usize].min(u64::from(vb.max)) / 8) as usize
+                    })
+                };
+                let total: usize = items
+                    .iter()
+                    .map(|it| match it {
+                        DataItem::Value(_, w) => usize::from(*w),
+                        DataItem::Varbit(h) => 8 * vbytes(*h),
+                    })
+                    .sum();
                 let lead = (total.div_ceil(8) * 8 - total) as u32;
                 let mut w = BitWriter::new(buf, lead);
-                for (x, width) in items.iter() {
-                    w.put(eval_vx(x, code, st), *width);
+                for it in items.iter() {
+                    match it {
+                        DataItem::Value(x, width) => w.put(eval_vx(x, code, st), *width),
+                        DataItem::Varbit(h) => {
+                            if let Some(vb) = &code.headers[*h as usize].varbit {
+                                for k in (0..vbytes(*h)).rev() {
+                                    w.put(u128::from(varbit_byte(st, vb, k)), 8);
+                                }
+                            }
+                        }
+                    }
                 }
                 w.finish();
             }
@@ -891,11 +906,38 @@ fn write_args(code: &Code, st: &mut PacketState, action: u32, args: &[u128]) {
 pub fn emit_header(code: &Code, st: &PacketState, h: usize, out: &mut Vec<u8>) {
     let hi = &code.headers[h];
     hi.plan.emit(st, out);
-    if let Some(vb) = hi.varbit {
+    if let Some(vb) = &hi.varbit {
         // Extraction only stores whole bytes; a length set otherwise is capped.
         let bytes = (st.n[vb.len as usize].min(u64::from(vb.max)) / 8) as usize;
-        let v = st.load(vb.loc);
-        out.extend((0..bytes).rev().map(|k| (v >> (8 * k)) as u8));
+        out.extend((0..bytes).rev().map(|k| varbit_byte(st, vb, k)));
+    }
+}
+
+/// Store the `len` bits at frame bit `base` into varbit `vb`, right-aligned
+/// across its parts, and its length.
+#[inline]
+fn store_varbit(st: &mut PacketState, vb: &VarbitInfo, base: usize, len: usize) {
+    for (m, loc) in vb.parts.iter().rev().enumerate() {
+        // This part holds value bits [lo, lo + 128), bit 0 the last on the wire.
+        let lo = 128 * m;
+        let v = if lo >= len {
+            0
+        } else {
+            let hi = (lo + 128).min(len);
+            read_bits(&st.frame, base + len - hi, (hi - lo) as u16)
+        };
+        st.store_raw(*loc, v);
+    }
+    st.n[vb.len as usize] = len as u64;
+}
+
+/// Byte `k` (0 = least significant) of varbit `vb`'s value.
+#[inline]
+pub(crate) fn varbit_byte(st: &PacketState, vb: &VarbitInfo, k: usize) -> u8 {
+    let m = k / 16;
+    match vb.parts.len().checked_sub(m + 1) {
+        Some(p) => (st.load(vb.parts[p]) >> (8 * (k % 16))) as u8,
+        None => 0,
     }
 }
 
@@ -910,9 +952,11 @@ fn copy_header(code: &Code, st: &mut PacketState, d: usize, s: usize) {
         let v = st.load(b.loc);
         st.store_raw(a.loc, v);
     }
-    if let (Some(a), Some(b)) = (code.headers[d].varbit, code.headers[s].varbit) {
-        let v = st.load(b.loc);
-        st.store_raw(a.loc, v);
+    if let (Some(a), Some(b)) = (&code.headers[d].varbit, &code.headers[s].varbit) {
+        for (pa, pb) in a.parts.iter().zip(b.parts.iter()) {
+            let v = st.load(*pb);
+            st.store_raw(*pa, v);
+        }
         st.n[a.len as usize] = st.n[b.len as usize];
     }
     let v = st.valid.get(s);

@@ -604,7 +604,13 @@ impl Checker<'_> {
             return None;
         };
         let mut subst = self.explicit_type_args(&sig.type_params, type_args)?;
-        let bound = self.bind_args(&sig.params, args, &mut subst, &name.name, span)?;
+        self.ctx.varbit_data = matches!(
+            op,
+            Builtin::VerifyChecksum(_) | Builtin::UpdateChecksum(_) | Builtin::Hash
+        );
+        let bound = self.bind_args(&sig.params, args, &mut subst, &name.name, span);
+        self.ctx.varbit_data = false;
+        let bound = bound?;
         self.builtin_context(op, span)?;
         let ret = subst_apply(&sig.ret, &subst);
         self.record_builtin(op, span);

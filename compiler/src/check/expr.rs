@@ -334,8 +334,9 @@ impl Checker<'_> {
             K::List(items) => {
                 let mut out = Vec::new();
                 let mut tys = Vec::new();
+                let data = std::mem::take(&mut self.ctx.varbit_data);
                 for it in items {
-                    let x = self.expr(it)?;
+                    let x = self.eq_operand(data, it)?;
                     if x.ty == Type::InfInt {
                         let d = Diagnostic::error(
                             codes::TYPE_INFERENCE,
@@ -530,7 +531,29 @@ impl Checker<'_> {
                                 span,
                             )
                             .with_hint(
-                                "a varbit field is extracted, emitted and copied with its header",
+                                "a varbit field is extracted, emitted and copied with its header, \
+                                 and may be an item of a checksum's or hash's data list",
+                            );
+                            self.emit(d);
+                            return None;
+                        }
+                        let wide = self
+                            .m
+                            .scalar_width(&ty)
+                            .is_some_and(|w| w > netsparse_externs::artifact::MAX_WIDTH);
+                        if wide && !def.fields[i].varbit {
+                            let d = Diagnostic::error(
+                                codes::WIDTH_RANGE,
+                                format!(
+                                    "the field `{}` is wider than 128 bits: values over 128 bits \
+                                     are not supported in expressions",
+                                    member.name
+                                ),
+                                span,
+                            )
+                            .with_hint(
+                                "a field over 128 bits is extracted, emitted and copied with its \
+                                 header; declare narrower fields to compute on its bits",
                             );
                             self.emit(d);
                             return None;

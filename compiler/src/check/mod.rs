@@ -129,6 +129,11 @@ pub(crate) struct Ctx {
     loop_depth: u32,
     /// Checking a direct operand of `==`/`!=`, where a varbit field may be read.
     varbit_operand: bool,
+    /// Resolving the type of a header field, where widths over 128 bits are allowed.
+    header_field: bool,
+    /// Checking the data argument of a v1model checksum or hash function: a
+    /// direct item of its list may be a varbit field (its current length).
+    varbit_data: bool,
 }
 
 /// A use of a builtin, recorded for the architecture checks after `main`.
@@ -161,6 +166,10 @@ pub(crate) struct Checker<'a> {
     broken_blocks: Vec<ir::BlockRef>,
     /// The last declaration of the program itself (not of a bundled include).
     last_span: Option<Span>,
+    /// Typedefs whose type holds a `varbit` outside a header (p4c allows
+    /// `typedef tuple<..., varbit<N>> t;`): resolved, and refused, only
+    /// where they are used.
+    deferred_typedefs: HashMap<String, ast::TypeRef>,
 }
 
 impl<'a> Checker<'a> {
@@ -180,6 +189,7 @@ impl<'a> Checker<'a> {
             direct_instances: Vec::new(),
             broken_blocks: Vec::new(),
             last_span: None,
+            deferred_typedefs: HashMap::new(),
         }
     }
 

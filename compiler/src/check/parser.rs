@@ -127,10 +127,11 @@ impl Checker<'_> {
         }
         let mut states = Vec::new();
         for s in &p.states {
-            let body = self.block(&ast::Block {
-                stmts: s.body.clone(),
-                span: s.span,
-            });
+            // The state's locals are in scope in its transition's `select`.
+            self.push_scope();
+            let body = ir::Block {
+                stmts: self.stmt_list(&s.body),
+            };
             let transition = match &s.transition {
                 None => Some(ir::Transition::Direct(Target::Reject)),
                 Some(ast::Transition::Direct(id)) => {
@@ -140,6 +141,7 @@ impl Checker<'_> {
                     self.select(exprs, cases, *span, &names)
                 }
             };
+            self.pop_scope();
             match transition {
                 Some(transition) => states.push(ir::State {
                     name: s.name.name.clone(),

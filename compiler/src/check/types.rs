@@ -8,6 +8,10 @@ use crate::codes;
 use crate::diag::Diagnostic;
 use crate::ir::{self, Expr, ExprKind, Type, Value};
 
+/// The widest header field (`bit<N>`, `int<N>`, `varbit<N>`): held in parts
+/// of at most 128 bits, extracted, emitted, copied and compared whole.
+pub const WIDE_MAX: u16 = 4096;
+
 /// A substitution of type parameters.
 pub(crate) type Subst = Vec<(String, Type)>;
 
@@ -95,6 +99,11 @@ impl Checker<'_> {
             } => {
                 if !dot_prefix && args.is_empty() && tparams.contains(&name.name) {
                     return Some(Type::Var(name.name.clone()));
+                }
+                if self.lookup(&name.name, *dot_prefix).is_none() {
+                    if let Some(d) = self.deferred_typedefs.get(&name.name).cloned() {
+                        return self.resolve_type(&d, tparams);
+                    }
                 }
                 let sym = self.resolve(name, *dot_prefix)?;
                 let mut targs = Vec::new();
@@ -211,19 +220,35 @@ impl Checker<'_> {
         }
     }
 
-    /// Evaluate a width expression and check it against the artifact's limit.
+    /// Evaluate a width expression and check it against the artifact's limit
+    /// (a header field's may reach [`WIDE_MAX`]: it is held in 128-bit parts).
     fn width(&mut self, e: &ast::Expr, span: Span, what: &str) -> Option<u16> {
         let w = self.const_int(e, "a width")?;
         let max = netsparse_externs::artifact::MAX_WIDTH;
+        if self.ctx.header_field && w > i128::from(max) && w <= i128::from(WIDE_MAX) {
+            return Some(w as u16);
+        }
         if w < 1 || w > i128::from(max) {
+            let wide = w > i128::from(max) && w <= i128::from(WIDE_MAX);
             let d = Diagnostic::error(
                 codes::WIDTH_RANGE,
-                format!("`{what}<{w}>`: widths must be between 1 and {max} bits"),
+                if wide {
+                    format!(
+                        "`{what}<{w}>`: widths over {max} bits are supported only for header fields"
+                    )
+                } else if self.ctx.header_field {
+                    format!(
+                        "`{what}<{w}>`: header field widths must be between 1 and {WIDE_MAX} bits"
+                    )
+                } else {
+                    format!("`{what}<{w}>`: widths must be between 1 and {max} bits")
+                },
                 span,
             )
             .with_label(format!("{w} bits"))
             .with_note(format!(
-                "this target holds every value in at most {max} bits (a u128)"
+                "this target computes on values of at most {max} bits; a header field up to \
+                 {WIDE_MAX} bits is extracted, emitted and copied with its header"
             ))
             .with_hint("split the value into several fields of at most 128 bits");
             self.emit(d);
@@ -258,6 +283,15 @@ impl Checker<'_> {
     fn header_field_ok(&self, t: &Type) -> bool {
         match t {
             Type::Bit(_) | Type::Int(_) | Type::Bool => true,
+            // A struct of header-field types: its fields in order on the wire.
+            Type::Struct(s) => {
+                let def = &self.m.structs[*s];
+                !def.is_union
+                    && def
+                        .fields
+                        .iter()
+                        .all(|f| !f.varbit && self.header_field_ok(&f.ty))
+            }
             Type::Enum(e) => self.m.enums[*e].underlying.is_some(),
             Type::NewType(n) => self.header_field_ok(&self.m.newtypes[*n].underlying),
             _ => false,
@@ -298,9 +332,9 @@ impl Checker<'_> {
                 "a varbit field must be the last field of this target's headers",
                 layout,
             ))
-        } else if !(1..=128).contains(&n) {
+        } else if !(1..=i128::from(WIDE_MAX)).contains(&n) {
             Some((
-                "varbit widths outside 1..=128 bits are not supported by this target",
+                "varbit widths must be between 1 and 4096 bits",
                 "parse the options with fixed-size headers selected on their length, or skip \
                  them with `packet.advance(bits)`",
             ))
@@ -391,7 +425,12 @@ impl Checker<'_> {
             };
             let resolved = match varbit {
                 Some(w) => self.varbit_width(w, k + 1 == s.fields.len(), varbits, f),
-                None => self.resolve_type(&f.ty, &[]),
+                None => {
+                    self.ctx.header_field = is_header;
+                    let t = self.resolve_type(&f.ty, &[]);
+                    self.ctx.header_field = false;
+                    t
+                }
             };
             let Some(ty) = resolved else {
                 ok = false;
@@ -425,7 +464,7 @@ impl Checker<'_> {
                     f.ty.span,
                 )
                 .with_hint(if is_header {
-                    "header fields are bit<N>, int<N>, bool or serializable enums"
+                    "header fields are bit<N>, int<N>, bool, serializable enums or structs of them"
                 } else {
                     "struct fields are values: bit<N>, int<N>, bool, error, enums, headers, \
                      structs or header stacks"
@@ -486,6 +525,11 @@ impl Checker<'_> {
 
     pub(super) fn typedef_decl(&mut self, t: &ast::TypedefDecl) {
         self.check_p4runtime_translation(&t.annotations);
+        if !t.is_new_type && has_varbit(&t.ty) {
+            self.deferred_typedefs
+                .insert(t.name.name.clone(), t.ty.clone());
+            return;
+        }
         let Some(ty) = self.resolve_type(&t.ty, &[]) else {
             return;
         };
@@ -910,5 +954,16 @@ fn kind_word(is_header: bool) -> &'static str {
         "header"
     } else {
         "struct"
+    }
+}
+
+/// Whether a written type holds a `varbit` (in a tuple or type argument).
+fn has_varbit(t: &ast::TypeRef) -> bool {
+    use ast::TypeRefKind as K;
+    match &t.kind {
+        K::Varbit(_) => true,
+        K::Tuple(ts) => ts.iter().any(has_varbit),
+        K::Named { args, .. } => args.iter().any(has_varbit),
+        _ => false,
     }
 }

@@ -54,7 +54,7 @@ impl Checker<'_> {
             .fields
             .iter()
             .filter(|f| max || !f.varbit)
-            .filter_map(|f| self.m.scalar_width(&f.ty))
+            .filter_map(|f| self.m.field_bits(&f.ty))
             .map(i128::from)
             .sum();
         let v = if method.ends_with("Bytes") {

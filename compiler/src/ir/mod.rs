@@ -1068,6 +1068,19 @@ impl Module {
         }
     }
 
+    /// Bits a header field of type `ty` takes on the wire: a scalar's width,
+    /// or the sum of a struct's fields (a header field may be a struct).
+    pub fn field_bits(&self, ty: &Type) -> Option<u32> {
+        match ty {
+            Type::Struct(s) if !self.structs[*s].is_union => self.structs[*s]
+                .fields
+                .iter()
+                .map(|f| self.field_bits(&f.ty))
+                .sum(),
+            _ => self.scalar_width(ty).map(u32::from),
+        }
+    }
+
     /// Width in bits of a scalar type (bool, bit, int, error, enum, newtype).
     pub fn scalar_width(&self, ty: &Type) -> Option<u16> {
         match ty {

@@ -1,12 +1,12 @@
 // expect: E0113
-// header fields are scalars
+// header fields are scalars or structs of scalars, not a struct holding a header
 #include <core.p4>
 #include <v1model.p4>
 
 header h_t { bit<8> a; bit<16> b; bit<32> c; bit<8> d; }
 struct headers { h_t h; }
 struct metadata { bit<8> x; bit<16> y; bit<32> z; }
-struct pair_t { bit<8> a; bit<8> b; }
+struct pair_t { bit<8> a; h_t inner; }
 header bad_t { pair_t p; }
 parser P(packet_in pkt, out headers hdr, inout metadata meta, inout standard_metadata_t sm) {
     state start { pkt.extract(hdr.h); transition accept; }

@@ -1,12 +1,11 @@
 // expect: E0112
-// widths are limited to 128 bits
+// widths over 128 bits are limited to header fields (here a struct field)
 #include <core.p4>
 #include <v1model.p4>
 
 header h_t { bit<8> a; bit<16> b; bit<32> c; bit<8> d; }
 struct headers { h_t h; }
-struct metadata { bit<8> x; bit<16> y; bit<32> z; }
-header ipv6_t { bit<256> addrs; }
+struct metadata { bit<8> x; bit<16> y; bit<32> z; bit<256> addrs; }
 parser P(packet_in pkt, out headers hdr, inout metadata meta, inout standard_metadata_t sm) {
     state start { pkt.extract(hdr.h); transition accept; }
 }

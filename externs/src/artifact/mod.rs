@@ -204,6 +204,11 @@ pub struct Header {
     /// the hidden 32-bit slot holding the field's current length in bits.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub varbit_len: Option<FieldId>,
+    /// How many trailing fields hold the varbit value when it is wider than
+    /// [`MAX_WIDTH`] (most significant first, every part but the first 128
+    /// bits wide); 0 (omitted) means one.
+    #[serde(default, skip_serializing_if = "is_zero_u32")]
+    pub varbit_parts: u32,
     /// The header type's `@controller_header("...")` name (`packet_in`,
     /// `packet_out`): P4Runtime's controller packet metadata.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -281,6 +286,13 @@ pub enum Expr {
     Field {
         /// The slot.
         field: FieldId,
+    },
+    /// The varbit field of a header at its current length (only as an item
+    /// of a hash or checksum data list, where it adds that many bits; its
+    /// width here is the field's maximum).
+    VarbitField {
+        /// The header (its `varbit_len` set).
+        header: HeaderId,
     },
     /// A field of a header reached through a run-time stack reference.
     StackField {
@@ -1546,6 +1558,11 @@ fn is_zero(v: &u128) -> bool {
     *v == 0
 }
 
+/// Serde helper: skip a zero count.
+fn is_zero_u32(n: &u32) -> bool {
+    *n == 0
+}
+
 mod wide {
     use serde::de::{self, Visitor};
     use serde::{Deserializer, Serializer};
@@ -1621,6 +1638,11 @@ impl Artifact {
             | Expr::Mux { width, .. }
             | Expr::Lookahead { width, .. } => *width,
             Expr::Field { field } => self.fields.get(field.index()).map_or(0, |f| f.width),
+            Expr::VarbitField { header } => self.headers.get(header.index()).map_or(0, |h| {
+                let n = h.varbit_parts.max(1) as usize;
+                let k = h.fields.len().saturating_sub(n);
+                h.fields[k..].iter().map(|f| f.width).sum()
+            }),
             Expr::StackField {
                 header,
                 field_index,

@@ -176,8 +176,8 @@ impl V<'_> {
                 if self.field(len) != 32 {
                     self.bad("varbit_len must be 32 bits".into());
                 }
-                if h.fields.is_empty() {
-                    self.bad("varbit_len in a header without fields".into());
+                if h.fields.len() < (h.varbit_parts.max(1)) as usize {
+                    self.bad("varbit_len in a header without enough fields".into());
                 }
                 if let Some(f) = a.fields.get(len.index()) {
                     if f.kind != FieldKind::Header(HeaderId(i as u32)) {
@@ -541,8 +541,27 @@ impl V<'_> {
         }
     }
 
+    /// An item of a hash or checksum data list: an expression, or a varbit
+    /// field (its maximum width; whole bytes).
+    fn data_item(&mut self, e: &Expr) -> u16 {
+        match e {
+            Expr::VarbitField { header } => match self.a.headers.get(header.index()) {
+                Some(h) if h.varbit_len.is_some() => self.a.expr_width(e),
+                _ => {
+                    self.bad("varbit data item of a header without a varbit field".into());
+                    0
+                }
+            },
+            _ => self.expr(e),
+        }
+    }
+
     fn expr(&mut self, e: &Expr) -> u16 {
         match e {
+            Expr::VarbitField { .. } => {
+                self.bad("a varbit field outside a hash or checksum data list".into());
+                0
+            }
             Expr::Const { value, width, .. } => {
                 if *width < 128 && *value >> width != 0 {
                     self.bad(format!("constant {value:#x} does not fit {width} bits"));
@@ -849,7 +868,7 @@ impl V<'_> {
                 self.expr(base);
                 self.expr(max);
                 for d in data {
-                    self.expr(d);
+                    self.data_item(d);
                 }
             }
             VerifyChecksum {
@@ -861,7 +880,7 @@ impl V<'_> {
                 self.expr(cond);
                 self.expr(checksum);
                 for d in data {
-                    self.expr(d);
+                    self.data_item(d);
                 }
             }
             UpdateChecksum {
@@ -870,7 +889,7 @@ impl V<'_> {
                 self.expr(cond);
                 self.lvalue(dst);
                 for d in data {
-                    self.expr(d);
+                    self.data_item(d);
                 }
             }
             Random { dst, lo, hi } => {
@@ -1000,7 +1019,7 @@ impl V<'_> {
                 }
                 let mut bits = 0u32;
                 for d in data {
-                    bits += u32::from(self.expr(d));
+                    bits += u32::from(self.data_item(d));
                 }
                 if internet && bits % 16 != 0 {
                     self.bad(format!(

@@ -64,16 +64,23 @@ pub(super) fn headers(cx: &mut Cx<'_>) -> Result<Vec<HeaderInfo>, LoadError> {
         let varbit = match h.varbit_len {
             None => None,
             Some(len) => {
-                let v = hf
-                    .pop()
-                    .ok_or_else(|| cx.invalid("varbit length in a header without fields"))?;
+                let n = (h.varbit_parts.max(1)) as usize;
+                if n > hf.len() {
+                    return Err(cx.invalid("varbit length in a header without enough fields"));
+                }
+                let parts = hf.split_off(hf.len() - n);
+                if parts.iter().skip(1).any(|p| p.width != 128) {
+                    return Err(cx.invalid("a varbit part after the first is not 128 bits"));
+                }
                 let Loc::N(len) = cx.field(len)?.loc else {
                     return Err(cx.invalid("varbit length slot wider than 64 bits"));
                 };
-                fixed_bits -= u32::from(v.width);
+                let max: u32 = parts.iter().map(|p| u32::from(p.width)).sum();
+                fixed_bits -= max;
                 Some(VarbitInfo {
-                    loc: v.loc,
-                    max: v.width,
+                    parts: parts.iter().map(|p| p.loc).collect(),
+                    max: u16::try_from(max)
+                        .map_err(|_| cx.invalid("varbit wider than 65535 bits"))?,
                     len,
                 })
             }

@@ -30,6 +30,9 @@ impl Cx<'_> {
                     signed: *signed,
                 }
             }
+            Expr::VarbitField { .. } => {
+                return Err(self.invalid("a varbit field outside a hash or checksum data list"));
+            }
             Expr::Field { field } => {
                 let f = self.field(*field)?;
                 Ty {

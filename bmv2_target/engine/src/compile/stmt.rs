@@ -179,18 +179,27 @@ impl Cx<'_> {
     }
 
     pub(super) fn data(&mut self, data: &[Expr]) -> Result<Data, LoadError> {
-        let items: Vec<(VX, u16)> = data
+        let items: Vec<DataItem> = data
             .iter()
-            .map(|e| {
-                let t = self.expr(e)?;
-                Ok((t.vx, t.width))
+            .map(|e| match e {
+                Expr::VarbitField { header } => {
+                    let h = header.index();
+                    if self.a.headers.get(h).and_then(|h| h.varbit_len).is_none() {
+                        return Err(self.invalid("varbit data item of a header without one"));
+                    }
+                    Ok(DataItem::Varbit(h as u32))
+                }
+                _ => {
+                    let t = self.expr(e)?;
+                    Ok(DataItem::Value(t.vx, t.width))
+                }
             })
             .collect::<Result<_, LoadError>>()?;
         let slots: Option<Vec<(Loc, u16)>> = items
             .iter()
-            .map(|(v, w)| match v {
-                VX::N(X::Slot(i)) => Some((Loc::N(*i), *w)),
-                VX::W(X::Slot(i)) => Some((Loc::W(*i), *w)),
+            .map(|it| match it {
+                DataItem::Value(VX::N(X::Slot(i)), w) => Some((Loc::N(*i), *w)),
+                DataItem::Value(VX::W(X::Slot(i)), w) => Some((Loc::W(*i), *w)),
                 _ => None,
             })
             .collect();

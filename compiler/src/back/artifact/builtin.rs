@@ -58,7 +58,7 @@ impl Lower<'_> {
                     let bits: u128 = self.m.structs[*s]
                         .fields
                         .iter()
-                        .filter_map(|f| self.m.scalar_width(&f.ty))
+                        .filter_map(|f| self.m.field_bits(&f.ty))
                         .map(u128::from)
                         .sum();
                     out.push(a::Stmt::Advance {
@@ -92,8 +92,7 @@ impl Lower<'_> {
                         (Type::Header(s) | Type::Struct(s), None) => self.m.structs[*s]
                             .fields
                             .iter()
-                            .filter_map(|f| self.m.scalar_width(&f.ty))
-                            .map(u32::from)
+                            .filter_map(|f| self.m.field_bits(&f.ty))
                             .sum(),
                         _ => 0,
                     };

@@ -255,6 +255,22 @@ impl Lower<'_> {
             }
             return Some(());
         }
+        if let ExprKind::Field(b, i) = &e.kind {
+            // A varbit field (a checksum's or hash's data item): its current length.
+            if matches!(b.ty, Type::Header(s) if self.m.structs[s].fields.get(*i as usize).is_some_and(|f| f.varbit))
+            {
+                return match self.place(idx, b, out)? {
+                    LPlace::Static(Place::Header(h)) => {
+                        acc.push(a::Expr::VarbitField { header: h });
+                        Some(())
+                    }
+                    _ => {
+                        self.inexpressible("a varbit field of a run-time stack element", e.span);
+                        None
+                    }
+                };
+            }
+        }
         if self.m.scalar_width(&e.ty).is_some() {
             acc.push(self.expr(idx, e, out)?);
             return Some(());
@@ -303,7 +319,7 @@ impl Lower<'_> {
 
     pub(super) fn header_field_count(&self, ty: &Type) -> usize {
         match ty {
-            Type::Header(s) => self.m.structs[*s].fields.len(),
+            Type::Header(s) => self.art_field_count(*s),
             _ => 0,
         }
     }
@@ -566,12 +582,19 @@ impl Lower<'_> {
             .fields
             .iter()
             .position(|f| f.name == name)?;
+        let ai = match ty {
+            Type::Header(s) => self.art_field(*s, i),
+            _ => i,
+        };
         match lp {
-            LPlace::Static(Place::Header(h)) => Some(LPlace::Static(Place::Scalar(
-                self.headers[h.index()].fields.get(i)?.field,
-            ))),
+            LPlace::Static(Place::Header(h)) => {
+                self.header_field_place(*h, *s, i).map(LPlace::Static)
+            }
+            LPlace::DynHeader(_) if matches!(self.m.structs[*s].fields[i].ty, Type::Struct(_)) => {
+                None
+            }
             LPlace::Static(Place::Struct(ps)) => ps.get(i).cloned().map(LPlace::Static),
-            LPlace::DynHeader(r) => Some(LPlace::DynField(r.clone(), u32_of(i))),
+            LPlace::DynHeader(r) => Some(LPlace::DynField(r.clone(), u32_of(ai))),
             _ => None,
         }
     }

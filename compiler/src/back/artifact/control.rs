@@ -212,6 +212,7 @@ impl Lower<'_> {
         let hf = |me2: &Self, n: &str| -> Option<FieldId> {
             let Type::Header(s) = &pe.ty else { return None };
             let i = me2.m.structs[*s].fields.iter().position(|f| f.name == n)?;
+            let i = me2.art_field(*s, i);
             Some(me2.headers[h.index()].fields.get(i)?.field)
         };
         let pr = (

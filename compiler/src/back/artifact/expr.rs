@@ -17,6 +17,19 @@ impl Lower<'_> {
     ) -> Option<a::Expr> {
         let span = e.span;
         let (w, signed) = self.scalar_of(&e.ty).unwrap_or((1, false));
+        if w > a::MAX_WIDTH {
+            let d = Diagnostic::error(
+                codes::NOT_EXPRESSIBLE,
+                format!("a value of {w} bits: this target computes on at most 128 bits"),
+                span,
+            )
+            .with_hint(
+                "values over 128 bits live in header fields that are extracted, emitted and \
+                 copied with their header (a varbit also in checksum and hash data lists)",
+            );
+            self.diags.push(d);
+            return None;
+        }
         match &e.kind {
             ExprKind::Const(v) => match v {
                 Value::Bits(b) => Some(konst(*b, w, signed)),
@@ -43,8 +56,7 @@ impl Lower<'_> {
                 let fields = &self.m.structs[s].fields;
                 let offset: u32 = fields[..*i as usize]
                     .iter()
-                    .filter_map(|f| self.m.scalar_width(&f.ty))
-                    .map(u32::from)
+                    .filter_map(|f| self.m.field_bits(&f.ty))
                     .sum();
                 let mut x = a::Expr::Lookahead {
                     bit_offset: offset,

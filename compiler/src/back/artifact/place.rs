@@ -80,15 +80,26 @@ impl Lower<'_> {
             ExprKind::Var(v) => Some(LPlace::Static(self.var_place(idx, *v))),
             ExprKind::Field(b, i) => {
                 let i = *i;
+                // A header's IR field index → its artifact field index.
+                let ai = match b.ty {
+                    Type::Header(s) => u32_of(self.art_field(s, i as usize)),
+                    _ => i,
+                };
                 match self.place(idx, b, pre)? {
                     LPlace::Static(Place::Struct(ps)) => {
                         ps.get(i as usize).cloned().map(LPlace::Static)
                     }
-                    LPlace::Static(Place::Header(h)) => {
-                        let f = self.headers[h.index()].fields.get(i as usize)?.field;
-                        Some(LPlace::Static(Place::Scalar(f)))
+                    LPlace::Static(Place::Header(h)) => match b.ty {
+                        Type::Header(s) => self
+                            .header_field_place(h, s, i as usize)
+                            .map(LPlace::Static),
+                        _ => None,
+                    },
+                    LPlace::DynHeader(_) if matches!(e.ty, Type::Struct(_)) => {
+                        self.inexpressible("a struct field of a run-time stack element", e.span);
+                        None
                     }
-                    LPlace::DynHeader(r) => Some(LPlace::DynField(r, i)),
+                    LPlace::DynHeader(r) => Some(LPlace::DynField(r, ai)),
                     _ => {
                         self.inexpressible("this field access", e.span);
                         None
@@ -195,12 +206,19 @@ impl Lower<'_> {
                     for (i, (f, it)) in fields.iter().zip(items).enumerate() {
                         let fdst = match &dst {
                             LPlace::Static(Place::Header(h)) => {
-                                match self.headers[h.index()].fields.get(i) {
-                                    Some(hf) => LPlace::Static(Place::Scalar(hf.field)),
+                                match self.header_field_place(*h, *s, i) {
+                                    Some(p) => LPlace::Static(p),
                                     None => return,
                                 }
                             }
-                            _ => LPlace::DynField(href.clone(), u32_of(i)),
+                            _ if matches!(f.ty, Type::Struct(_)) => {
+                                self.inexpressible(
+                                    "a struct field of a run-time stack element",
+                                    span,
+                                );
+                                return;
+                            }
+                            _ => LPlace::DynField(href.clone(), u32_of(self.art_field(*s, i))),
                         };
                         self.assign(idx, fdst, &f.ty, it, out);
                     }
@@ -237,7 +255,17 @@ impl Lower<'_> {
                 let Type::Header(s) = ty else { return };
                 let mut offset = 0u32;
                 for (i, f) in self.m.structs[*s].fields.iter().enumerate() {
-                    let (w, signed) = self.scalar_of(&f.ty).unwrap_or((1, false));
+                    let Some((w, signed)) = self.scalar_of(&f.ty) else {
+                        self.inexpressible("a lookahead of a header with a struct field", span);
+                        return;
+                    };
+                    if w > a::MAX_WIDTH {
+                        self.inexpressible(
+                            "a lookahead of a header with a field over 128 bits",
+                            span,
+                        );
+                        return;
+                    }
                     let mut e = a::Expr::Lookahead {
                         bit_offset: offset,
                         width: w,

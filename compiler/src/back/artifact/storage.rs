@@ -38,8 +38,7 @@ impl Lower<'_> {
         let mut offset = 0u32;
         let mut slots = Vec::new();
         for f in &def.fields {
-            let (w, signed) = self.scalar_of(&f.ty).unwrap_or((1, false));
-            slots.push((format!("{name}.{}", f.name), w, signed));
+            self.header_slots(&format!("{name}.{}", f.name), &f.ty, &mut slots);
         }
         for (fname, w, signed) in slots {
             let fid = self.new_field(fname, w, signed, FieldKind::Header(hid));
@@ -50,6 +49,14 @@ impl Lower<'_> {
             });
             offset += u32::from(w);
         }
+        let varbit_parts = def.fields.iter().find(|f| f.varbit).map_or(0, |f| {
+            wide_parts(self.m.scalar_width(&f.ty).unwrap_or(1)).len()
+        });
+        let varbit_parts = if varbit_parts > 1 {
+            u32_of(varbit_parts)
+        } else {
+            0
+        };
         let varbit_len = def.fields.iter().any(|f| f.varbit).then(|| {
             self.new_field(
                 format!("{name}.$varbit_len"),
@@ -64,6 +71,7 @@ impl Lower<'_> {
             fields,
             bit_width: offset,
             varbit_len,
+            varbit_parts,
             controller_header: def.controller_header.clone(),
         });
         hid
@@ -153,5 +161,99 @@ impl Lower<'_> {
             }
             Place::Packet => {}
         }
+    }
+}
+
+/// The widths of the artifact fields holding a header field of `w` bits:
+/// `[w]` up to 128 bits, else parts of 128 bits, most significant first, the
+/// first taking the remainder (so every part boundary sits on a byte
+/// boundary of the field's low end).
+pub(super) fn wide_parts(w: u16) -> Vec<u16> {
+    let max = a::MAX_WIDTH;
+    if w <= max {
+        return vec![w];
+    }
+    let n = w.div_ceil(max);
+    let first = w - (n - 1) * max;
+    std::iter::once(first)
+        .chain(std::iter::repeat_n(max, usize::from(n - 1)))
+        .collect()
+}
+
+impl Lower<'_> {
+    /// The artifact fields (name, width, signed) of a header field `name` of
+    /// type `ty`: one, or 128-bit parts of a field over 128 bits (most
+    /// significant first, the first taking the remainder, named `f$0`,
+    /// `f$1`...), or a struct's fields in order.
+    fn header_slots(&self, name: &str, ty: &Type, out: &mut Vec<(String, u16, bool)>) {
+        if let Type::Struct(s) = ty {
+            for f in &self.m.structs[*s].fields {
+                self.header_slots(&format!("{name}.{}", f.name), &f.ty, out);
+            }
+            return;
+        }
+        let (w, signed) = self.scalar_of(ty).unwrap_or((1, false));
+        let parts = wide_parts(w);
+        if parts.len() == 1 {
+            out.push((name.to_string(), w, signed));
+        } else {
+            for (k, pw) in parts.into_iter().enumerate() {
+                out.push((format!("{name}${k}"), pw, false));
+            }
+        }
+    }
+
+    /// How many artifact fields a header field of type `ty` takes.
+    fn slot_count(&self, ty: &Type) -> usize {
+        match ty {
+            Type::Struct(s) => self.m.structs[*s]
+                .fields
+                .iter()
+                .map(|f| self.slot_count(&f.ty))
+                .sum(),
+            _ => wide_parts(self.m.scalar_width(ty).unwrap_or(1)).len(),
+        }
+    }
+
+    /// The index among header `s`'s artifact fields of its IR field `i`
+    /// (fields over 128 bits and struct fields take several).
+    pub(super) fn art_field(&self, s: Handle<ir::StructDef>, i: usize) -> usize {
+        self.m.structs[s]
+            .fields
+            .iter()
+            .take(i)
+            .map(|f| self.slot_count(&f.ty))
+            .sum()
+    }
+
+    /// The place of IR field `i` of header instance `h` (of type `s`): a
+    /// scalar slot, or a struct of the slots of a struct-typed field.
+    pub(super) fn header_field_place(
+        &self,
+        h: HeaderId,
+        s: Handle<ir::StructDef>,
+        i: usize,
+    ) -> Option<Place> {
+        let ty = self.m.structs[s].fields.get(i)?.ty.clone();
+        let mut k = self.art_field(s, i);
+        self.slots_place(h, &ty, &mut k)
+    }
+
+    fn slots_place(&self, h: HeaderId, ty: &Type, k: &mut usize) -> Option<Place> {
+        if let Type::Struct(s) = ty {
+            let mut ps = Vec::new();
+            for f in &self.m.structs[*s].fields {
+                ps.push(self.slots_place(h, &f.ty, k)?);
+            }
+            return Some(Place::Struct(ps));
+        }
+        let f = self.headers[h.index()].fields.get(*k)?.field;
+        *k += self.slot_count(ty);
+        Some(Place::Scalar(f))
+    }
+
+    /// The number of artifact fields of header `s`.
+    pub(super) fn art_field_count(&self, s: Handle<ir::StructDef>) -> usize {
+        self.art_field(s, self.m.structs[s].fields.len())
     }
 }

@@ -1,0 +1,18 @@
+// expect: E0112
+// a header field may be up to 4096 bits wide
+#include <core.p4>
+#include <v1model.p4>
+
+header h_t { bit<5000> blob; }
+struct headers { h_t h; }
+struct metadata { bit<8> x; }
+parser P(packet_in pkt, out headers hdr, inout metadata meta, inout standard_metadata_t sm) {
+    state start { pkt.extract(hdr.h); transition accept; }
+}
+
+control Ing(inout headers hdr, inout metadata meta, inout standard_metadata_t sm) { apply { } }
+control Nop(inout headers hdr, inout metadata meta) { apply { } }
+control Eg(inout headers hdr, inout metadata meta, inout standard_metadata_t sm) { apply { } }
+control D(packet_out pkt, in headers hdr) { apply { pkt.emit(hdr); } }
+
+V1Switch(P(), Nop(), Ing(), Eg(), Nop(), D()) main;
