@@ -150,21 +150,20 @@ impl Engine {
         }
     }
 
-    /// The rates of an indexed meter's cell `index`, or of a direct meter's
-    /// entry (`index` = entry handle); `None` when not configured.
-    pub fn meter_get_rates(
+    /// The meter of an indexed meter's cell `index`, or of a direct meter's
+    /// entry (`index` = entry handle; `None`: the entry has no meter yet).
+    fn meter_cell(
         &self,
         name: &str,
         index: u64,
-    ) -> Result<Option<MeterRates>, ControlPlaneError> {
+    ) -> Result<Option<&netsparse_externs::meter::TrTcm>, ControlPlaneError> {
         let i = self.extern_index(name)?;
-        let n = self.rt.extern_names[i].clone();
         let out_of_range = || ControlPlaneError::Meter {
-            name: n.clone(),
+            name: self.rt.extern_names[i].clone(),
             detail: format!("index {index} out of range"),
         };
         match &self.rt.externs[i] {
-            ExternRt::Meter(m) => m.get(index).map(|t| t.rates()).ok_or_else(out_of_range),
+            ExternRt::Meter(m) => m.get(index).map(Some).ok_or_else(out_of_range),
             ExternRt::DirectMeter { table } => {
                 let t = &self.rt.tables[*table as usize];
                 let e = u32::try_from(index)
@@ -172,10 +171,20 @@ impl Engine {
                     .and_then(|h| t.entries.get(h as usize))
                     .and_then(Option::as_ref)
                     .ok_or_else(out_of_range)?;
-                Ok(e.meter.as_ref().and_then(|m| m.rates()))
+                Ok(e.meter.as_ref())
             }
             _ => Err(self.wrong(i, "meter")),
         }
+    }
+
+    /// The rates of an indexed meter's cell `index`, or of a direct meter's
+    /// entry (`index` = entry handle); `None` when not configured.
+    pub fn meter_get_rates(
+        &self,
+        name: &str,
+        index: u64,
+    ) -> Result<Option<MeterRates>, ControlPlaneError> {
+        Ok(self.meter_cell(name, index)?.and_then(|m| m.rates()))
     }
 
     /// The name of the direct meter attached to `table`, if it has one.
@@ -207,25 +216,10 @@ impl Engine {
         name: &str,
         index: u64,
     ) -> Result<[netsparse_externs::stateful::CounterCell; 3], ControlPlaneError> {
-        let i = self.extern_index(name)?;
-        let n = self.rt.extern_names[i].clone();
-        let out_of_range = || ControlPlaneError::Meter {
-            name: n.clone(),
-            detail: format!("index {index} out of range"),
-        };
-        match &self.rt.externs[i] {
-            ExternRt::Meter(m) => m.get(index).map(|t| t.marked()).ok_or_else(out_of_range),
-            ExternRt::DirectMeter { table } => {
-                let t = &self.rt.tables[*table as usize];
-                let e = u32::try_from(index)
-                    .ok()
-                    .and_then(|h| t.entries.get(h as usize))
-                    .and_then(Option::as_ref)
-                    .ok_or_else(out_of_range)?;
-                Ok(e.meter.as_ref().map(|m| m.marked()).unwrap_or_default())
-            }
-            _ => Err(self.wrong(i, "meter")),
-        }
+        Ok(self
+            .meter_cell(name, index)?
+            .map(|m| m.marked())
+            .unwrap_or_default())
     }
 
     /// Put back the marked counts of a meter cell (or of a direct meter's
