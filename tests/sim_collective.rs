@@ -587,3 +587,34 @@ fn cli_runs_the_switch_aggregator_and_refuses_a_bad_place() {
     assert_ne!(code, Some(0), "{err}");
     assert!(err.contains("--agg-gbps 800"), "{err}");
 }
+
+/// `netsparse switch --config`'s `[collective]` table: the switch is built
+/// with its aggregator, and a bad port is refused naming the key.
+#[test]
+fn the_collective_table_of_a_switch_config_builds_the_aggregator() {
+    let art = ProgramCache::new()
+        .get(Bundled::OmnicclSwitch, &[])
+        .expect("omniccl_switch.p4 compiles");
+    let toml = |ports: &str| {
+        format!(
+            "ports = 4\npipes = 2\n[collective]\nworkers = 3\ndepth = 4\nblock = 64\nnode = 3\nworker_ports = {ports}\n"
+        )
+    };
+    let cfg = NsConfig::from_toml(&toml("[0, 1, 2]")).expect("parses");
+    let sw = NsSwitch::new(&art, cfg).expect("builds with the aggregator");
+    assert!(
+        sw.collective_stats().is_some(),
+        "the aggregator is configured"
+    );
+    for (ports, want) in [("[0, 1, 9]", "port 9"), ("[0, 1]", "2 ports for 3 workers")] {
+        let cfg = NsConfig::from_toml(&toml(ports)).expect("parses");
+        let Err(e) = NsSwitch::new(&art, cfg) else {
+            panic!("{ports}: accepted");
+        };
+        let e = e.to_string();
+        assert!(
+            e.contains("collective.worker_ports") && e.contains(want),
+            "{e}"
+        );
+    }
+}

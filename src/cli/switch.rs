@@ -640,6 +640,9 @@ fn run_netsparse(args: &Args, artifact: &Artifact) -> anyhow::Result<ExitCode> {
             m.insert("arch".into(), "netsparse_switch".into());
             m.insert("config".into(), sw.config().describe().into());
             m.insert("switch".into(), serde_json::json!(sw.stats()));
+            if let Some(c) = sw.collective_stats() {
+                m.insert("collective".into(), serde_json::json!(c));
+            }
             m
         },
         &|sw: &NsSwitch| eprint!("{}", sw.stats().summary()),

@@ -126,6 +126,9 @@ pub struct NsConfig {
     pub trace: bool,
     /// Log the first N bytes of every frame in and out (0 = off).
     pub dump_bytes: usize,
+    /// An OmNICCL aggregator in the middle pipes (the `[collective]`
+    /// table; applied by [`super::NsSwitch::new`]); `None`: none.
+    pub collective: Option<super::coll::NsCollective>,
 }
 
 impl Default for NsConfig {
@@ -158,6 +161,7 @@ impl Default for NsConfig {
             max_frame: 9216,
             trace: false,
             dump_bytes: 0,
+            collective: None,
         }
     }
 }
@@ -177,6 +181,20 @@ struct RawConfig {
     switch: Option<RawSwitch>,
     cache: Option<RawCache>,
     virtual_cqs: Option<RawVirtualCqs>,
+    collective: Option<RawCollective>,
+}
+
+/// `[collective]`: an OmNICCL aggregator in the middle pipes.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawCollective {
+    workers: u32,
+    depth: u32,
+    block: u32,
+    window: Option<u32>,
+    streams: Option<u32>,
+    node: u32,
+    worker_ports: Vec<u32>,
 }
 
 #[derive(Deserialize, Default)]
@@ -304,6 +322,21 @@ impl NsConfig {
         }
         if let Some(v) = raw.max_frame {
             c.max_frame = v;
+        }
+        if let Some(k) = raw.collective {
+            // Ranges are checked when the switch is built (the port count
+            // and the unit's limits), each error naming its key.
+            c.collective = Some(super::coll::NsCollective {
+                unit: netsparse_externs::coll::CollConfig {
+                    workers: k.workers,
+                    depth: k.depth,
+                    block: k.block,
+                    window: k.window.unwrap_or(4),
+                    streams: k.streams.unwrap_or(1),
+                },
+                node: k.node,
+                worker_ports: k.worker_ports,
+            });
         }
         let sw = raw.switch.unwrap_or_default();
         if let Some(id) = sw.id {
@@ -505,7 +538,7 @@ impl NsConfig {
             ),
         };
         format!(
-            "{} ports in {} pipes, {} MHz, DelayCycles {}, {}, MTU {}, {cache}, switch {} ({}.{}.{}.{}){}",
+            "{} ports in {} pipes, {} MHz, DelayCycles {}, {}, MTU {}, {cache}, switch {} ({}.{}.{}.{}){}{}",
             self.ports,
             self.pipes,
             self.clock.khz / 1000,
@@ -521,7 +554,14 @@ impl NsConfig {
             self.ipv4[1],
             self.ipv4[2],
             self.ipv4[3],
-            if self.virtual_cqs.is_some() { ", virtual CQs" } else { "" }
+            if self.virtual_cqs.is_some() { ", virtual CQs" } else { "" },
+            match &self.collective {
+                Some(c) => format!(
+                    ", OmNICCL aggregator as node {} for {} workers (d = {}, {}-byte blocks)",
+                    c.node, c.unit.workers, c.unit.depth, c.unit.block
+                ),
+                None => String::new(),
+            }
         )
     }
 }
@@ -529,6 +569,29 @@ impl NsConfig {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_collective_table_configures_the_aggregator() {
+        let c = NsConfig::from_toml(
+            "ports = 8\npipes = 2\n[collective]\nworkers = 2\ndepth = 16\nblock = 64\nnode = 2\nworker_ports = [0, 1]\n",
+        )
+        .unwrap();
+        let k = c.collective.as_ref().expect("collective");
+        assert_eq!((k.unit.workers, k.unit.window, k.unit.streams), (2, 4, 1));
+        assert_eq!(k.worker_ports, [0, 1]);
+        assert!(c.describe().contains("OmNICCL aggregator as node 2"));
+        // A missing key and an unknown one are refused by name.
+        for (text, want) in [
+            ("[collective]\nworkers = 2\n", "depth"),
+            (
+                "[collective]\nworkers = 2\ndepth = 1\nblock = 4\nnode = 2\nworker_ports = [0, 1]\nfoo = 1\n",
+                "foo",
+            ),
+        ] {
+            let e = NsConfig::from_toml(text).unwrap_err().to_string();
+            assert!(e.contains(want), "{text}: {e}");
+        }
+    }
 
     #[test]
     fn defaults_are_table5() {

@@ -338,7 +338,8 @@ impl NsSwitch {
             },
             trace: cfg.trace,
         };
-        Ok(NsSwitch {
+        let collective = cfg.collective.clone();
+        let mut sw = NsSwitch {
             ist: prog.new_state(),
             est: prog.new_state(),
             mst: prog.new_state(),
@@ -356,7 +357,11 @@ impl NsSwitch {
             packet_id: 0,
             coll: None,
             cfg,
-        })
+        };
+        if let Some(c) = collective {
+            sw.configure_collective(c)?;
+        }
+        Ok(sw)
     }
 
     fn new_pipe(cfg: &NsConfig, has_cache: bool) -> Result<Pipe, NsSwitchError> {
