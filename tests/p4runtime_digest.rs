@@ -272,12 +272,7 @@ fn digests_are_described_delivered_suppressed_and_acknowledged() {
                 None,
             )
             .unwrap();
-        c.write(vec![update(
-            v1::update::Type::Insert,
-            v1::entity::Entity::TableEntry(e),
-        )])
-        .await
-        .unwrap();
+        c.write_entry(v1::update::Type::Insert, e).await.unwrap();
         rig.inject[0].send(eth(mac(9), mac(3))).unwrap();
         no_digest_for(&mut c, Duration::from_millis(200)).await;
 

@@ -11,7 +11,7 @@ mod p4rt_support;
 
 use std::time::Duration;
 
-use netsparse_p4rt::client::{update, Client};
+use netsparse_p4rt::client::Client;
 use netsparse_p4rt::proto::v1;
 use netsparse_p4rt::tonic::Code;
 
@@ -71,12 +71,9 @@ fn packet_in_and_packet_out_through_the_cpu_port() {
                 None,
             )
             .unwrap();
-        c.write(vec![update(
-            v1::update::Type::Insert,
-            v1::entity::Entity::TableEntry(e),
-        )])
-        .await
-        .expect("insert");
+        c.write_entry(v1::update::Type::Insert, e)
+            .await
+            .expect("insert");
 
         // PacketIn: the frame from port 1, ingress_port = 1 as metadata.
         let frame = ipv4_frame([10, 0, 0, 1], [10, 0, 9, 7], 64);
@@ -215,12 +212,7 @@ fn packet_in_reaches_every_roles_primary() {
                 None,
             )
             .unwrap();
-        c.write(vec![update(
-            v1::update::Type::Insert,
-            v1::entity::Entity::TableEntry(e),
-        )])
-        .await
-        .unwrap();
+        c.write_entry(v1::update::Type::Insert, e).await.unwrap();
         let frame = ipv4_frame([10, 0, 0, 1], [10, 0, 9, 7], 64);
         rig.inject[0].send(frame.clone()).unwrap();
         for cl in [&mut c, &mut other] {

@@ -120,12 +120,9 @@ fn entries_change_forwarding_and_read_back() {
                 None,
             )
             .unwrap();
-        c.write(vec![update(
-            v1::update::Type::Modify,
-            v1::entity::Entity::TableEntry(e),
-        )])
-        .await
-        .expect("modify");
+        c.write_entry(v1::update::Type::Modify, e)
+            .await
+            .expect("modify");
         let out = rig.send_1_to_2(frame.clone()).expect("still forwarded");
         assert_eq!(&out[0..6], &[0, 0, 0, 0, 2, 3]);
 
@@ -133,12 +130,9 @@ fn entries_change_forwarding_and_read_back() {
         let e = c
             .table_entry("ipv4_lpm", &["10.0.2.0/24"], None, None)
             .unwrap();
-        c.write(vec![update(
-            v1::update::Type::Delete,
-            v1::entity::Entity::TableEntry(e),
-        )])
-        .await
-        .expect("delete");
+        c.write_entry(v1::update::Type::Delete, e)
+            .await
+            .expect("delete");
         assert!(rig.send_1_to_2(frame).is_none(), "dropped after delete");
         assert_eq!(entry_count(&mut c, "ipv4_lpm").await, 0);
     });
@@ -329,12 +323,7 @@ fn ternary_range_optional_counters_and_registers() {
                 Some(5),
             )
             .unwrap();
-        c.write(vec![update(
-            v1::update::Type::Insert,
-            v1::entity::Entity::TableEntry(e),
-        )])
-        .await
-        .unwrap();
+        c.write_entry(v1::update::Type::Insert, e).await.unwrap();
         // Priority missing on a ternary table: INVALID_ARGUMENT.
         let e = c
             .table_entry(
@@ -381,12 +370,7 @@ fn ternary_range_optional_counters_and_registers() {
                 Some(9),
             )
             .unwrap();
-        c.write(vec![update(
-            v1::update::Type::Insert,
-            v1::entity::Entity::TableEntry(e),
-        )])
-        .await
-        .unwrap();
+        c.write_entry(v1::update::Type::Insert, e).await.unwrap();
         assert!(
             rig.send_1_to_2(ipv4_frame([11, 1, 1, 1], [10, 0, 2, 1], 20))
                 .is_none(),
@@ -668,12 +652,9 @@ fn a_running_nic_serves_its_tables_and_counters() {
                 Some(1),
             )
             .expect("entry builds");
-        c.write(vec![update(
-            v1::update::Type::Insert,
-            v1::entity::Entity::TableEntry(e),
-        )])
-        .await
-        .expect("insert into the NIC's table");
+        c.write_entry(v1::update::Type::Insert, e)
+            .await
+            .expect("insert into the NIC's table");
         assert_eq!(entry_count(&mut c, "dest_solver").await, before + 1);
         let doc = c.stats_json().await.expect("stats");
         assert!(doc["nic"].is_object(), "NIC counters: {doc}");

@@ -331,6 +331,16 @@ impl Client {
             .map(|_| ())
     }
 
+    /// Send a Write of one table entry update of type `ty`.
+    pub async fn write_entry(
+        &mut self,
+        ty: v1::update::Type,
+        entry: v1::TableEntry,
+    ) -> Result<(), Status> {
+        self.write(vec![update(ty, v1::entity::Entity::TableEntry(entry))])
+            .await
+    }
+
     /// Read `entities` (wildcards allowed); all answers concatenated.
     pub async fn read(&mut self, entities: Vec<v1::Entity>) -> Result<Vec<v1::Entity>, Status> {
         let mut s = self

@@ -6,7 +6,7 @@
 //! the Write's details, and changes nothing.
 
 use netsparse_engine::control::ControlPlane;
-use netsparse_engine::{ControlPlaneError, Replica};
+use netsparse_engine::{ControlPlaneError, EntryHandle, Replica};
 use netsparse_externs::artifact::KeyMatch;
 use netsparse_externs::meter::MeterRates;
 use netsparse_externs::stateful::CounterCell;
@@ -660,6 +660,32 @@ pub(crate) fn entity_kind(e: &v1::entity::Entity) -> &'static str {
     }
 }
 
+/// The handle of `table`'s entry with `matches` (NOT_FOUND when none).
+fn entry_handle<T: ControlPlane + ?Sized>(
+    t: &T,
+    table: &str,
+    matches: &[KeyMatch],
+    priority: Option<u32>,
+) -> Result<EntryHandle, Status> {
+    t.find_entry(table, matches, priority)
+        .map_err(|e| status_of(&e))?
+        .ok_or_else(|| Status::not_found(format!("table {table}: no entry with this match")))
+}
+
+/// Run the device's own control-plane command `cmd` (no arguments);
+/// UNIMPLEMENTED with `missing` when the device has no such command.
+fn device_command<T: ControlPlane + ?Sized>(
+    t: &mut T,
+    cmd: &str,
+    missing: &str,
+) -> Result<(), Status> {
+    match t.command(cmd, &[]) {
+        Some(Ok(_)) => Ok(()),
+        Some(Err(e)) => Err(Status::internal(format!("{e:?}"))),
+        None => Err(Status::unimplemented(missing.to_owned())),
+    }
+}
+
 /// Apply one op to the target.
 pub(crate) fn apply<T: ControlPlane + ?Sized>(t: &mut T, op: &Op) -> Result<(), Status> {
     let st = |e: ControlPlaneError| status_of(&e);
@@ -683,11 +709,7 @@ pub(crate) fn apply<T: ControlPlane + ?Sized>(t: &mut T, op: &Op) -> Result<(), 
             action,
             args,
         } => {
-            let Some(h) = t.find_entry(table, matches, *priority).map_err(st)? else {
-                return Err(Status::not_found(format!(
-                    "table {table}: no entry with this match"
-                )));
-            };
+            let h = entry_handle(t, table, matches, *priority)?;
             t.modify_entry(table, h, action, args).map_err(st)
         }
         Op::Delete {
@@ -695,11 +717,7 @@ pub(crate) fn apply<T: ControlPlane + ?Sized>(t: &mut T, op: &Op) -> Result<(), 
             matches,
             priority,
         } => {
-            let Some(h) = t.find_entry(table, matches, *priority).map_err(st)? else {
-                return Err(Status::not_found(format!(
-                    "table {table}: no entry with this match"
-                )));
-            };
+            let h = entry_handle(t, table, matches, *priority)?;
             t.delete_entry(table, h).map_err(st)
         }
         Op::SetDefault {
@@ -732,11 +750,7 @@ pub(crate) fn apply<T: ControlPlane + ?Sized>(t: &mut T, op: &Op) -> Result<(), 
             priority,
             cell,
         } => {
-            let Some(h) = t.find_entry(table, matches, *priority).map_err(st)? else {
-                return Err(Status::not_found(format!(
-                    "table {table}: no entry with this match"
-                )));
-            };
+            let h = entry_handle(t, table, matches, *priority)?;
             t.direct_counter_write(table, h, *cell).map_err(st)
         }
         Op::Meter { name, index, rates } => t.meter_configure(name, *index, *rates).map_err(st),
@@ -747,11 +761,7 @@ pub(crate) fn apply<T: ControlPlane + ?Sized>(t: &mut T, op: &Op) -> Result<(), 
             meter,
             rates,
         } => {
-            let Some(h) = t.find_entry(table, matches, *priority).map_err(st)? else {
-                return Err(Status::not_found(format!(
-                    "table {table}: no entry with this match"
-                )));
-            };
+            let h = entry_handle(t, table, matches, *priority)?;
             t.meter_configure(meter, Some(u64::from(h.0)), *rates)
                 .map_err(st)
         }
@@ -762,26 +772,16 @@ pub(crate) fn apply<T: ControlPlane + ?Sized>(t: &mut T, op: &Op) -> Result<(), 
             meter,
             marked,
         } => {
-            let Some(h) = t.find_entry(table, matches, *priority).map_err(st)? else {
-                return Err(Status::not_found(format!(
-                    "table {table}: no entry with this match"
-                )));
-            };
+            let h = entry_handle(t, table, matches, *priority)?;
             t.meter_set_marked(meter, u64::from(h.0), *marked)
                 .map_err(st)
         }
         // Applied by the server before the datapath job.
         Op::Digest { .. } => Ok(()),
-        Op::FilterClear => match t.command("filter_clear", &[]) {
-            Some(Ok(_)) => Ok(()),
-            Some(Err(e)) => Err(Status::internal(format!("{e:?}"))),
-            None => Err(Status::unimplemented("this device has no Idx Filter")),
-        },
-        Op::CacheInvalidate => match t.command("cache_invalidate", &[]) {
-            Some(Ok(_)) => Ok(()),
-            Some(Err(e)) => Err(Status::internal(format!("{e:?}"))),
-            None => Err(Status::unimplemented("this switch has no Property Cache")),
-        },
+        Op::FilterClear => device_command(t, "filter_clear", "this device has no Idx Filter"),
+        Op::CacheInvalidate => {
+            device_command(t, "cache_invalidate", "this switch has no Property Cache")
+        }
         Op::McGroup {
             ty,
             group,
