@@ -35,7 +35,7 @@ use std::time::{Duration, Instant};
 
 use netsparse::topo::run::{self, UpOptions};
 use netsparse::topo::spec::Topology;
-use netsparse_bmv2::drivers::tpacket::{RingOptions, RingPort, TxScratch};
+use netsparse_bmv2::drivers::tpacket::{RingOptions, RingPort};
 
 struct Opts {
     seconds: f64,
@@ -77,13 +77,11 @@ fn parse_args() -> Result<Opts, String> {
     Ok(o)
 }
 
-fn pin_to(pid: libc::pid_t, cpu: usize) {
-    // SAFETY: cpu_set_t is plain data; sched_setaffinity with a valid set.
-    unsafe {
-        let mut set: libc::cpu_set_t = std::mem::zeroed();
-        libc::CPU_SET(cpu, &mut set);
-        libc::sched_setaffinity(pid, std::mem::size_of::<libc::cpu_set_t>(), &set);
-    }
+/// Pin process or thread `pid` (0: the calling thread) to `cpu`, best effort.
+fn pin_to(pid: i32, cpu: usize) {
+    let mut set = rustix::thread::CpuSet::new();
+    set.set(cpu);
+    let _ = rustix::thread::sched_setaffinity(rustix::process::Pid::from_raw(pid), &set);
 }
 
 fn rx_packets(netns: &str, iface: &str) -> Result<u64, String> {
@@ -108,19 +106,13 @@ fn process_cpu(pid: u32) -> f64 {
         .take(2)
         .filter_map(|x| x.parse().ok())
         .collect();
-    // SAFETY: sysconf has no preconditions.
-    let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) }.max(1) as f64;
+    let hz = rustix::param::clock_ticks_per_second().max(1) as f64;
     f.iter().sum::<u64>() as f64 / hz
 }
 
 /// CPU time of the calling thread, in seconds.
 fn thread_cpu() -> f64 {
-    let mut ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: valid timespec out-pointer.
-    unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
+    let ts = rustix::time::clock_gettime(rustix::time::ClockId::ThreadCPUTime);
     ts.tv_sec as f64 + ts.tv_nsec as f64 / 1e9
 }
 
@@ -213,7 +205,7 @@ fn bench(o: &Opts, st: &netsparse::topo::state::RunState) -> Result<(), String> 
         })
         .ok_or("no switch process")?;
     if o.pin {
-        pin_to(switch_pid as libc::pid_t, 1);
+        pin_to(switch_pid as i32, 1);
     }
     let port = RingPort::open_in_netns(
         &h1_if,
@@ -246,13 +238,12 @@ fn bench(o: &Opts, st: &netsparse::topo::state::RunState) -> Result<(), String> 
         if pin {
             pin_to(0, 0);
         }
-        let mut scratch = TxScratch::default();
         let mut cpu0 = None;
         while !stop2.load(Ordering::Relaxed) {
             if cpu0.is_none() && meas2.load(Ordering::Relaxed) {
                 cpu0 = Some(thread_cpu());
             }
-            let (n, _) = port.send_batch(&arena, &ranges, &mut scratch);
+            let (n, _) = port.send_batch(&arena, &ranges);
             sent2.fetch_add(n as u64, Ordering::Relaxed);
         }
         cpu0.map(|c| thread_cpu() - c).unwrap_or(0.0)

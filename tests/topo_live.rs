@@ -12,9 +12,7 @@
 //!
 //! Every test uses its own run id, so they run in parallel.
 
-use std::fs::File;
 use std::net::UdpSocket;
-use std::os::fd::AsRawFd;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Duration;
@@ -61,14 +59,7 @@ fn live_processes_with(needle: &str) -> Vec<u32> {
 fn udp_in(ns: &str, addr: &str) -> UdpSocket {
     let path = Path::new("/var/run/netns").join(ns);
     let addr = addr.to_owned();
-    std::thread::spawn(move || {
-        let f = File::open(&path).unwrap();
-        // SAFETY: setns on a valid namespace fd, in this short-lived thread.
-        assert_eq!(unsafe { libc::setns(f.as_raw_fd(), libc::CLONE_NEWNET) }, 0);
-        UdpSocket::bind(addr).unwrap()
-    })
-    .join()
-    .unwrap()
+    netsparse_bmv2::drivers::in_netns(&path, move || UdpSocket::bind(addr)).unwrap()
 }
 
 fn gen(dir: &Path, racks: u32, hosts: u32) -> PathBuf {
@@ -186,8 +177,10 @@ fn leaf_spine_forwards_and_down_cleans_up() {
         .unwrap()["pid"]
         .as_i64()
         .unwrap();
-    // SAFETY: plain kill(2) on the switch we started.
-    unsafe { libc::kill(tor0 as i32, libc::SIGUSR1) };
+    assert!(netsparse_bmv2::drivers::send_signal(
+        u32::try_from(tor0).unwrap(),
+        netsparse_bmv2::drivers::Sig::Usr1
+    ));
     let stats = run.join("tor0/stats.json");
     let mut doc = Value::Null;
     for _ in 0..200 {

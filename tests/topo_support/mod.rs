@@ -11,8 +11,7 @@ pub fn root() -> PathBuf {
 
 /// Why the live tests cannot run here (not root, no iproute2), if so.
 pub fn skip_reason() -> Option<String> {
-    // SAFETY: geteuid has no preconditions.
-    if unsafe { libc::geteuid() } != 0 {
+    if !netsparse_bmv2::drivers::is_root() {
         return Some("not running as root".into());
     }
     if Command::new("ip").arg("-V").output().is_err() {

@@ -21,7 +21,7 @@
 
 use std::collections::BTreeMap;
 use std::io::{self};
-use std::os::fd::{AsRawFd, OwnedFd};
+use std::os::fd::OwnedFd;
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::mpsc::{self, RecvTimeoutError};
@@ -30,6 +30,7 @@ use std::thread;
 use std::time::{Duration, Instant};
 
 use netsparse_externs::{Datapath, Outputs, Time};
+use rustix::event::{PollFd, PollFlags};
 
 pub use super::ports::{LiveError, LiveOptions, LivePortStats, LiveReport, Wake};
 pub use super::sys::{dump_on_sigusr1, stop_on_signals};
@@ -55,8 +56,7 @@ pub struct AfPacket {
     name: String,
 }
 
-fn last_err(what: &str, name: &str) -> io::Error {
-    let e = io::Error::last_os_error();
+fn named_err(what: &str, name: &str, e: io::Error) -> io::Error {
     io::Error::new(e.kind(), format!("{what} on {name}: {e}"))
 }
 
@@ -85,42 +85,18 @@ impl PortIo for AfPacket {
         let deadline = Instant::now() + timeout;
         loop {
             let left = deadline.saturating_duration_since(Instant::now());
-            let mut pfd = libc::pollfd {
-                fd: self.fd.as_raw_fd(),
-                events: libc::POLLIN,
-                revents: 0,
+            let mut pfd = [PollFd::new(&self.fd, PollFlags::IN)];
+            let n = match rustix::event::poll(&mut pfd, Some(&sys::poll_timeout(left))) {
+                Ok(n) => n,
+                Err(rustix::io::Errno::INTR) => continue,
+                Err(e) => return Err(e.into()),
             };
-            let ms = left.as_millis().min(i32::MAX as u128) as i32;
-            // SAFETY: one valid pollfd.
-            let rc = unsafe { libc::poll(&mut pfd, 1, ms) };
-            if rc < 0 {
-                let e = io::Error::last_os_error();
-                if e.kind() == io::ErrorKind::Interrupted {
-                    continue;
-                }
-                return Err(e);
-            }
-            if rc == 0 {
+            if n == 0 {
                 return Ok(None);
             }
-            // SAFETY: sockaddr_ll is plain data.
-            let mut from: libc::sockaddr_ll = unsafe { std::mem::zeroed() };
-            let mut len = std::mem::size_of::<libc::sockaddr_ll>() as libc::socklen_t;
-            // SAFETY: `buf` is valid for `buf.len()` bytes; `from`/`len`
-            // describe a valid address buffer.
-            let n = unsafe {
-                libc::recvfrom(
-                    self.fd.as_raw_fd(),
-                    buf.as_mut_ptr().cast(),
-                    buf.len(),
-                    libc::MSG_TRUNC | libc::MSG_DONTWAIT,
-                    (&mut from as *mut libc::sockaddr_ll).cast(),
-                    &mut len,
-                )
-            };
-            if n < 0 {
-                let e = io::Error::last_os_error();
-                match e.kind() {
+            let (n, outgoing) = match sys::recv_packet(&self.fd, buf) {
+                Ok(r) => r,
+                Err(e) => match e.kind() {
                     io::ErrorKind::Interrupted | io::ErrorKind::WouldBlock => continue,
                     _ => {
                         return Err(io::Error::new(
@@ -128,24 +104,21 @@ impl PortIo for AfPacket {
                             format!("recv on {}: {e}", self.name),
                         ))
                     }
-                }
-            }
-            if from.sll_pkttype == libc::PACKET_OUTGOING {
+                },
+            };
+            if outgoing {
                 if Instant::now() >= deadline {
                     return Ok(None);
                 }
                 continue;
             }
-            return Ok(Some(n as usize));
+            return Ok(Some(n));
         }
     }
 
     fn send(&self, frame: &[u8]) -> io::Result<()> {
-        // SAFETY: `frame` is valid for its length; the socket is bound.
-        let n = unsafe { libc::send(self.fd.as_raw_fd(), frame.as_ptr().cast(), frame.len(), 0) };
-        if n < 0 {
-            return Err(last_err("send", &self.name));
-        }
+        rustix::net::send(&self.fd, frame, rustix::net::SendFlags::empty())
+            .map_err(|e| named_err("send", &self.name, e.into()))?;
         Ok(())
     }
 }

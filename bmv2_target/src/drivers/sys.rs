@@ -4,10 +4,16 @@
 //! a network namespace (a thread, or a child process before exec), turning
 //! off a veth's transmit checksum offload, the effective user, signals to
 //! other processes, the page size, and the signal handlers the CLI
-//! installs. Namespaces, sessions, `kill`, sockets and the page size go
-//! through rustix; packet sockets, their options, `SIOCGIFMTU`,
-//! `SIOCETHTOOL` and `sigaction` have no safe wrapper in rustix or nix, so
-//! they are the only `libc` calls here, each with its safety argument.
+//! installs, and the packet path's calls: mapping a receive ring, batched
+//! sends (`sendmmsg`), a packet socket's receive with its packet type and
+//! its ring statistics. Namespaces, sessions, `kill`, sockets, the page
+//! size, `mmap`, `sendmmsg`, `poll` and `SO_ERROR` go through rustix (the
+//! drivers call its safe `poll` and `send` directly); packet sockets,
+//! their options and statistics, `recvfrom` with a `sockaddr_ll`,
+//! `SIOCGIFMTU`, `SIOCETHTOOL` and `sigaction` have no safe wrapper in
+//! rustix or nix, so they are the only `libc` calls here, each with its
+//! safety argument. No other file of the drivers or the topologies makes
+//! a raw system call.
 
 use std::ffi::CString;
 use std::fs::File;
@@ -49,6 +55,167 @@ pub(crate) fn setsockopt<T>(
         Err(io::Error::last_os_error())
     } else {
         Ok(())
+    }
+}
+
+/// `SOL_PACKET` option: the ring's counters (reset on read).
+const PACKET_STATISTICS: libc::c_int = 6;
+
+/// `struct tpacket_stats`.
+#[repr(C)]
+#[derive(Default)]
+struct TpacketStats {
+    tp_packets: u32,
+    tp_drops: u32,
+}
+
+/// Frames the kernel dropped on a ringed packet socket because the ring
+/// was full, since the last call (`PACKET_STATISTICS` resets on read).
+pub(crate) fn packet_ring_drops(fd: &OwnedFd) -> io::Result<u64> {
+    let mut st = TpacketStats::default();
+    let mut len = std::mem::size_of::<TpacketStats>() as libc::socklen_t;
+    // SAFETY: `st` is a live, writable `tpacket_stats` and `len` its size.
+    let rc = unsafe {
+        libc::getsockopt(
+            fd.as_raw_fd(),
+            libc::SOL_PACKET,
+            PACKET_STATISTICS,
+            (&mut st as *mut TpacketStats).cast(),
+            &mut len,
+        )
+    };
+    if rc < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(u64::from(st.tp_drops))
+}
+
+/// The error pending on socket `fd` (`SO_ERROR`), if any; reading it
+/// clears it.
+pub(crate) fn pending_error(fd: &OwnedFd) -> Option<io::Error> {
+    match rustix::net::sockopt::socket_error(fd) {
+        Ok(Ok(())) => None,
+        Ok(Err(e)) | Err(e) => Some(e.into()),
+    }
+}
+
+/// A receive ring mapped shared into this process; unmapped when dropped.
+#[derive(Debug)]
+pub(crate) struct RingMap {
+    ptr: *mut u8,
+    len: usize,
+}
+
+// SAFETY: the mapping is owned by this value alone; moving it to another
+// thread moves the only access to it.
+unsafe impl Send for RingMap {}
+
+impl RingMap {
+    /// Map the `len`-byte ring the kernel set up for packet socket `fd`
+    /// (`PACKET_RX_RING`), read-write and shared: locked and populated
+    /// when `RLIMIT_MEMLOCK` allows, plainly otherwise. `name` is for
+    /// errors.
+    pub(crate) fn map(fd: &OwnedFd, len: usize, name: &str) -> io::Result<RingMap> {
+        use rustix::mm::{mmap, MapFlags, ProtFlags};
+        let prot = ProtFlags::READ | ProtFlags::WRITE;
+        // SAFETY: a new mapping at an address the kernel chooses (so no
+        // existing memory is replaced) of the ring the kernel allocated for
+        // this socket; only the returned `RingMap` refers to it.
+        let locked = unsafe {
+            mmap(
+                std::ptr::null_mut(),
+                len,
+                prot,
+                MapFlags::SHARED | MapFlags::LOCKED | MapFlags::POPULATE,
+                fd,
+                0,
+            )
+        };
+        // MAP_LOCKED may exceed RLIMIT_MEMLOCK: retry without it.
+        // SAFETY: as above.
+        let ptr = locked
+            .or_else(|_| unsafe { mmap(std::ptr::null_mut(), len, prot, MapFlags::SHARED, fd, 0) })
+            .map_err(|e| {
+                let e = io::Error::from(e);
+                io::Error::new(e.kind(), format!("mmap(rx ring) on {name}: {e}"))
+            })?;
+        Ok(RingMap {
+            ptr: ptr.cast(),
+            len,
+        })
+    }
+
+    /// The first byte of the mapping.
+    pub(crate) fn as_ptr(&self) -> *mut u8 {
+        self.ptr
+    }
+}
+
+impl Drop for RingMap {
+    fn drop(&mut self) {
+        // SAFETY: `ptr`/`len` describe the mapping made in `map`, and no
+        // reference into it outlives its owner.
+        unsafe {
+            let _ = rustix::mm::munmap(self.ptr.cast(), self.len);
+        }
+    }
+}
+
+/// Frames per [`send_frames`] call (one `sendmmsg(2)` batch).
+pub(crate) const SEND_BATCH: usize = 64;
+
+/// Send each of the first [`SEND_BATCH`] `frames` as its own message on
+/// the bound socket `fd`, in order, with one `sendmmsg(2)`: how many the
+/// kernel accepted, from the first (`Err` when it refused the first one).
+/// Builds the message headers on the stack: no allocation.
+pub(crate) fn send_frames(fd: &OwnedFd, frames: &[&[u8]]) -> io::Result<usize> {
+    use rustix::net::{sendmmsg, MMsgHdr, SendAncillaryBuffer, SendFlags};
+    use std::io::IoSlice;
+    let n = frames.len().min(SEND_BATCH);
+    let iovs: [IoSlice<'_>; SEND_BATCH] =
+        std::array::from_fn(|i| IoSlice::new(frames.get(i).copied().unwrap_or(&[])));
+    let mut ctrls: [SendAncillaryBuffer<'_, '_, '_>; SEND_BATCH] =
+        std::array::from_fn(|_| SendAncillaryBuffer::default());
+    let mut i = 0;
+    let mut msgs = ctrls.each_mut().map(|c| {
+        let m = MMsgHdr::new(std::slice::from_ref(&iovs[i]), c);
+        i += 1;
+        m
+    });
+    Ok(sendmmsg(fd, &mut msgs[..n], SendFlags::empty())?)
+}
+
+/// Receive one frame from packet socket `fd` into `buf` without blocking
+/// (`MSG_TRUNC`: the frame's whole length is returned even when `buf` is
+/// shorter) and whether this host sent it (`PACKET_OUTGOING`).
+pub(crate) fn recv_packet(fd: &OwnedFd, buf: &mut [u8]) -> io::Result<(usize, bool)> {
+    // SAFETY: sockaddr_ll is plain data; zero is a valid initial value.
+    let mut from: libc::sockaddr_ll = unsafe { std::mem::zeroed() };
+    let mut len = std::mem::size_of::<libc::sockaddr_ll>() as libc::socklen_t;
+    // SAFETY: `buf` is valid for `buf.len()` writable bytes; `from`/`len`
+    // describe a writable address buffer of the right size.
+    let n = unsafe {
+        libc::recvfrom(
+            fd.as_raw_fd(),
+            buf.as_mut_ptr().cast(),
+            buf.len(),
+            libc::MSG_TRUNC | libc::MSG_DONTWAIT,
+            (&mut from as *mut libc::sockaddr_ll).cast(),
+            &mut len,
+        )
+    };
+    if n < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok((n as usize, from.sll_pkttype == libc::PACKET_OUTGOING))
+}
+
+/// A `poll(2)` timeout of `d`, to the nanosecond (rustix uses `ppoll`,
+/// so sub-millisecond deadlines are not rounded up to a millisecond).
+pub(crate) fn poll_timeout(d: Duration) -> rustix::event::Timespec {
+    rustix::event::Timespec {
+        tv_sec: d.as_secs().min(i64::MAX as u64) as rustix::event::Secs,
+        tv_nsec: rustix::event::Nsecs::from(d.subsec_nanos()),
     }
 }
 

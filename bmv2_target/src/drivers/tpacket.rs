@@ -33,13 +33,14 @@
 
 use std::collections::BTreeMap;
 use std::io;
-use std::os::fd::{AsRawFd, OwnedFd};
+use std::os::fd::OwnedFd;
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use netsparse_externs::{Datapath, Outputs, Time};
+use rustix::event::{PollFd, PollFlags};
 
 pub use super::ports::RingOptions;
 pub use super::sys::interface_mtu;
@@ -54,7 +55,6 @@ use super::{sys, PortSpec};
 // not depend on how a given libc release exposes them.
 const PACKET_VERSION: libc::c_int = 10;
 const PACKET_RX_RING: libc::c_int = 5;
-const PACKET_STATISTICS: libc::c_int = 6;
 const PACKET_QDISC_BYPASS: libc::c_int = 20;
 const TPACKET_V2: libc::c_int = 1;
 const TP_STATUS_KERNEL: u32 = 0;
@@ -69,7 +69,7 @@ const SLOT_OVERHEAD: usize = 96;
 /// Frames handed to the core per ring before the outputs are flushed.
 const RX_BUDGET: usize = 64;
 /// Messages per `sendmmsg` call.
-const TX_BATCH: usize = 64;
+const TX_BATCH: usize = sys::SEND_BATCH;
 
 /// `struct tpacket2_hdr`.
 #[repr(C)]
@@ -96,39 +96,16 @@ struct TpacketReq {
     tp_frame_nr: u32,
 }
 
-/// `struct tpacket_stats`.
-#[repr(C)]
-#[derive(Default)]
-struct TpacketStats {
-    tp_packets: u32,
-    tp_drops: u32,
-}
-
 /// A `PACKET_RX_RING` socket on one interface.
 #[derive(Debug)]
 pub struct RingPort {
     fd: OwnedFd,
     name: String,
-    ring: *mut u8,
-    ring_len: usize,
+    map: sys::RingMap,
     slot: usize,
     slots: usize,
     head: usize,
     mtu: usize,
-}
-
-// SAFETY: the mapping belongs to the port and is only touched through
-// `&mut self` (or `&self` for the kernel-owned statistics); moving the port
-// to another thread moves that exclusive access with it.
-unsafe impl Send for RingPort {}
-
-impl Drop for RingPort {
-    fn drop(&mut self) {
-        // SAFETY: `ring`/`ring_len` describe the mapping made in `open`.
-        unsafe {
-            libc::munmap(self.ring.cast(), self.ring_len);
-        }
-    }
 }
 
 impl RingPort {
@@ -153,43 +130,11 @@ impl RingPort {
         if sys::setsockopt(&fd, libc::SOL_PACKET, PACKET_RX_RING, &req).is_err() {
             return Err(os_err("PACKET_RX_RING", name));
         }
-        let ring_len = block * blocks;
-        // SAFETY: mapping the ring the kernel just allocated for this socket.
-        let ring = unsafe {
-            libc::mmap(
-                std::ptr::null_mut(),
-                ring_len,
-                libc::PROT_READ | libc::PROT_WRITE,
-                libc::MAP_SHARED | libc::MAP_LOCKED | libc::MAP_POPULATE,
-                fd.as_raw_fd(),
-                0,
-            )
-        };
-        let ring = if ring == libc::MAP_FAILED {
-            // MAP_LOCKED may exceed RLIMIT_MEMLOCK: retry without it.
-            // SAFETY: as above.
-            let r = unsafe {
-                libc::mmap(
-                    std::ptr::null_mut(),
-                    ring_len,
-                    libc::PROT_READ | libc::PROT_WRITE,
-                    libc::MAP_SHARED,
-                    fd.as_raw_fd(),
-                    0,
-                )
-            };
-            if r == libc::MAP_FAILED {
-                return Err(os_err("mmap(rx ring)", name));
-            }
-            r
-        } else {
-            ring
-        };
+        let map = sys::RingMap::map(&fd, block * blocks, name)?;
         let mut port = RingPort {
             fd,
             name: name.to_owned(),
-            ring: ring.cast(),
-            ring_len,
+            map,
             slot,
             slots: blocks * per_block,
             head: 0,
@@ -233,7 +178,7 @@ impl RingPort {
 
     fn hdr_ptr(&self, i: usize) -> *mut Tpacket2Hdr {
         // SAFETY: i < slots, so the slot lies inside the mapping.
-        unsafe { self.ring.add(i * self.slot).cast() }
+        unsafe { self.map.as_ptr().add(i * self.slot).cast() }
     }
 
     fn status(&self, i: usize) -> u32 {
@@ -281,7 +226,7 @@ impl RingPort {
         // SAFETY: the slot belongs to user space until released; header,
         // address and data offsets are checked against the slot size.
         let r = unsafe {
-            let base = self.ring.add(i * self.slot);
+            let base = self.map.as_ptr().add(i * self.slot);
             let h = std::ptr::read_volatile(base.cast::<Tpacket2Hdr>());
             let pkttype = *base.add(SLL_OFFSET + 10);
             let mac = usize::from(h.tp_mac);
@@ -317,38 +262,28 @@ impl RingPort {
     /// `ranges` with `sendmmsg`, in order. Returns the frames and bytes
     /// sent; a frame the kernel refuses is skipped (the caller counts
     /// `ranges.len() - frames` as errors).
-    pub fn send_batch(
-        &self,
-        arena: &[u8],
-        ranges: &[(usize, usize)],
-        scratch: &mut TxScratch,
-    ) -> (usize, usize) {
+    pub fn send_batch(&self, arena: &[u8], ranges: &[(usize, usize)]) -> (usize, usize) {
         let (mut frames, mut bytes) = (0, 0);
         for chunk in ranges.chunks(TX_BATCH) {
-            scratch.fill(arena, chunk);
+            // Ranges outside the arena are sent empty rather than read out
+            // of bounds.
+            let msgs: [&[u8]; TX_BATCH] = std::array::from_fn(|i| {
+                chunk
+                    .get(i)
+                    .and_then(|&(off, len)| arena.get(off..off.saturating_add(len)))
+                    .unwrap_or(&[])
+            });
             let mut done = 0;
             while done < chunk.len() {
-                // SAFETY: `scratch` holds `chunk.len()` initialised mmsghdrs
-                // whose iovecs point into `arena` (bounds checked in `fill`).
-                let n = unsafe {
-                    libc::sendmmsg(
-                        self.fd.as_raw_fd(),
-                        scratch.msgs.as_mut_ptr().add(done),
-                        (chunk.len() - done) as libc::c_uint,
-                        0,
-                    )
-                };
-                if n < 0 {
-                    if io::Error::last_os_error().kind() == io::ErrorKind::Interrupted {
-                        continue;
+                match sys::send_frames(&self.fd, &msgs[done..chunk.len()]) {
+                    Ok(n) => {
+                        bytes += chunk[done..done + n].iter().map(|r| r.1).sum::<usize>();
+                        frames += n;
+                        done += n;
                     }
+                    Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
                     // The frame at `done` was refused: skip it.
-                    done += 1;
-                } else {
-                    let n = n as usize;
-                    bytes += chunk[done..done + n].iter().map(|r| r.1).sum::<usize>();
-                    frames += n;
-                    done += n;
+                    Err(_) => done += 1,
                 }
             }
         }
@@ -358,65 +293,7 @@ impl RingPort {
     /// Frames the kernel dropped because the ring was full since the last
     /// call (`PACKET_STATISTICS` resets on read).
     pub fn kernel_drops(&self) -> u64 {
-        let mut st = TpacketStats::default();
-        let mut len = std::mem::size_of::<TpacketStats>() as libc::socklen_t;
-        // SAFETY: valid out-buffer and length.
-        let rc = unsafe {
-            libc::getsockopt(
-                self.fd.as_raw_fd(),
-                libc::SOL_PACKET,
-                PACKET_STATISTICS,
-                (&mut st as *mut TpacketStats).cast(),
-                &mut len,
-            )
-        };
-        if rc < 0 {
-            0
-        } else {
-            u64::from(st.tp_drops)
-        }
-    }
-
-    fn raw_fd(&self) -> libc::c_int {
-        self.fd.as_raw_fd()
-    }
-}
-
-/// Reusable `sendmmsg` argument arrays (no allocation per frame).
-pub struct TxScratch {
-    iovs: Vec<libc::iovec>,
-    msgs: Vec<libc::mmsghdr>,
-}
-
-impl Default for TxScratch {
-    fn default() -> Self {
-        TxScratch {
-            iovs: Vec::with_capacity(TX_BATCH),
-            msgs: Vec::with_capacity(TX_BATCH),
-        }
-    }
-}
-
-impl TxScratch {
-    /// Point one message per range into `arena` (ranges outside it are
-    /// sent empty rather than read out of bounds).
-    fn fill(&mut self, arena: &[u8], ranges: &[(usize, usize)]) {
-        self.iovs.clear();
-        self.msgs.clear();
-        for &(off, len) in ranges {
-            let f = arena.get(off..off.saturating_add(len)).unwrap_or(&[]);
-            self.iovs.push(libc::iovec {
-                iov_base: f.as_ptr() as *mut libc::c_void,
-                iov_len: f.len(),
-            });
-        }
-        for iov in self.iovs.iter_mut() {
-            // SAFETY: mmsghdr is plain data; zero is a valid initial value.
-            let mut m: libc::mmsghdr = unsafe { std::mem::zeroed() };
-            m.msg_hdr.msg_iov = iov;
-            m.msg_hdr.msg_iovlen = 1;
-            self.msgs.push(m);
-        }
+        sys::packet_ring_drops(&self.fd).unwrap_or(0)
     }
 }
 
@@ -442,7 +319,6 @@ pub fn open_rings(
 struct TxPlan {
     /// Per port index: ranges into `Outputs::bytes()` in emission order.
     per_port: Vec<Vec<(usize, usize)>>,
-    scratch: TxScratch,
 }
 
 /// Run `dp` on ring ports until `stop` is raised. `hook(dp, stats)` is
@@ -458,17 +334,23 @@ pub fn run<D: Datapath>(
     let mut ports = ports;
     ports.sort_by(|a, b| a.0.cmp(&b.0));
     let (mut recorders, by_port, mut stats) = port_book(&ports, opts)?;
-    let mut pfds: Vec<libc::pollfd> = ports
+    // Duplicates of the ports' sockets to wait on (the same sockets), so
+    // the poll set borrows nothing from `ports`, which the loop mutates.
+    let poll_fds = ports
         .iter()
-        .map(|(_, p)| libc::pollfd {
-            fd: p.raw_fd(),
-            events: libc::POLLIN,
-            revents: 0,
+        .map(|(s, p)| {
+            p.fd.try_clone().map_err(|err| LiveError::Open {
+                port: s.clone(),
+                err,
+            })
         })
+        .collect::<Result<Vec<OwnedFd>, LiveError>>()?;
+    let mut pfds: Vec<PollFd<'_>> = poll_fds
+        .iter()
+        .map(|fd| PollFd::new(fd, PollFlags::IN))
         .collect();
     let mut plan = TxPlan {
         per_port: vec![Vec::with_capacity(TX_BATCH); ports.len()],
-        scratch: TxScratch::default(),
     };
     let mut vlan_scratch: Vec<u8> = Vec::with_capacity(opts.snaplen.min(65536) + 4);
     let start = Instant::now();
@@ -574,53 +456,23 @@ pub fn run<D: Datapath>(
             continue;
         }
         for p in pfds.iter_mut() {
-            p.revents = 0;
+            p.clear_revents();
         }
-        // ppoll: nanosecond timeouts, so sub-millisecond deadlines (the
-        // NIC's DMA latency, concatenation delays) are not rounded up to a
-        // millisecond as poll(2) would.
-        let ts = libc::timespec {
-            tv_sec: wait.as_secs().min(i64::MAX as u64) as libc::time_t,
-            tv_nsec: libc::c_long::from(wait.subsec_nanos() as i32),
-        };
-        // SAFETY: `pfds` is a valid array of pollfds; `ts` a valid timespec.
-        let rc = unsafe {
-            libc::ppoll(
-                pfds.as_mut_ptr(),
-                pfds.len() as libc::nfds_t,
-                &ts,
-                std::ptr::null(),
-            )
-        };
-        if rc < 0 {
-            let e = io::Error::last_os_error();
-            if e.kind() != io::ErrorKind::Interrupted {
-                report.receiver_error = Some(format!("poll: {e}"));
+        // Nanosecond timeouts, so sub-millisecond deadlines (the NIC's DMA
+        // latency, concatenation delays) are not rounded up to a
+        // millisecond.
+        if let Err(e) = rustix::event::poll(&mut pfds, Some(&sys::poll_timeout(wait))) {
+            if e != rustix::io::Errno::INTR {
+                report.receiver_error = Some(format!("poll: {}", io::Error::from(e)));
                 break;
             }
         }
         for (i, p) in pfds.iter().enumerate() {
-            if p.revents & (libc::POLLERR | libc::POLLNVAL) != 0 && !ports[i].1.ready() {
+            if p.revents().intersects(PollFlags::ERR | PollFlags::NVAL) && !ports[i].1.ready() {
                 // POLLERR on a packet socket reports a pending socket error
                 // (e.g. the interface went away).
-                let mut err: libc::c_int = 0;
-                let mut len = std::mem::size_of::<libc::c_int>() as libc::socklen_t;
-                // SAFETY: valid out-buffer and length.
-                unsafe {
-                    libc::getsockopt(
-                        p.fd,
-                        libc::SOL_SOCKET,
-                        libc::SO_ERROR,
-                        (&mut err as *mut libc::c_int).cast(),
-                        &mut len,
-                    );
-                }
-                if err != 0 {
-                    report.receiver_error = Some(format!(
-                        "{}: {}",
-                        ports[i].1.name,
-                        io::Error::from_raw_os_error(err)
-                    ));
+                if let Some(e) = sys::pending_error(&poll_fds[i]) {
+                    report.receiver_error = Some(format!("{}: {e}", ports[i].1.name));
                     break 'main;
                 }
             }
@@ -676,7 +528,7 @@ fn flush(
         if ranges.is_empty() {
             continue;
         }
-        let (n, bytes) = ports[i].1.send_batch(arena, ranges, &mut plan.scratch);
+        let (n, bytes) = ports[i].1.send_batch(arena, ranges);
         stats[i].tx_frames += n as u64;
         stats[i].tx_bytes += bytes as u64;
         stats[i].tx_errors += (ranges.len() - n) as u64;
@@ -708,8 +560,7 @@ mod tests {
     }
 
     fn setup(tag: &str) -> Option<Ns> {
-        // SAFETY: geteuid has no preconditions.
-        if unsafe { libc::geteuid() } != 0 || !ip(&["-V"]) {
+        if !sys::is_root() || !ip(&["-V"]) {
             println!("skipping: needs root and iproute2");
             return None;
         }
@@ -763,11 +614,7 @@ mod tests {
         let frames = [frame(60, 1), frame(1514, 2), frame(9014, 3)];
         let arena: Vec<u8> = frames.concat();
         let ranges = [(0, 60), (60, 1514), (1574, 9014)];
-        let mut tx = TxScratch::default();
-        assert_eq!(
-            b.send_batch(&arena, &ranges, &mut tx),
-            (3, 60 + 1514 + 9014)
-        );
+        assert_eq!(b.send_batch(&arena, &ranges), (3, 60 + 1514 + 9014));
         let got = collect(&mut a, 3, Duration::from_secs(5));
         assert_eq!(got.len(), 3);
         for (g, f) in got.iter().zip(&frames) {
@@ -777,7 +624,7 @@ mod tests {
         // there by now: a received them already).
         assert!(collect(&mut b, 1, Duration::from_millis(200)).is_empty());
         // A range outside the arena is sent empty (refused), not read out of bounds.
-        let (n, _) = b.send_batch(&arena, &[(arena.len(), 10)], &mut tx);
+        let (n, _) = b.send_batch(&arena, &[(arena.len(), 10)]);
         assert_eq!(n, 0);
         assert_eq!(a.kernel_drops(), 0);
     }
@@ -835,8 +682,7 @@ mod tests {
             ranges.push((off, f.len()));
             off += f.len();
         }
-        let mut tx = TxScratch::default();
-        assert_eq!(b.send_batch(&arena, &ranges, &mut tx).0, n);
+        assert_eq!(b.send_batch(&arena, &ranges).0, n);
         let got = collect(&mut b, n, Duration::from_secs(5));
         stop.store(true, Ordering::Relaxed);
         let (rep, hooks) = h.join().unwrap();
