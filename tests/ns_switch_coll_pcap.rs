@@ -23,24 +23,19 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Duration;
 
-use netsparse_externs::wire::{Frame, PrType};
-use netsparse_nic::coll::{coll_pr, round_id, PrSender, BLOCK, DONE, NEXT, NONE, SUM, VOTE};
-use netsparse_nic::{Outputs, Time};
+use netsparse_externs::wire::Frame;
+use netsparse_nic::coll::SUM;
+use netsparse_nic::testing::coll::{Pr, BLOCK_BYTES as B, RESULT};
 use pcap_file::pcap::{PcapHeader, PcapPacket, PcapReader, PcapWriter};
 use pcap_file::TsResolution;
 use serde_json::Value;
 
-/// Block bytes.
-const B: u32 = 16;
 /// The node the switch aggregates for.
 const AGG: u32 = 2;
 /// Bound ports: worker 0, worker 1, the aggregator node's port.
 const PORTS: [(u32, &str); 3] = [(1, "p1"), (5, "p5"), (9, "p9")];
 /// Capture start: 2024-01-01T00:00:00Z.
 const EPOCH: u64 = 1_704_067_200;
-
-/// A PR as (kind, round, idx, first payload word).
-type Pr = (u16, u32, u64, Option<u32>);
 
 /// Frames as (port stem, ns after the capture start, frame).
 type Recs = Vec<(&'static str, u64, Vec<u8>)>;
@@ -53,98 +48,14 @@ fn golden() -> PathBuf {
     root().join("tests/pcap/omniccl_switch")
 }
 
-fn block(v: u32) -> Vec<u8> {
-    (0..B / 4).flat_map(|k| (v + k).to_le_bytes()).collect()
-}
-
-/// The one frame `tx` sends.
-fn one_frame(mut tx: PrSender) -> Vec<u8> {
-    tx.flush(Time::ZERO);
-    let mut out = Outputs::new();
-    tx.emit(Time::from_us(1), &mut out);
-    let frames: Vec<Vec<u8>> = out.iter().map(|(_, f)| f.to_vec()).collect();
-    assert_eq!(frames.len(), 1);
-    frames.into_iter().next().unwrap()
-}
-
-/// One frame from worker `src` to the aggregator with `prs`.
-fn frame(src: u32, prs: &[Pr]) -> Vec<u8> {
-    let mut tx = PrSender::new(src, 400, 1500).unwrap();
-    for &(kind, round, idx, value) in prs {
-        let pr = coll_pr(src, kind, round, idx);
-        match value {
-            Some(v) => tx.push(Time::ZERO, PrType::Response, AGG, B, &pr, &block(v)),
-            None => tx.push(Time::ZERO, PrType::Read, AGG, B, &pr, &[]),
-        }
-    }
-    one_frame(tx)
-}
-
-/// (port stem, ns after the capture start, frame). Worker 0 has blocks 1,
-/// 4 and 6 nonzero, worker 1 blocks 1 and 2: round 0 chooses {1, 2},
-/// round 1 {4, 6}, round 2 is empty (the end).
+/// The shared stimulus (`netsparse_nic::testing::coll`): worker 1's
+/// frames on port 5, everything else (worker 0 and the unknown node 7) on
+/// port 1.
 fn stimulus() -> Recs {
-    let v = |src, a, b| frame(src, &[(VOTE, 0, a, None), (VOTE, 0, b, None)]);
-    let wrong_size = {
-        let mut tx = PrSender::new(1, 400, 1500).unwrap();
-        let pr = coll_pr(1, BLOCK, 0, 2);
-        tx.push(Time::ZERO, PrType::Response, AGG, 8, &pr, &[0; 8]);
-        one_frame(tx)
-    };
-    let end = [(VOTE, 2, NONE, None), (VOTE, 2, NONE, None)];
-    vec![
-        ("p1", 100, v(0, 1, 4)),
-        ("p5", 110, v(1, 1, 2)),
-        // An unknown worker's vote, and a vote for a stream the aggregator
-        // does not run: refused and counted.
-        ("p1", 120, frame(7, &[(VOTE, 0, 3, None)])),
-        ("p1", 130, frame(0, &[(VOTE, round_id(5, 0), 3, None)])),
-        // Round 0: worker 0 sends block 1, worker 1 blocks 1 and 2.
-        ("p1", 500, frame(0, &[(BLOCK, 0, 1, Some(10))])),
-        (
-            "p1",
-            505,
-            frame(
-                0,
-                &[(DONE, 0, 1, None), (VOTE, 1, 4, None), (VOTE, 1, 6, None)],
-            ),
-        ),
-        (
-            "p5",
-            510,
-            frame(1, &[(BLOCK, 0, 1, Some(20)), (BLOCK, 0, 2, Some(30))]),
-        ),
-        // A block of the wrong size: refused and counted.
-        ("p5", 512, wrong_size),
-        (
-            "p5",
-            515,
-            frame(
-                1,
-                &[
-                    (DONE, 0, 2, None),
-                    (VOTE, 1, NONE, None),
-                    (VOTE, 1, NONE, None),
-                ],
-            ),
-        ),
-        // Round 1: worker 0 sends 4 and 6; worker 1 nothing.
-        (
-            "p1",
-            900,
-            frame(0, &[(BLOCK, 1, 4, Some(40)), (BLOCK, 1, 6, Some(60))]),
-        ),
-        ("p1", 905, {
-            let mut prs = vec![(DONE, 1, 2, None)];
-            prs.extend(end);
-            frame(0, &prs)
-        }),
-        ("p5", 910, {
-            let mut prs = vec![(DONE, 1, 0, None)];
-            prs.extend(end);
-            frame(1, &prs)
-        }),
-    ]
+    netsparse_nic::testing::coll::stimulus(AGG)
+        .into_iter()
+        .map(|(t, src, f)| (if src == 1 { "p5" } else { "p1" }, t, f))
+        .collect()
 }
 
 fn write_inputs(dir: &Path, inputs: &Recs) {
@@ -261,20 +172,8 @@ fn the_switch_aggregator_matches_its_goldens_and_sums_exactly() {
         }
     }
     // The sums: block 1 = 10 + 20, block 2 = 30 (worker 1 only), block 4 =
-    // 40 and block 6 = 60 (worker 0 only); word k of each is the first
-    // word's sum plus k per worker that sent it.
-    let want = vec![
-        (NEXT, 0, 1, None),
-        (NEXT, 0, 2, None),
-        (SUM, 0, 1, Some(30)),
-        (SUM, 0, 2, Some(30)),
-        (NEXT, 1, 4, None),
-        (NEXT, 1, 6, None),
-        (SUM, 1, 4, Some(40)),
-        (SUM, 1, 6, Some(60)),
-        (NEXT, 2, NONE, None),
-        (NEXT, 2, NONE, None),
-    ];
+    // 40 and block 6 = 60 (worker 0 only).
+    let want = RESULT.to_vec();
     assert_eq!(got[0], want, "worker 0");
     assert_eq!(got[1], want, "worker 1");
     for (_, _, f) in &outputs {

@@ -179,3 +179,140 @@ pub fn check_destination(
     }
     needed.len() as u64
 }
+
+/// The OmNICCL aggregator goldens' stimulus and result, shared by the NIC
+/// aggregator's (`nic_firmware/tests/coll_pcap.rs`) and the switch
+/// aggregator's (`tests/ns_switch_coll_pcap.rs`) golden tests so both
+/// placements are checked against the same frames.
+pub mod coll {
+    use netsparse_externs::wire::PrType;
+    use netsparse_externs::{Outputs, Time};
+
+    use crate::coll::{coll_pr, round_id, PrSender, BLOCK, DONE, NEXT, NONE, SUM, VOTE};
+
+    /// Block bytes.
+    pub const BLOCK_BYTES: u32 = 16;
+
+    /// A PR as (kind, round id, idx, first payload word).
+    pub type Pr = (u16, u32, u64, Option<u32>);
+
+    /// What each of the two workers receives, in order: the indices and
+    /// sums of rounds 0 ({1, 2}: 10 + 20 and 30) and 1 ({4, 6}: 40 and
+    /// 60), then round 2's empty vote result (the end).
+    pub const RESULT: [Pr; 10] = [
+        (NEXT, 0, 1, None),
+        (NEXT, 0, 2, None),
+        (SUM, 0, 1, Some(30)),
+        (SUM, 0, 2, Some(30)),
+        (NEXT, 1, 4, None),
+        (NEXT, 1, 6, None),
+        (SUM, 1, 4, Some(40)),
+        (SUM, 1, 6, Some(60)),
+        (NEXT, 2, NONE, None),
+        (NEXT, 2, NONE, None),
+    ];
+
+    /// Block `v`: the words `v, v + 1, …` (little-endian).
+    pub fn block(v: u32) -> Vec<u8> {
+        (0..BLOCK_BYTES / 4)
+            .flat_map(|k| (v + k).to_le_bytes())
+            .collect()
+    }
+
+    /// The one frame `tx` sends.
+    fn one_frame(mut tx: PrSender) -> Vec<u8> {
+        tx.flush(Time::ZERO);
+        let mut out = Outputs::new();
+        tx.emit(Time::from_us(1), &mut out);
+        let mut frames = out.iter().map(|(_, f)| f.to_vec());
+        let f = frames.next().unwrap_or_default();
+        assert!(frames.next().is_none(), "one frame per call");
+        f
+    }
+
+    /// One frame from `src` to aggregator node `agg` with `prs`.
+    fn frame(src: u32, agg: u32, prs: &[Pr]) -> Vec<u8> {
+        let mut tx = PrSender::new(src, 400, 1500).expect("a valid sender");
+        for &(kind, round, idx, value) in prs {
+            let pr = coll_pr(src, kind, round, idx);
+            match value {
+                Some(v) => tx.push(
+                    Time::ZERO,
+                    PrType::Response,
+                    agg,
+                    BLOCK_BYTES,
+                    &pr,
+                    &block(v),
+                ),
+                None => tx.push(Time::ZERO, PrType::Read, agg, BLOCK_BYTES, &pr, &[]),
+            }
+        }
+        one_frame(tx)
+    }
+
+    /// Two workers' votes, blocks and DONE markers for two rounds to an
+    /// aggregator at node `agg` with depth 2 and [`BLOCK_BYTES`]-byte
+    /// blocks, as (ns, sending node, frame). Worker 0 has blocks 1, 4 and
+    /// 6 nonzero, worker 1 blocks 1 and 2. Besides: a vote from unknown
+    /// node 7, a vote for a stream the aggregator does not run, and a block
+    /// of the wrong size (one refusal of each kind).
+    pub fn stimulus(agg: u32) -> Vec<(u64, u32, Vec<u8>)> {
+        let v = |src, a, b| frame(src, agg, &[(VOTE, 0, a, None), (VOTE, 0, b, None)]);
+        let wrong_size = {
+            let mut tx = PrSender::new(1, 400, 1500).expect("a valid sender");
+            let pr = coll_pr(1, BLOCK, 0, 2);
+            tx.push(Time::ZERO, PrType::Response, agg, 8, &pr, &[0; 8]);
+            one_frame(tx)
+        };
+        let end = [(VOTE, 2, NONE, None), (VOTE, 2, NONE, None)];
+        let with_end = |first: Pr| {
+            let mut prs = vec![first];
+            prs.extend(end);
+            prs
+        };
+        vec![
+            (100, 0, v(0, 1, 4)),
+            (110, 1, v(1, 1, 2)),
+            (120, 7, frame(7, agg, &[(VOTE, 0, 3, None)])),
+            (130, 0, frame(0, agg, &[(VOTE, round_id(5, 0), 3, None)])),
+            // Round 0: worker 0 sends block 1, worker 1 blocks 1 and 2.
+            (500, 0, frame(0, agg, &[(BLOCK, 0, 1, Some(10))])),
+            (
+                505,
+                0,
+                frame(
+                    0,
+                    agg,
+                    &[(DONE, 0, 1, None), (VOTE, 1, 4, None), (VOTE, 1, 6, None)],
+                ),
+            ),
+            (
+                510,
+                1,
+                frame(1, agg, &[(BLOCK, 0, 1, Some(20)), (BLOCK, 0, 2, Some(30))]),
+            ),
+            (512, 1, wrong_size),
+            (
+                515,
+                1,
+                frame(
+                    1,
+                    agg,
+                    &[
+                        (DONE, 0, 2, None),
+                        (VOTE, 1, NONE, None),
+                        (VOTE, 1, NONE, None),
+                    ],
+                ),
+            ),
+            // Round 1: worker 0 sends 4 and 6; worker 1 nothing.
+            (
+                900,
+                0,
+                frame(0, agg, &[(BLOCK, 1, 4, Some(40)), (BLOCK, 1, 6, Some(60))]),
+            ),
+            (905, 0, frame(0, agg, &with_end((DONE, 1, 2, None)))),
+            (910, 1, frame(1, agg, &with_end((DONE, 1, 0, None)))),
+        ]
+    }
+}

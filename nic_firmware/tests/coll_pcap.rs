@@ -17,128 +17,27 @@ use std::time::Duration;
 
 use netsparse_compiler::source::SourceMap;
 use netsparse_compiler::{compile_file, CompileOptions};
-use netsparse_externs::wire::{Frame, PrType};
-use netsparse_nic::coll::{
-    coll_pr, round_id, AggConfig, Aggregator, PrSender, BLOCK, DONE, NEXT, NONE, SUM, VOTE,
-};
+use netsparse_externs::wire::Frame;
+use netsparse_nic::coll::{AggConfig, Aggregator};
 use netsparse_nic::{Datapath, Outputs, Time};
 use pcap_file::pcap::{PcapHeader, PcapPacket, PcapWriter};
 use pcap_file::{Endianness, TsResolution};
 
-const B: u32 = 16;
+use netsparse_nic::testing::coll::{Pr, BLOCK_BYTES as B, RESULT};
 
-/// A PR as (kind, round, idx, first payload word).
-type Pr = (u16, u32, u64, Option<u32>);
 const AGG: u32 = 2;
 
 fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
 }
 
-fn block(v: u32) -> Vec<u8> {
-    (0..B / 4).flat_map(|k| (v + k).to_le_bytes()).collect()
-}
-
-/// One frame from `src` with the PRs `(kind, round, idx, payload value)`.
-fn frame(src: u32, prs: &[Pr]) -> Vec<u8> {
-    let mut tx = PrSender::new(src, 400, 1500).unwrap();
-    for &(kind, round, idx, value) in prs {
-        let pr = coll_pr(src, kind, round, idx);
-        match value {
-            Some(v) => tx.push(Time::ZERO, PrType::Response, AGG, B, &pr, &block(v)),
-            None => tx.push(Time::ZERO, PrType::Read, AGG, B, &pr, &[]),
-        }
-    }
-    one_frame(tx)
-}
-
-/// The one frame `tx` sends.
-fn one_frame(mut tx: PrSender) -> Vec<u8> {
-    tx.flush(Time::ZERO);
-    let mut out = Outputs::new();
-    tx.emit(Time::from_us(1), &mut out);
-    let frames: Vec<Vec<u8>> = out.iter().map(|(_, f)| f.to_vec()).collect();
-    assert_eq!(frames.len(), 1);
-    frames.into_iter().next().unwrap()
-}
-
-/// Worker 0 has blocks 1, 4, 6 nonzero; worker 1 has 1, 2. Depth 2: round
-/// 0 chooses {1, 2}, round 1 {4, 6}, round 2 is empty (the end).
+/// The shared stimulus (`netsparse_nic::testing::coll`), all into the
+/// aggregator's one port.
 fn stimulus() -> Vec<(u64, Vec<u8>)> {
-    let v = |src, a, b| frame(src, &[(VOTE, 0, a, None), (VOTE, 0, b, None)]);
-    vec![
-        (100, v(0, 1, 4)),
-        (110, v(1, 1, 2)),
-        // An unknown worker's vote, and a vote for a stream the aggregator
-        // does not run: refused.
-        (120, frame(7, &[(VOTE, 0, 3, None)])),
-        (130, frame(0, &[(VOTE, round_id(5, 0), 3, None)])),
-        // Round 0: worker 0 sends block 1, worker 1 blocks 1 and 2.
-        (500, frame(0, &[(BLOCK, 0, 1, Some(10))])),
-        (
-            505,
-            frame(
-                0,
-                &[(DONE, 0, 1, None), (VOTE, 1, 4, None), (VOTE, 1, 6, None)],
-            ),
-        ),
-        (
-            510,
-            frame(1, &[(BLOCK, 0, 1, Some(20)), (BLOCK, 0, 2, Some(30))]),
-        ),
-        // A block of the wrong size: refused.
-        (512, {
-            let mut tx = PrSender::new(1, 400, 1500).unwrap();
-            tx.push(
-                Time::ZERO,
-                PrType::Response,
-                AGG,
-                8,
-                &coll_pr(1, BLOCK, 0, 2),
-                &[0; 8],
-            );
-            tx.flush(Time::ZERO);
-            one_frame(tx)
-        }),
-        (
-            515,
-            frame(
-                1,
-                &[
-                    (DONE, 0, 2, None),
-                    (VOTE, 1, NONE, None),
-                    (VOTE, 1, NONE, None),
-                ],
-            ),
-        ),
-        // Round 1: worker 0 sends 4 and 6; worker 1 nothing.
-        (
-            900,
-            frame(0, &[(BLOCK, 1, 4, Some(40)), (BLOCK, 1, 6, Some(60))]),
-        ),
-        (
-            905,
-            frame(
-                0,
-                &[
-                    (DONE, 1, 2, None),
-                    (VOTE, 2, NONE, None),
-                    (VOTE, 2, NONE, None),
-                ],
-            ),
-        ),
-        (
-            910,
-            frame(
-                1,
-                &[
-                    (DONE, 1, 0, None),
-                    (VOTE, 2, NONE, None),
-                    (VOTE, 2, NONE, None),
-                ],
-            ),
-        ),
-    ]
+    netsparse_nic::testing::coll::stimulus(AGG)
+        .into_iter()
+        .map(|(t, _, f)| (t, f))
+        .collect()
 }
 
 fn run() -> (Vec<(u64, Vec<u8>)>, Aggregator) {
@@ -226,18 +125,7 @@ fn the_golden_output_says_what_the_aggregator_does() {
             got[dst].push((p.tid, p.req_id, p.idx, first));
         }
     }
-    let want = vec![
-        (NEXT, 0, 1, None),
-        (NEXT, 0, 2, None),
-        (SUM, 0, 1, Some(30)),
-        (SUM, 0, 2, Some(30)),
-        (NEXT, 1, 4, None),
-        (NEXT, 1, 6, None),
-        (SUM, 1, 4, Some(40)),
-        (SUM, 1, 6, Some(60)),
-        (NEXT, 2, NONE, None),
-        (NEXT, 2, NONE, None),
-    ];
+    let want = RESULT.to_vec();
     assert_eq!(got[0], want);
     assert_eq!(got[1], want);
     let s = agg.stats();
