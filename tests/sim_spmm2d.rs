@@ -301,9 +301,9 @@ fn verbs_round_trips_through_the_tor_match_the_golden() {
     use netsparse::sim::spmm2d::proc::{
         FADD_REQ, FADD_RESP, NAK, READ_REQ, READ_RESP, WRITE, WRITE_ACK,
     };
-    use netsparse_externs::wire::DeviceAddr;
     use netsparse::sim::spmm2d::trace;
     use netsparse_externs::deconcat::{DeconcatConfig, Deconcatenator};
+    use netsparse_externs::wire::DeviceAddr;
     use pcap_file::pcap::{PcapHeader, PcapPacket, PcapWriter};
 
     let mut b = CooBuilder::new(4, 4, false).unwrap();

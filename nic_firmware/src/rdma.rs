@@ -354,24 +354,62 @@ impl Requester {
     /// READ `chunks` chunks from `address` of node `dst`; the answers are
     /// `chunks` [`Reply::ReadChunk`]s tagged `tag`.
     #[allow(clippy::too_many_arguments)]
-    pub fn read(&self, tx: &mut PrSender, now: Time, dst: u32, address: u64, chunks: u64, tag: u32) {
+    pub fn read(
+        &self,
+        tx: &mut PrSender,
+        now: Time,
+        dst: u32,
+        address: u64,
+        chunks: u64,
+        tag: u32,
+    ) {
         let idx = (chunks.min(MAX_OPERAND) << ADDR_BITS) | (address & ADDR_MASK);
-        tx.push(now, PrType::Read, dst, self.chunk, &self.pr(READ_REQ, idx, tag), &[]);
+        tx.push(
+            now,
+            PrType::Read,
+            dst,
+            self.chunk,
+            &self.pr(READ_REQ, idx, tag),
+            &[],
+        );
     }
 
     /// FETCH_ADD `operand` (at most [`MAX_OPERAND`]) to the 8-byte word at
     /// `address` of node `dst`; the answer is a [`Reply::FetchAdd`] tagged
     /// `tag`.
-    pub fn fetch_add(&self, tx: &mut PrSender, now: Time, dst: u32, address: u64, operand: u64, tag: u32) {
+    pub fn fetch_add(
+        &self,
+        tx: &mut PrSender,
+        now: Time,
+        dst: u32,
+        address: u64,
+        operand: u64,
+        tag: u32,
+    ) {
         let idx = (operand.min(MAX_OPERAND) << ADDR_BITS) | (address & ADDR_MASK);
-        tx.push(now, PrType::Read, dst, self.chunk, &self.pr(FADD_REQ, idx, tag), &[]);
+        tx.push(
+            now,
+            PrType::Read,
+            dst,
+            self.chunk,
+            &self.pr(FADD_REQ, idx, tag),
+            &[],
+        );
     }
 
     /// WRITE `data` (any length; the last chunk zero-padded, an empty
     /// message one zero chunk) at `address` of node `dst`, asking for a
     /// [`Reply::WriteAck`] of the last chunk, tagged `tag`. Returns the
     /// chunks sent.
-    pub fn write(&self, tx: &mut PrSender, now: Time, dst: u32, address: u64, data: &[u8], tag: u32) -> u64 {
+    pub fn write(
+        &self,
+        tx: &mut PrSender,
+        now: Time,
+        dst: u32,
+        address: u64,
+        data: &[u8],
+        tag: u32,
+    ) -> u64 {
         let ch = self.chunk as usize;
         let n = data.len().div_ceil(ch).max(1);
         let mut pad = [0u8; MAX_CHUNK as usize];
@@ -425,7 +463,12 @@ impl Responder {
     }
 
     /// Register `bytes` as region `region` (1..=255) with `access`.
-    pub fn register(&mut self, region: u8, bytes: Vec<u8>, access: Access) -> Result<(), RdmaError> {
+    pub fn register(
+        &mut self,
+        region: u8,
+        bytes: Vec<u8>,
+        access: Access,
+    ) -> Result<(), RdmaError> {
         if region == 0 {
             return Err(RdmaError::ReservedRegion);
         }
@@ -484,7 +527,8 @@ impl Responder {
             Err(r) => {
                 self.stats.refused.count(r);
                 if self.cfg.nak {
-                    let idx = (r as u64) << 56 | u64::from(pr.tid as u8) << 48 | (pr.idx & ADDR_MASK);
+                    let idx =
+                        (r as u64) << 56 | u64::from(pr.tid as u8) << 48 | (pr.idx & ADDR_MASK);
                     let nak = PrRepr {
                         src: self.cfg.node,
                         tid: NAK,
@@ -510,7 +554,13 @@ impl Responder {
         }
     }
 
-    fn perform(&mut self, now: Time, tx: &mut PrSender, pr: &PrRepr, payload: &[u8]) -> Result<Served, Refusal> {
+    fn perform(
+        &mut self,
+        now: Time,
+        tx: &mut PrSender,
+        pr: &PrRepr,
+        payload: &[u8],
+    ) -> Result<Served, Refusal> {
         let (node, ch) = (self.cfg.node, self.cfg.chunk);
         let chunk = ch as usize;
         let (region, off) = split(pr.idx);
@@ -533,7 +583,14 @@ impl Responder {
                         idx: addr(region, o as u32),
                         req_id: pr.req_id,
                     };
-                    tx.push(now, PrType::Response, pr.src, ch, &resp, &r.bytes[o..o + chunk]);
+                    tx.push(
+                        now,
+                        PrType::Response,
+                        pr.src,
+                        ch,
+                        &resp,
+                        &r.bytes[o..o + chunk],
+                    );
                 }
                 self.stats.reads += 1;
                 self.stats.read_chunks += top;
@@ -642,7 +699,8 @@ mod tests {
         .unwrap();
         let mem: Vec<u8> = (0..3 * CH).map(|b| b as u8).collect();
         r.register(1, mem, Access::READ).unwrap();
-        r.register(2, vec![0; 2 * CH as usize], Access::WRITE).unwrap();
+        r.register(2, vec![0; 2 * CH as usize], Access::WRITE)
+            .unwrap();
         r.register(3, vec![0; 16], Access::ATOMIC).unwrap();
         (r, PrSender::new(1, 400, DEFAULT_MTU).unwrap())
     }
@@ -721,7 +779,10 @@ mod tests {
         // One acknowledgement, of the last chunk, to the requester.
         assert_eq!(got.len(), 1);
         let (ty, dst, pr, payload) = &got[0];
-        assert_eq!((*ty, *dst, pr.req_id, payload.len()), (PrType::Read, 0, 9, 0));
+        assert_eq!(
+            (*ty, *dst, pr.req_id, payload.len()),
+            (PrType::Read, 0, 9, 0)
+        );
         assert_eq!(
             decode_reply(pr.tid, pr.idx),
             Some(Reply::WriteAck {
@@ -761,17 +822,52 @@ mod tests {
         let short = [1u8; CH as usize / 2];
         let full = [1u8; CH as usize];
         let cases: Vec<(u16, u64, &[u8], Refusal)> = vec![
-            (FADD_REQ, (1 << ADDR_BITS) | addr(9, 0), &[], Refusal::Unregistered),
-            (READ_REQ, (1 << ADDR_BITS) | addr(9, 0), &[], Refusal::Unregistered),
-            (READ_REQ, (3 << ADDR_BITS) | addr(1, CH), &[], Refusal::OutOfBounds),
+            (
+                FADD_REQ,
+                (1 << ADDR_BITS) | addr(9, 0),
+                &[],
+                Refusal::Unregistered,
+            ),
+            (
+                READ_REQ,
+                (1 << ADDR_BITS) | addr(9, 0),
+                &[],
+                Refusal::Unregistered,
+            ),
+            (
+                READ_REQ,
+                (3 << ADDR_BITS) | addr(1, CH),
+                &[],
+                Refusal::OutOfBounds,
+            ),
             (WRITE, addr(2, 2 * CH - 8), &full, Refusal::OutOfBounds),
-            (FADD_REQ, (1 << ADDR_BITS) | addr(3, 16), &[], Refusal::OutOfBounds),
+            (
+                FADD_REQ,
+                (1 << ADDR_BITS) | addr(3, 16),
+                &[],
+                Refusal::OutOfBounds,
+            ),
             (READ_REQ, addr(1, 0), &[], Refusal::BadLength),
             (WRITE, addr(2, 0), &short, Refusal::BadLength),
-            (FADD_REQ, (1 << ADDR_BITS) | addr(3, 4), &[], Refusal::Misaligned),
+            (
+                FADD_REQ,
+                (1 << ADDR_BITS) | addr(3, 4),
+                &[],
+                Refusal::Misaligned,
+            ),
             (WRITE, addr(1, 0), &full, Refusal::NotPermitted),
-            (READ_REQ, (1 << ADDR_BITS) | addr(3, 0), &[], Refusal::NotPermitted),
-            (FADD_REQ, (1 << ADDR_BITS) | addr(1, 0), &[], Refusal::NotPermitted),
+            (
+                READ_REQ,
+                (1 << ADDR_BITS) | addr(3, 0),
+                &[],
+                Refusal::NotPermitted,
+            ),
+            (
+                FADD_REQ,
+                (1 << ADDR_BITS) | addr(1, 0),
+                &[],
+                Refusal::NotPermitted,
+            ),
             (0x48, addr(1, 0), &[], Refusal::UnknownOpcode),
             (0x01, addr(1, 0), &[], Refusal::UnknownOpcode),
         ];
@@ -782,7 +878,11 @@ mod tests {
                 idx,
                 req_id: i as u32,
             };
-            assert_eq!(r.serve(Time::ZERO, &mut rtx, &pr, payload), Served::Refused(why), "case {i}");
+            assert_eq!(
+                r.serve(Time::ZERO, &mut rtx, &pr, payload),
+                Served::Refused(why),
+                "case {i}"
+            );
         }
         let s = r.stats();
         let want = Refusals {
@@ -801,7 +901,8 @@ mod tests {
         // One NAK per case, to the requester, naming the reason and verb.
         let naks = sent(&mut rtx);
         assert_eq!(naks.len(), cases.len());
-        for ((_, dst, pr, _), (i, &(tid, idx, _, why))) in naks.iter().zip(cases.iter().enumerate()) {
+        for ((_, dst, pr, _), (i, &(tid, idx, _, why))) in naks.iter().zip(cases.iter().enumerate())
+        {
             assert_eq!((*dst, pr.req_id), (0, i as u32));
             assert_eq!(
                 decode_reply(pr.tid, pr.idx),
@@ -830,7 +931,10 @@ mod tests {
         assert!(sent(&mut rtx).is_empty());
         assert_eq!((r.stats().refused.unregistered, r.stats().naks), (1, 0));
         // Answers are the requester's, not refused.
-        let reply = PrRepr { tid: FADD_RESP, ..pr };
+        let reply = PrRepr {
+            tid: FADD_RESP,
+            ..pr
+        };
         assert_eq!(r.serve(Time::ZERO, &mut rtx, &reply, &[]), Served::Reply);
         assert_eq!(r.stats().refused.total(), 1);
     }
@@ -838,8 +942,14 @@ mod tests {
     #[test]
     fn registrations_are_checked() {
         let (mut r, _) = responder(true);
-        assert_eq!(r.register(0, vec![], Access::READ), Err(RdmaError::ReservedRegion));
-        assert_eq!(r.register(1, vec![], Access::READ), Err(RdmaError::Registered(1)));
+        assert_eq!(
+            r.register(0, vec![], Access::READ),
+            Err(RdmaError::ReservedRegion)
+        );
+        assert_eq!(
+            r.register(1, vec![], Access::READ),
+            Err(RdmaError::Registered(1))
+        );
         assert_eq!(r.deregister(3).map(|b| b.len()), Some(16));
         assert!(r.memory(3).is_none());
         assert_eq!(r.local_fetch_add(addr(3, 0), 1), Err(Refusal::Unregistered));

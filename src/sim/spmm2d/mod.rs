@@ -516,7 +516,8 @@ fn tor_switch(
     };
     cfg.cache.capacity = CacheCapacity::Disabled;
     let mut sw = NsSwitch::new(art, cfg).map_err(|e| e.to_string())?;
-    commands::apply(&mut sw, entries, &format!("tor{r}-commands.txt")).map_err(|e| e.to_string())?;
+    commands::apply(&mut sw, entries, &format!("tor{r}-commands.txt"))
+        .map_err(|e| e.to_string())?;
     Ok(sw)
 }
 
@@ -562,7 +563,9 @@ fn run_alg(
         node,
         Dev::Switch,
         |d, entries| match d {
-            Device::Tor(r) => Some(tor_switch(&topo, &tor, p, r, entries).map(|s| Dev::Tor(Box::new(s)))),
+            Device::Tor(r) => {
+                Some(tor_switch(&topo, &tor, p, r, entries).map(|s| Dev::Tor(Box::new(s))))
+            }
             _ => None,
         },
         |_, _| p.link_gbps,

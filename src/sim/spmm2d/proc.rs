@@ -29,11 +29,11 @@ use netsparse_externs::deconcat::{DeconcatConfig, Deconcatenator};
 use netsparse_externs::wire::PrRepr;
 use netsparse_externs::{Datapath, Outputs, Time};
 use netsparse_nic::coll::PrSender;
-use netsparse_nic::rdma::{
-    decode_reply, Access, RdmaConfig, RdmaError, Refusals, Reply, Requester, Responder, Served,
-};
 pub use netsparse_nic::rdma::{
     addr, ADDR_BITS, FADD_REQ, FADD_RESP, NAK, READ_REQ, READ_RESP, WRITE, WRITE_ACK,
+};
+use netsparse_nic::rdma::{
+    decode_reply, Access, RdmaConfig, RdmaError, Refusals, Reply, Requester, Responder, Served,
 };
 
 use super::data::{accumulate, multiply_into};
