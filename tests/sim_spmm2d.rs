@@ -375,3 +375,29 @@ fn verbs_round_trips_through_the_tor_match_the_golden() {
     });
     assert!(want == got, "{} differs from this run", path.display());
 }
+
+/// The cost model printed beside the simulation: the same roofline (so
+/// stationary C's and stationary A's mean compute times agree with the
+/// simulated ones) and no link contention (so it never predicts a later
+/// finish than the simulation).
+#[test]
+fn the_cost_model_shares_the_roofline_and_leaves_out_contention() {
+    let m = rmat(8);
+    let rep = run_ok(&m, &params(16, 2, 16));
+    for r in &rep.results {
+        let md = r.model.as_ref().expect("modelled");
+        if matches!(r.alg, Alg::StationaryC | Alg::StationaryA) {
+            let d = (md.compute_ns - r.compute_ns).abs();
+            assert!(d < 1e-6 * r.compute_ns, "{}: {md:?} vs {r:?}", r.alg);
+            assert_eq!(md.accumulate_ns > 0.0, r.accumulate_ns > 0.0, "{}", r.alg);
+        }
+        assert!(md.alpha_ns > 0.0 && md.beta_bytes_per_ns > 0.0);
+        assert!(
+            md.time_ns > 0.0 && md.time_ns <= r.time_ns * 1.01,
+            "{}: model {} ns, simulated {} ns",
+            r.alg,
+            md.time_ns,
+            r.time_ns
+        );
+    }
+}

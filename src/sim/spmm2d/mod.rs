@@ -43,6 +43,7 @@
 //! report.
 
 pub mod data;
+pub mod model;
 pub mod proc;
 
 use std::sync::Arc;
@@ -360,6 +361,8 @@ pub struct AlgResult {
     pub problems: Vec<String>,
     /// Per process.
     pub procs: Vec<ProcStats>,
+    /// The analytic cost model's figures for the same run ([`model`]).
+    pub model: Option<model::ModelResult>,
 }
 
 /// A run's report.
@@ -669,6 +672,7 @@ fn run_alg(
         verified: problems.is_empty(),
         problems,
         procs,
+        model: model::predict(ops, p, alg),
     })
 }
 

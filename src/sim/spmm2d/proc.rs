@@ -12,7 +12,8 @@
 //! CPU computes it when the data are in. When a computation starts, the
 //! next unit is acquired into the other slot, so the next fetches overlap
 //! the current computation. A unit whose C tile is another process's is
-//! pushed: FETCH_ADD on the owner's queue tail, then WRITE of the partial
+//! pushed when its computation ends: FETCH_ADD on the owner's queue tail,
+//! then WRITE of the partial
 //! tile into the queue slot it returned (the last chunk asks for an
 //! acknowledgement; the push is complete when it arrives); the owner
 //! accumulates a slot once all its bytes arrived.
@@ -440,9 +441,6 @@ impl Proc {
         self.stats.compute_ps += d.as_ps();
         self.stats.units += 1;
         self.busy = Some((now + d, Task::Compute(s)));
-        if !own {
-            self.start_push(now, t * self.geo.g + u);
-        }
         // Overlap: the next unit's fetches start with this computation.
         let other = 1 - s;
         if self.slots[other].state == SlotState::Empty {
@@ -482,6 +480,10 @@ impl Proc {
                 let (t, u, _) = self.slots[s].unit;
                 if t == self.t && u == self.u {
                     self.contributed(now);
+                } else {
+                    // The partial tile exists once its computation ends
+                    // (`partial` holds it: one task at a time).
+                    self.start_push(now, t * self.geo.g + u);
                 }
                 self.last_work_ps = now.as_ps();
                 self.slots[s].state = SlotState::Empty;
