@@ -218,9 +218,17 @@ fn cli_runs_and_refuses_bad_arguments() {
         "-q",
     ];
     let mut args = base.to_vec();
+    let plots = dir.path().join("plots");
     args.extend(["--nodes", "4", "--k", "4", "--json", json.to_str().unwrap()]);
+    args.extend(["--plot-dir", plots.to_str().unwrap()]);
     let (code, out, err) = cli(&args);
     assert_eq!(code, Some(0), "{out}{err}");
+    // The cost model beside the simulation, and the plots.
+    assert!(out.contains("cost model (alpha-beta + roofline"), "{out}");
+    for f in ["spmm2d.svg", "spmm2d-breakdown.svg"] {
+        let svg = std::fs::read_to_string(plots.join(f)).unwrap();
+        assert!(svg.starts_with("<svg") && svg.contains("s-c"), "{f}");
+    }
     let mut relabelled = base.to_vec();
     relabelled.extend([
         "--nodes",

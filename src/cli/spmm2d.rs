@@ -208,7 +208,11 @@ fn plots(
     use netsparse::sim::plot::{bar_chart, Series};
     std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
     let us = |ns: f64| ns / 1e3;
-    let mut cats: Vec<String> = rep.results.iter().map(|r| r.alg.name().to_owned()).collect();
+    let mut cats: Vec<String> = rep
+        .results
+        .iter()
+        .map(|r| r.alg.name().to_owned())
+        .collect();
     let n2 = cats.len();
     cats.extend(gather.iter().map(|(m, _)| format!("{m} (1D)")));
     let pad = |mut v: Vec<f64>| {
@@ -216,12 +220,11 @@ fn plots(
         v
     };
     let time = pad(rep.results.iter().map(|r| us(r.time_ns)).collect());
-    let model = pad(
-        rep.results
-            .iter()
-            .map(|r| r.model.as_ref().map_or(f64::NAN, |m| us(m.time_ns)))
-            .collect(),
-    );
+    let model = pad(rep
+        .results
+        .iter()
+        .map(|r| r.model.as_ref().map_or(f64::NAN, |m| us(m.time_ns)))
+        .collect());
     let mut comm: Vec<f64> = rep.results.iter().map(|r| us(r.communication_ns)).collect();
     comm.extend(gather.iter().map(|(_, ns)| us(*ns)));
     let series = [
@@ -271,6 +274,10 @@ fn plots(
         &series,
     )
     .with_context(|| format!("writing {}", p.display()))?;
-    println!("plots: {}, {}", dir.join("spmm2d.svg").display(), p.display());
+    println!(
+        "plots: {}, {}",
+        dir.join("spmm2d.svg").display(),
+        p.display()
+    );
     Ok(())
 }
