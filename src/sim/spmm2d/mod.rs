@@ -22,6 +22,8 @@
 //!   at a time per process.
 //! * **Verification**: every process's C tile against the direct product,
 //!   word for word (integer values, wrapping `u32` arithmetic: exact).
+//! * **Cost model** ([`model`]): an alpha-beta + roofline prediction of
+//!   each algorithm, reported beside the simulated breakdown.
 //!
 //! # Verbs
 //!
