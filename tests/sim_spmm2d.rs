@@ -218,9 +218,17 @@ fn cli_runs_and_refuses_bad_arguments() {
         "-q",
     ];
     let mut args = base.to_vec();
+    let plots = dir.path().join("plots");
     args.extend(["--nodes", "4", "--k", "4", "--json", json.to_str().unwrap()]);
+    args.extend(["--plot-dir", plots.to_str().unwrap()]);
     let (code, out, err) = cli(&args);
     assert_eq!(code, Some(0), "{out}{err}");
+    // The cost model beside the simulation, and the plots.
+    assert!(out.contains("cost model (alpha-beta + roofline"), "{out}");
+    for f in ["spmm2d.svg", "spmm2d-breakdown.svg"] {
+        let svg = std::fs::read_to_string(plots.join(f)).unwrap();
+        assert!(svg.starts_with("<svg") && svg.contains("s-c"), "{f}");
+    }
     let mut relabelled = base.to_vec();
     relabelled.extend([
         "--nodes",
@@ -286,18 +294,24 @@ fn cli_runs_and_refuses_bad_arguments() {
 }
 
 /// The verbs of stationary A on a 4 x 4 matrix over 4 nodes in one rack:
-/// every frame on every link (each crosses the compiled ToR program), as
-/// a pcap golden in `tests/pcap/spmm2d_verbs/` (timestamps: simulated ns),
-/// checked against a fresh run and for its verbs: each request a node
-/// sends reaches its target through the ToR and is answered the same way.
+/// every frame on every link (each crosses the ToR, the NetSparse switch
+/// running the compiled `netsparse_tor.p4`, whose middle pipes rebuild
+/// it), as a pcap golden in `tests/pcap/spmm2d_verbs/` (timestamps:
+/// simulated ns), checked against a fresh run and for its verbs: each
+/// request a node sends reaches its target through the ToR and is answered
+/// the same way — READs with their chunks, FETCH_ADDs with the old value,
+/// each pushed partial tile's WRITE with one acknowledgement.
 ///
 /// To regenerate after an intended change:
 /// `NETSPARSE_BLESS=1 cargo test --test sim_spmm2d verbs`
 #[test]
 fn verbs_round_trips_through_the_tor_match_the_golden() {
-    use netsparse::sim::spmm2d::proc::{FADD_REQ, FADD_RESP, READ_REQ, READ_RESP, WRITE};
+    use netsparse::sim::spmm2d::proc::{
+        FADD_REQ, FADD_RESP, NAK, READ_REQ, READ_RESP, WRITE, WRITE_ACK,
+    };
     use netsparse::sim::spmm2d::trace;
     use netsparse_externs::deconcat::{DeconcatConfig, Deconcatenator};
+    use netsparse_externs::wire::DeviceAddr;
     use pcap_file::pcap::{PcapHeader, PcapPacket, PcapWriter};
 
     let mut b = CooBuilder::new(4, 4, false).unwrap();
@@ -312,12 +326,15 @@ fn verbs_round_trips_through_the_tor_match_the_golden() {
     let mut up = std::collections::BTreeMap::<u16, u64>::new();
     let mut down = std::collections::BTreeMap::<u16, u64>::new();
     let mut dc = Deconcatenator::new(DeconcatConfig::default());
+    let tor_mac = DeviceAddr::Switch(0).mac().unwrap();
     for f in &frames {
         let d = dc.frame(&f.bytes).expect("well-formed");
         let side = if f.from.starts_with('h') {
             &mut up
         } else {
             assert!(f.to.starts_with('h'), "{} -> {}", f.from, f.to);
+            // Rebuilt by the ToR's Concatenator: its own source address.
+            assert_eq!(f.bytes[6..12], tor_mac[..], "{} -> {}", f.from, f.to);
             &mut down
         };
         for v in d.prs {
@@ -333,6 +350,10 @@ fn verbs_round_trips_through_the_tor_match_the_golden() {
     assert_eq!(up[&FADD_REQ], 4);
     assert_eq!(up[&FADD_RESP], 4);
     assert_eq!(up[&WRITE], r.write_bytes / u64::from(CHUNK));
+    assert_eq!(up[&WRITE_ACK], 4);
+    assert!(!up.contains_key(&NAK), "{up:?}");
+    let acks: u64 = r.procs.iter().map(|s| s.write_acks).sum();
+    assert_eq!(acks, 4);
     let header = PcapHeader {
         ts_resolution: pcap_file::TsResolution::NanoSecond,
         endianness: pcap_file::Endianness::Little,
@@ -361,4 +382,30 @@ fn verbs_round_trips_through_the_tor_match_the_golden() {
         )
     });
     assert!(want == got, "{} differs from this run", path.display());
+}
+
+/// The cost model printed beside the simulation: the same roofline (so
+/// stationary C's and stationary A's mean compute times agree with the
+/// simulated ones) and no link contention (so it never predicts a later
+/// finish than the simulation).
+#[test]
+fn the_cost_model_shares_the_roofline_and_leaves_out_contention() {
+    let m = rmat(8);
+    let rep = run_ok(&m, &params(16, 2, 16));
+    for r in &rep.results {
+        let md = r.model.as_ref().expect("modelled");
+        if matches!(r.alg, Alg::StationaryC | Alg::StationaryA) {
+            let d = (md.compute_ns - r.compute_ns).abs();
+            assert!(d < 1e-6 * r.compute_ns, "{}: {md:?} vs {r:?}", r.alg);
+            assert_eq!(md.accumulate_ns > 0.0, r.accumulate_ns > 0.0, "{}", r.alg);
+        }
+        assert!(md.alpha_ns > 0.0 && md.beta_bytes_per_ns > 0.0);
+        assert!(
+            md.time_ns > 0.0 && md.time_ns <= r.time_ns * 1.01,
+            "{}: model {} ns, simulated {} ns",
+            r.alg,
+            md.time_ns,
+            r.time_ns
+        );
+    }
 }

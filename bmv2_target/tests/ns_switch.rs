@@ -307,6 +307,43 @@ fn malformed_packets_are_counted_and_dropped_while_the_rest_flows() {
     assert_eq!(s.pipes[3].prs_in, 1);
 }
 
+/// A switched-off Property Cache stores nothing, so NetSparse packets of
+/// any property length cross the middle pipes (RDMA verbs' 1 KiB chunks
+/// through a ToR that gathers nothing); with the cache on, the same
+/// packets are not its mode and are dropped and counted.
+#[test]
+fn a_switched_off_cache_lets_any_property_length_through() {
+    let off = NsConfig::from_toml(
+        "ports = 16\npipes = 4\nclock_mhz = 1000\n[switch]\nid = 3\n\
+         [cache]\nsize = \"disabled\"\nmode = 64\n",
+    )
+    .unwrap();
+    for (cfg, passes) in [(off, true), (small_config(), false)] {
+        let mut sw = tor_with(cfg);
+        let sent = run(
+            &mut sw,
+            vec![
+                (ns(100), 5, read_frame(5, 20, 1024, &[7]).unwrap()),
+                (ns(110), 12, response_frame(20, 1, 1024, &[8]).unwrap()),
+            ],
+        );
+        let out = decode(&sent);
+        let m = sw.stats().total.malformed;
+        if passes {
+            assert_eq!(out.len(), 2, "both leave");
+            assert_eq!(m.cache_mode_mismatch, 0);
+            let resp = out.iter().find(|o| o.pr_type == PrType::Response).unwrap();
+            assert_eq!((resp.dst, resp.port), (1, 1));
+            assert_eq!(resp.prs[0].1.len(), 1024);
+            let read = out.iter().find(|o| o.pr_type == PrType::Read).unwrap();
+            assert_eq!((read.dst, read.port, read.prs[0].0.idx), (20, 12, 7));
+        } else {
+            assert!(out.is_empty());
+            assert_eq!(m.cache_mode_mismatch, 2);
+        }
+    }
+}
+
 #[test]
 fn other_ipv4_traffic_passes_through_its_egress_pipe() {
     let mut sw = tor();

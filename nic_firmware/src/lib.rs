@@ -29,6 +29,10 @@
 //! [`coll`] is the OmNICCL aggregator: a `NetSparseNic` program with the
 //! collective externs of `<collective.p4>` (block-sparse AllReduce).
 //!
+//! [`rdma`] is the one-sided RDMA responder (READ, WRITE with an
+//! acknowledgement, FETCH_ADD over registered memory regions) and its
+//! requester's encoders, used by the simulator's RDMA SpMM processes.
+//!
 //! [`spin`] is a second NIC on the same engine: a sPIN NIC whose message
 //! handlers (`SpinNic` programs of `<spin.p4>`) run on handler processing units.
 //!
@@ -43,6 +47,7 @@ pub mod filtermem;
 pub mod memory;
 pub mod nic;
 mod program;
+pub mod rdma;
 pub mod spin;
 pub mod stats;
 pub mod testing;

@@ -59,7 +59,9 @@ direct sum: --algo, --bytes, --block, --depth, --density, --workers,\n\
 ws-rand, ws-la) on a sqrt(p) x sqrt(p) tile grid of --nodes (a perfect\n\
 square) with one-sided READ/WRITE/FETCH_ADD PRs, C verified exactly; with\n\
 --matrix/--gen, --k, --racks, --compute(-gflops/-gbps), --link-gbps, --seed,\n\
---json; --compare also runs --mode's 1D gather modes.\n\
+--json, --plot-dir (spmm2d.svg, spmm2d-breakdown.svg); --compare also runs\n\
+--mode's 1D gather modes. An alpha-beta + roofline cost model is printed\n\
+beside the simulated breakdown.\n\
 \n\
 Example: netsparse sim --gen rmat:scale=16,ef=16 --nodes 32 --racks 4 --k 16\n\
          netsparse sim --matrix queen.mtx --mode su,sa,netsparse --json out.json --plot-dir plots\n\

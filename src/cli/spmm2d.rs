@@ -152,6 +152,29 @@ pub fn run_cli(s: &Args) -> anyhow::Result<ExitCode> {
         }
     }
     println!("(compute, comm, accum, imbalance: means over processes, us; comp. imb.: max/mean compute time over processes)");
+    if let Some(m) = rep.results.iter().find_map(|r| r.model.as_ref()) {
+        println!(
+            "cost model (alpha-beta + roofline, no link contention; alpha = {:.0} ns READ round trip in a rack, beta = {:.1} B/ns; ws-* as s-c, steals not modelled):",
+            m.alpha_ns, m.beta_bytes_per_ns
+        );
+        println!(
+            "{:<8} {:>11} {:>11} {:>11} {:>11} {:>11} {:>11}",
+            "alg", "time (us)", "compute", "comm", "accum", "imbalance", "sim/model"
+        );
+        for r in &rep.results {
+            let Some(m) = &r.model else { continue };
+            println!(
+                "{:<8} {:>11.2} {:>11.2} {:>11.2} {:>11.2} {:>11.2} {:>11.2}",
+                r.alg.name(),
+                m.time_ns / 1e3,
+                m.compute_ns / 1e3,
+                m.communication_ns / 1e3,
+                m.accumulate_ns / 1e3,
+                m.imbalance_ns / 1e3,
+                r.time_ns / m.time_ns.max(1e-9)
+            );
+        }
+    }
     if !gather.is_empty() {
         println!(
             "1D gather on the same matrix and {} nodes (communication only):",
@@ -161,6 +184,9 @@ pub fn run_cli(s: &Args) -> anyhow::Result<ExitCode> {
             println!("{mode:<8} {:>11.2}", ns / 1e3);
         }
     }
+    if let Some(dir) = &s.plot_dir {
+        plots(dir, &rep, &gather)?;
+    }
     if !s.quiet {
         eprintln!("wall {wall:.2} s");
     }
@@ -169,4 +195,89 @@ pub fn run_cli(s: &Args) -> anyhow::Result<ExitCode> {
     } else {
         ExitCode::from(1)
     })
+}
+
+/// `--plot-dir`: `spmm2d.svg` (each algorithm's simulated and modelled
+/// time and its communication, beside `--compare`'s 1D gather modes) and
+/// `spmm2d-breakdown.svg` (Table 2's breakdown per algorithm).
+fn plots(
+    dir: &std::path::Path,
+    rep: &netsparse::sim::spmm2d::Spmm2dReport,
+    gather: &[(String, f64)],
+) -> anyhow::Result<()> {
+    use netsparse::sim::plot::{bar_chart, Series};
+    std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
+    let us = |ns: f64| ns / 1e3;
+    let mut cats: Vec<String> = rep
+        .results
+        .iter()
+        .map(|r| r.alg.name().to_owned())
+        .collect();
+    let n2 = cats.len();
+    cats.extend(gather.iter().map(|(m, _)| format!("{m} (1D)")));
+    let pad = |mut v: Vec<f64>| {
+        v.resize(cats.len(), f64::NAN);
+        v
+    };
+    let time = pad(rep.results.iter().map(|r| us(r.time_ns)).collect());
+    let model = pad(rep
+        .results
+        .iter()
+        .map(|r| r.model.as_ref().map_or(f64::NAN, |m| us(m.time_ns)))
+        .collect());
+    let mut comm: Vec<f64> = rep.results.iter().map(|r| us(r.communication_ns)).collect();
+    comm.extend(gather.iter().map(|(_, ns)| us(*ns)));
+    let series = [
+        Series {
+            name: "simulated time".into(),
+            values: time,
+        },
+        Series {
+            name: "cost model time".into(),
+            values: model,
+        },
+        Series {
+            name: "communication (2D: mean per process; 1D: gather)".into(),
+            values: comm,
+        },
+    ];
+    let p = dir.join("spmm2d.svg");
+    bar_chart(&p, "RDMA SpMM and the 1D gather", "us", &cats, &series)
+        .with_context(|| format!("writing {}", p.display()))?;
+    let part = |f: &dyn Fn(&netsparse::sim::spmm2d::AlgResult) -> f64| -> Vec<f64> {
+        rep.results.iter().map(|r| us(f(r))).collect()
+    };
+    let series = [
+        Series {
+            name: "compute".into(),
+            values: part(&|r| r.compute_ns),
+        },
+        Series {
+            name: "communication".into(),
+            values: part(&|r| r.communication_ns),
+        },
+        Series {
+            name: "accumulation".into(),
+            values: part(&|r| r.accumulate_ns),
+        },
+        Series {
+            name: "load imbalance".into(),
+            values: part(&|r| r.imbalance_ns),
+        },
+    ];
+    let p = dir.join("spmm2d-breakdown.svg");
+    bar_chart(
+        &p,
+        "RDMA SpMM breakdown (means over processes)",
+        "us",
+        &cats[..n2],
+        &series,
+    )
+    .with_context(|| format!("writing {}", p.display()))?;
+    println!(
+        "plots: {}, {}",
+        dir.join("spmm2d.svg").display(),
+        p.display()
+    );
+    Ok(())
 }

@@ -1,8 +1,10 @@
-//! The plain leaf-spine fabric that the collective (`--collective`) and
-//! RDMA SpMM (`--kernel spmm2d`) runs share: every switch a v1model switch
-//! running `netsparse_spine.p4` with the topology's control-plane entries,
-//! each node a device its caller builds, every cable a link. One builder,
-//! so both runs cross the same compiled switches the same way.
+//! The leaf-spine fabric that the collective (`--collective`) and RDMA
+//! SpMM (`--kernel spmm2d`) runs share: every switch a v1model switch
+//! running `netsparse_spine.p4` with the topology's control-plane entries
+//! unless the caller builds it (the collective's aggregating ToR, the RDMA
+//! SpMM's NetSparse ToRs running `netsparse_tor.p4`), each node a device
+//! its caller builds, every cable a link. One builder, so both runs cross
+//! the compiled switches the same way.
 
 use netsparse_bmv2::{Switch, SwitchConfig};
 use netsparse_engine::control::commands;

@@ -75,6 +75,10 @@ impl TargetPrims for PrPrims<'_> {
                         return TargetResult::Done;
                     }
                 };
+                if self.cache.capacity() == Some(0) {
+                    // Switched off: nothing is stored, whatever the length.
+                    return TargetResult::Done;
+                }
                 // A wrong length is counted by the cache (`wrong_length`);
                 // the switch checked the packet's length against the mode.
                 let _ = self.cache.insert(self.now, idx, data);
@@ -171,7 +175,11 @@ impl NsSwitch {
             }
         };
         let c = d.concat;
-        if *has_cache && !cache.mode().holds(c.prop_len) {
+        // A cache that is switched off stores nothing, so any property
+        // length passes (e.g. RDMA verbs' 1 KiB chunks through a ToR that
+        // gathers nothing); a cache that is on needs its mode's length.
+        let cache_on = *has_cache && cache.capacity() != Some(0);
+        if cache_on && !cache.mode().holds(c.prop_len) {
             pc.cache_mode_mismatch += 1;
             tracing::warn!(
                 "middle pipe {m}: dropped a NetSparse packet from port {in_port}: property length {} is not the cache mode ({} bytes)",

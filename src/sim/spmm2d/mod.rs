@@ -1,8 +1,10 @@
 //! Brock, Buluç and Yelick's RDMA SpMM on the simulated cluster
 //! (`netsparse sim --kernel spmm2d`): C = A·B with A the sparse matrix and
 //! B dense with K columns, on a √p×√p grid of tiles over the leaf-spine
-//! cluster, every switch running the compiled `netsparse_spine.p4` with the
-//! simulator's routes (as the collective runs).
+//! cluster: every ToR the NetSparse switch running the compiled
+//! `netsparse_tor.p4` (as in the gather's `netsparse` mode, with its
+//! Property Cache off: nothing is gathered), every spine a v1model switch
+//! running `netsparse_spine.p4`, all with the simulator's routes.
 //!
 //! * **Algorithms** ([`Alg`]). `s-c`, stationary C: the owner of C(i, j)
 //!   READs A(i, k) and B(k, j), k from (i + j) mod √p, fetching stage s + 1
@@ -20,41 +22,38 @@
 //!   at a time per process.
 //! * **Verification**: every process's C tile against the direct product,
 //!   word for word (integer values, wrapping `u32` arithmetic: exact).
+//! * **Cost model** ([`model`]): an alpha-beta + roofline prediction of
+//!   each algorithm, reported beside the simulated breakdown.
 //!
-//! # Wire format
+//! # Verbs
 //!
-//! Every verb is a NetSparse PR (so frames are concatenated, framed and
-//! routed as every other PR; [`netsparse_nic::coll::PrSender`]): `src` =
-//! the sending node, `tid` = the verb, `req_id` = the requester's tag
-//! (echoed in the response), `idx` = an address, with a count or operand
-//! in its top 24 bits. Addresses are `region << 32 | offset`
-//! ([`proc::REG_A`], [`proc::REG_B`], [`proc::REG_QUEUE`],
-//! [`proc::REG_COUNTERS`]). Payloads are chunks of [`CHUNK`] bytes (the
-//! last one of a tile zero-padded):
-//!
-//! | verb | PR type | `idx` | payload |
-//! |---|---|---|---|
-//! | `READ_REQ` 0x41 | read | chunks << 40 \| address | — |
-//! | `READ_RESP` 0x42 | response | the chunk's address | the chunk |
-//! | `WRITE` 0x43 | response | address | one chunk |
-//! | `FADD_REQ` 0x45 | read | operand << 40 \| address | — |
-//! | `FADD_RESP` 0x46 | read | the value before the add | — |
-//!
-//! A request to an unregistered region or past a region's end is counted
-//! (`bad_access`) and dropped; the requester then never finishes and the
-//! run reports it by name. WRITEs are not acknowledged (the owner knows a
-//! slot is complete from its byte count). Tile sizes are known to every
-//! process (replicated metadata, as in the paper's implementation).
+//! Each node's NIC is the RDMA responder of [`netsparse_nic::rdma`]
+//! (READ, WRITE with an acknowledgement, FETCH_ADD over the regions the
+//! process registered: [`proc::REG_A`], [`proc::REG_B`] read-only,
+//! [`proc::REG_QUEUE`] write-only, [`proc::REG_COUNTERS`] atomic); the wire
+//! format (verbs as NetSparse PRs, so they are concatenated, framed and
+//! routed like every other PR) is documented there. Payloads are chunks
+//! of [`CHUNK`] bytes (the last one of a tile zero-padded). A request the
+//! responder refuses (unregistered region, out of bounds, wrong length,
+//! misaligned atomic, not permitted, unknown verb) is counted per reason
+//! and answered with a NAK; the requester counts it and never finishes,
+//! and the run reports both by name once the network is idle. Tile sizes
+//! are known to every process (replicated metadata, as in the paper's
+//! implementation).
 //!
 //! Results are simulated time only: the same parameters give the same
 //! report.
 
 pub mod data;
+pub mod model;
 pub mod proc;
 
 use std::sync::Arc;
 
-use netsparse_bmv2::Switch;
+use netsparse_bmv2::{NsConfig, NsSwitch, Switch};
+use netsparse_engine::control::commands;
+use netsparse_externs::cache::CacheCapacity;
+use netsparse_externs::wire::DeviceAddr;
 use netsparse_externs::{Datapath, Outputs, Time};
 use netsparse_netsim::{Capture, DeviceId, Engine, EngineConfig, EngineError, Outcome};
 use netsparse_nic::coll::PrSender;
@@ -364,6 +363,8 @@ pub struct AlgResult {
     pub problems: Vec<String>,
     /// Per process.
     pub procs: Vec<ProcStats>,
+    /// The analytic cost model's figures for the same run ([`model`]).
+    pub model: Option<model::ModelResult>,
 }
 
 /// A run's report.
@@ -388,6 +389,7 @@ impl Spmm2dReport {
 enum Dev {
     Proc(Box<Proc>),
     Switch(Box<Switch>),
+    Tor(Box<NsSwitch>),
 }
 
 impl Datapath for Dev {
@@ -395,18 +397,21 @@ impl Datapath for Dev {
         match self {
             Dev::Proc(d) => d.on_packet(now, port, frame, out),
             Dev::Switch(d) => d.on_packet(now, port, frame, out),
+            Dev::Tor(d) => d.on_packet(now, port, frame, out),
         }
     }
     fn on_timer(&mut self, now: Time, out: &mut Outputs) {
         match self {
             Dev::Proc(d) => d.on_timer(now, out),
             Dev::Switch(d) => d.on_timer(now, out),
+            Dev::Tor(d) => d.on_timer(now, out),
         }
     }
     fn next_deadline(&self) -> Option<Time> {
         match self {
             Dev::Proc(d) => d.next_deadline(),
             Dev::Switch(d) => d.next_deadline(),
+            Dev::Tor(d) => d.next_deadline(),
         }
     }
 }
@@ -492,6 +497,35 @@ fn build_err(what: String) -> Spmm2dError {
     Spmm2dError::Build(what)
 }
 
+/// ToR `r`: the NetSparse switch running `netsparse_tor.p4` with the
+/// topology's entries, one PR per cycle per middle pipe, its Property
+/// Cache off (verbs are not properties: no READ may be answered from a
+/// cache, and their chunks are longer than any cache mode).
+fn tor_switch(
+    topo: &Topology,
+    art: &netsparse_externs::artifact::Artifact,
+    p: &Spmm2dParams,
+    r: u32,
+    entries: &str,
+) -> Result<NsSwitch, String> {
+    let addr = DeviceAddr::Switch(r);
+    let mut cfg = NsConfig {
+        ports: topo.tor_ports(),
+        pipes: topo.tor_pipes(),
+        pr_cycles: super::collective::SWITCH_PR_CYCLES,
+        switch_id: r,
+        mac: addr.mac().map_err(|e| e.to_string())?,
+        ipv4: addr.ipv4().map_err(|e| e.to_string())?,
+        seed: p.seed,
+        ..NsConfig::default()
+    };
+    cfg.cache.capacity = CacheCapacity::Disabled;
+    let mut sw = NsSwitch::new(art, cfg).map_err(|e| e.to_string())?;
+    commands::apply(&mut sw, entries, &format!("tor{r}-commands.txt"))
+        .map_err(|e| e.to_string())?;
+    Ok(sw)
+}
+
 fn run_alg(
     p: &Spmm2dParams,
     ops: &Operands<'_>,
@@ -503,6 +537,7 @@ fn run_alg(
     let (alg, g) = (geo.alg, geo.g);
     let topo = Topology::new(p.nodes, p.racks, None).map_err(|e| build_err(e.to_string()))?;
     let spine = programs.get(Bundled::Spine, &[])?;
+    let tor = programs.get(Bundled::Tor, &[])?;
     let cfg = EngineConfig {
         max_time: Time::from_ms(p.max_sim_time_ms),
         ..EngineConfig::default()
@@ -521,13 +556,9 @@ fn run_alg(
             .map_err(|e| format!("h{n}: {e}"))?;
         ops.a_tile(n / g, n % g, &mut a);
         ops.b_tile(n / g, n % g, &mut b);
-        Ok(Dev::Proc(Box::new(Proc::new(
-            n,
-            geo.clone(),
-            a.clone(),
-            b.clone(),
-            tx,
-        ))))
+        let pr = Proc::new(n, geo.clone(), a.clone(), b.clone(), tx)
+            .map_err(|e| format!("h{n}'s RDMA responder: {e}"))?;
+        Ok(Dev::Proc(Box::new(pr)))
     };
     fabric::build(
         &mut engine,
@@ -536,7 +567,12 @@ fn run_alg(
         fabric,
         node,
         Dev::Switch,
-        |_, _| None,
+        |d, entries| match d {
+            Device::Tor(r) => {
+                Some(tor_switch(&topo, &tor, p, r, entries).map(|s| Dev::Tor(Box::new(s))))
+            }
+            _ => None,
+        },
         |_, _| p.link_gbps,
     )
     .map_err(|e| match e {
@@ -574,10 +610,23 @@ fn run_alg(
                 s.contributions
             ));
         }
-        if s.bad_access + s.unexpected + s.decode_errors + s.malformed > 0 {
+        if s.bad_access > 0 {
+            let r = s.refused;
             problems.push(format!(
-                "process h{n}: {} bad accesses, {} unexpected PRs, {} tiles that did not decode, {} malformed frames",
-                s.bad_access, s.unexpected, s.decode_errors, s.malformed
+                "process h{n}'s NIC refused {} requests: {} to unregistered regions, {} out of bounds, {} of a wrong length, {} misaligned atomics, {} not permitted, {} unknown verbs",
+                s.bad_access, r.unregistered, r.out_of_bounds, r.bad_length, r.misaligned, r.not_permitted, r.unknown_opcode
+            ));
+        }
+        if let Some((from, nak)) = pr.first_nak() {
+            problems.push(format!(
+                "process h{n}: {} of its requests were refused (NAK), the first by h{from}: {nak:?}",
+                s.naks
+            ));
+        }
+        if s.unexpected + s.decode_errors + s.malformed > 0 {
+            problems.push(format!(
+                "process h{n}: {} unexpected PRs, {} tiles that did not decode, {} malformed frames",
+                s.unexpected, s.decode_errors, s.malformed
             ));
         }
         let (r0, c0) = (ops.rows[t as usize] as usize, ops.kb[u as usize] as usize);
@@ -625,6 +674,7 @@ fn run_alg(
         verified: problems.is_empty(),
         problems,
         procs,
+        model: model::predict(ops, p, alg),
     })
 }
 
@@ -647,9 +697,11 @@ mod tests {
     }
 
     #[test]
-    fn verbs_to_unregistered_memory_are_counted_and_dropped() {
+    fn verbs_to_unregistered_memory_are_counted_and_nakd() {
+        use netsparse_externs::deconcat::{DeconcatConfig, Deconcatenator};
         use netsparse_externs::wire::{PrRepr, PrType, DEFAULT_MTU};
-        use proc::{addr, ADDR_BITS, FADD_REQ, READ_REQ, REG_A, REG_COUNTERS, WRITE};
+        use netsparse_nic::rdma::{decode_reply, Refusal, Reply};
+        use proc::{addr, ADDR_BITS, FADD_REQ, NAK, READ_REQ, REG_A, REG_COUNTERS, WRITE};
         let geo = Arc::new(Geom {
             g: 2,
             chunk: CHUNK,
@@ -662,7 +714,7 @@ mod tests {
             a_bytes: vec![4; 4],
         });
         let tx = PrSender::new(1, 400, DEFAULT_MTU).unwrap();
-        let mut p = Proc::new(1, geo, vec![0; 4], vec![0; 8], tx);
+        let mut p = Proc::new(1, geo, vec![0; 4], vec![0; 8], tx).unwrap();
         let mut peer = PrSender::new(0, 400, DEFAULT_MTU).unwrap();
         let now = Time::ZERO;
         let pr = |tid, idx| PrRepr {
@@ -694,11 +746,34 @@ mod tests {
         }
         let s = p.stats();
         assert_eq!(s.bad_access, 4, "{s:?}");
-        // Nothing was answered and no state changed.
-        assert_eq!(out.frames().len(), 0);
-        assert_eq!(p.c_tile(), &[0u32; 2]);
+        assert_eq!((s.refused.out_of_bounds, s.refused.unregistered), (3, 1));
         // A malformed frame is counted too.
         p.on_packet(Time::from_ns(20), 0, &[1, 2, 3], &mut out);
         assert_eq!(p.stats().malformed, 1);
+        // Nothing changed; every request was answered with a NAK naming
+        // its reason.
+        assert_eq!(p.c_tile(), &[0u32; 2]);
+        let mut dc = Deconcatenator::new(DeconcatConfig::default());
+        let mut reasons = Vec::new();
+        for (_, f) in out.iter() {
+            for v in dc.frame(f).unwrap().prs {
+                assert_eq!((v.tid, v.req_id), (NAK, 7));
+                match decode_reply(v.tid, v.idx) {
+                    Some(Reply::Nak { reason, .. }) => reasons.push(reason),
+                    r => panic!("not a NAK: {r:?}"),
+                }
+            }
+        }
+        reasons.sort_by_key(|r| r.map(|r| r as u8));
+        assert_eq!(
+            reasons,
+            [
+                Refusal::Unregistered,
+                Refusal::OutOfBounds,
+                Refusal::OutOfBounds,
+                Refusal::OutOfBounds
+            ]
+            .map(Some)
+        );
     }
 }

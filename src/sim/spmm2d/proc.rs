@@ -1,8 +1,9 @@
 //! One process of the simulated 2D SpMM: a node holding its tiles of A, B
-//! and C in registered memory, a RoCE-style NIC that serves one-sided READ,
-//! WRITE and FETCH_ADD against that memory, and a CPU that runs one task
-//! at a time (a tile multiplication or the accumulation of a received
-//! partial tile) for the roofline time of [`crate::sim::compute::Rates`].
+//! and C in memory registered with its NIC's RDMA responder
+//! ([`netsparse_nic::rdma::Responder`], which serves one-sided READ, WRITE
+//! and FETCH_ADD against it), and a CPU that runs one task at a time (a
+//! tile multiplication or the accumulation of a received partial tile) for
+//! the roofline time of [`crate::sim::compute::Rates`].
 //!
 //! The algorithms share one pipeline of work units: a unit (t, u, k) is
 //! C(t, u) += A(t, k)·B(k, u). A unit is *acquired* (from a fixed list, or
@@ -11,60 +12,49 @@
 //! CPU computes it when the data are in. When a computation starts, the
 //! next unit is acquired into the other slot, so the next fetches overlap
 //! the current computation. A unit whose C tile is another process's is
-//! pushed: FETCH_ADD on the owner's queue tail, then WRITE of the partial
-//! tile into the queue slot it returned; the owner accumulates a slot once
-//! all its bytes arrived.
+//! pushed when its computation ends: FETCH_ADD on the owner's queue tail,
+//! then WRITE of the partial
+//! tile into the queue slot it returned (the last chunk asks for an
+//! acknowledgement; the push is complete when it arrives); the owner
+//! accumulates a slot once all its bytes arrived.
 //!
-//! Verbs are PRs (see the wire format in [`super`]); every frame goes
-//! through the node's [`PrSender`] and the switches like any other. The
-//! NIC serves requests at line rate (no per-request cost besides the link).
+//! Verbs are PRs (the wire format of [`netsparse_nic::rdma`]); every frame
+//! goes through the node's [`PrSender`] and the switches like any other.
+//! The responder serves requests at line rate (no per-request cost besides
+//! the link). A NAK (a request the target refused) is counted and the
+//! first one kept for the report; the process then never finishes.
 
 use std::sync::Arc;
 
 use netsparse_externs::deconcat::{DeconcatConfig, Deconcatenator};
-use netsparse_externs::wire::{PrRepr, PrType};
+use netsparse_externs::wire::PrRepr;
 use netsparse_externs::{Datapath, Outputs, Time};
 use netsparse_nic::coll::PrSender;
+pub use netsparse_nic::rdma::{
+    addr, ADDR_BITS, FADD_REQ, FADD_RESP, NAK, READ_REQ, READ_RESP, WRITE, WRITE_ACK,
+};
+use netsparse_nic::rdma::{
+    decode_reply, Access, RdmaConfig, RdmaError, Refusals, Reply, Requester, Responder, Served,
+};
 
 use super::data::{accumulate, multiply_into};
 use super::{Alg, Geom};
 use crate::sim::rng::Xoshiro256;
 
-/// READ request (read PR): `idx` = chunks << 40 | address, `req_id` = tag.
-pub const READ_REQ: u16 = 0x41;
-/// READ response (response PR): `idx` = the chunk's address, payload = the chunk.
-pub const READ_RESP: u16 = 0x42;
-/// WRITE (response PR): `idx` = address, payload = one chunk.
-pub const WRITE: u16 = 0x43;
-/// FETCH_ADD request (read PR): `idx` = operand << 40 | address, `req_id` = tag.
-pub const FADD_REQ: u16 = 0x45;
-/// FETCH_ADD response (read PR): `idx` = the value before the add.
-pub const FADD_RESP: u16 = 0x46;
-
-/// Bits of an address in `idx`; the count or operand sits above.
-pub const ADDR_BITS: u32 = 40;
 /// Region of A's tile.
-pub const REG_A: u64 = 1;
+pub const REG_A: u8 = 1;
 /// Region of B's tile.
-pub const REG_B: u64 = 2;
+pub const REG_B: u8 = 2;
 /// Region of the queue of incoming partial C tiles.
-pub const REG_QUEUE: u64 = 3;
+pub const REG_QUEUE: u8 = 3;
 /// Region of the 8-byte counters: word 0 the queue tail, word 1 the
 /// tile's work counter.
-pub const REG_COUNTERS: u64 = 4;
-
-/// The address of `offset` in `region`.
-pub fn addr(region: u64, offset: u64) -> u64 {
-    (region << 32) | offset
-}
-
-/// The largest chunk the WRITE path pads on the stack.
-const MAX_CHUNK: usize = 4096;
-const _: () = assert!(super::CHUNK as usize <= MAX_CHUNK);
+pub const REG_COUNTERS: u8 = 4;
 
 const TAG_READ: u32 = 1 << 28;
 const TAG_RESERVE: u32 = 2 << 28;
 const TAG_PUSH: u32 = 3 << 28;
+const TAG_WRITE: u32 = 4 << 28;
 const TAG_KIND: u32 = 0xf << 28;
 
 /// A process's counters and outcome.
@@ -93,8 +83,14 @@ pub struct ProcStats {
     pub fetch_adds: u64,
     /// Reservations that found a counter exhausted.
     pub failed_steals: u64,
-    /// Requests it served that addressed no registered memory (dropped).
+    /// Requests its responder refused (every reason; NAK'd).
     pub bad_access: u64,
+    /// Requests its responder refused, per reason.
+    pub refused: Refusals,
+    /// WRITE acknowledgements received.
+    pub write_acks: u64,
+    /// NAKs received: requests of this process that a target refused.
+    pub naks: u64,
     /// PRs it did not expect (unknown verb, tag or state).
     pub unexpected: u64,
     /// Fetched tiles that did not decode.
@@ -134,12 +130,14 @@ pub struct Proc {
     t: u32,
     u: u32,
     geo: Arc<Geom>,
-    a_mem: Vec<u8>,
-    b_mem: Vec<u8>,
-    queue: Vec<u8>,
+    /// The NIC's RDMA responder: A, B, the queue and the counters live in
+    /// its registered regions.
+    nic: Responder,
+    req: Requester,
+    /// Bytes of one queue slot.
+    slot_bytes: usize,
     queue_fill: Vec<u64>,
     ready_acc: Vec<usize>,
-    counters: [u64; 2],
     c: Vec<u32>,
     slots: [Slot; 2],
     next_seq: u64,
@@ -151,6 +149,9 @@ pub struct Proc {
     out_of_work: bool,
     busy: Option<(Time, Task)>,
     pushes: Vec<Option<Vec<u8>>>,
+    /// Pushes whose WRITE is not acknowledged yet.
+    writes_unacked: u64,
+    first_nak: Option<(u32, Reply)>,
     free_bufs: Vec<Vec<u8>>,
     partial: Vec<u32>,
     started: bool,
@@ -168,8 +169,14 @@ fn pad(bytes: u64, chunk: u64) -> u64 {
 
 impl Proc {
     /// Process `me` (tile (me / g, me mod g)) with its own tiles of A and B
-    /// in memory layout.
-    pub fn new(me: u32, geo: Arc<Geom>, a_tile: Vec<u8>, b_tile: Vec<u8>, tx: PrSender) -> Proc {
+    /// in memory layout, registered with its responder.
+    pub fn new(
+        me: u32,
+        geo: Arc<Geom>,
+        a_tile: Vec<u8>,
+        b_tile: Vec<u8>,
+        tx: PrSender,
+    ) -> Result<Proc, RdmaError> {
         let g = geo.g;
         let (t, u) = (me / g, me % g);
         let ch = u64::from(geo.chunk);
@@ -180,6 +187,19 @@ impl Proc {
         let c_words = geo.tile_rows(t) as usize * geo.tile_k(u) as usize;
         let queue_slots = if geo.alg == Alg::StationaryC { 0 } else { g };
         let cpad = pad(4 * c_words as u64, ch);
+        let mut nic = Responder::new(RdmaConfig {
+            node: me,
+            chunk: geo.chunk,
+            nak: true,
+        })?;
+        nic.register(REG_A, a_mem, Access::READ)?;
+        nic.register(REG_B, b_mem, Access::READ)?;
+        if queue_slots > 0 {
+            let q = vec![0; (u64::from(queue_slots) * cpad) as usize];
+            nic.register(REG_QUEUE, q, Access::WRITE)?;
+        }
+        // Word 0: the queue tail; word 1: the tile's work counter.
+        nic.register(REG_COUNTERS, vec![0; 16], Access::ATOMIC)?;
         let list = match geo.alg {
             Alg::StationaryC => (0..g).rev().map(|s| (t, u, (t + u + s) % g)).collect(),
             Alg::StationaryA => (0..g).rev().map(|s| (t, (t + u + s) % g, u)).collect(),
@@ -218,16 +238,18 @@ impl Proc {
             b: Vec::new(),
             left: 0,
         };
-        Proc {
+        Ok(Proc {
             me,
             t,
             u,
-            a_mem,
-            b_mem,
-            queue: vec![0; (u64::from(queue_slots) * cpad) as usize],
+            nic,
+            req: Requester {
+                node: me,
+                chunk: geo.chunk,
+            },
+            slot_bytes: cpad as usize,
             queue_fill: vec![0; queue_slots as usize],
             ready_acc: Vec::new(),
-            counters: [0; 2],
             c: vec![0; c_words],
             slots: [slot(), slot()],
             next_seq: 0,
@@ -237,6 +259,8 @@ impl Proc {
             out_of_work: false,
             busy: None,
             pushes: Vec::new(),
+            writes_unacked: 0,
+            first_nak: None,
             free_bufs: Vec::new(),
             partial: Vec::new(),
             started: false,
@@ -247,13 +271,16 @@ impl Proc {
             deconcat: Deconcatenator::new(DeconcatConfig::default()),
             stats: ProcStats::default(),
             geo,
-        }
+        })
     }
 
     /// Its counters.
     pub fn stats(&self) -> ProcStats {
+        let refused = self.nic.stats().refused;
         ProcStats {
             malformed: self.stats.malformed + self.tx.stats().refused,
+            bad_access: refused.total(),
+            refused,
             finish_ps: if self.done {
                 self.c_done_ps.max(self.last_work_ps).max(1)
             } else {
@@ -268,19 +295,14 @@ impl Proc {
         &self.c
     }
 
-    fn pr(&self, tid: u16, idx: u64, tag: u32) -> PrRepr {
-        PrRepr {
-            src: self.me,
-            tid,
-            idx,
-            req_id: tag,
-        }
+    /// The first NAK it received: (the refusing node, the NAK).
+    pub fn first_nak(&self) -> Option<(u32, Reply)> {
+        self.first_nak
     }
 
-    fn read_pr(&mut self, now: Time, dst: u32, tid: u16, idx: u64, tag: u32) {
-        let pr = self.pr(tid, idx, tag);
-        self.tx
-            .push(now, PrType::Read, dst, self.geo.chunk, &pr, &[]);
+    /// Its responder (registered memory and counters).
+    pub fn responder(&self) -> &Responder {
+        &self.nic
     }
 
     /// Get the next unit into slot `s` (empty), or find there is none.
@@ -311,14 +333,18 @@ impl Proc {
             };
             if v != self.me {
                 // Remote: FETCH_ADD(+1) on the victim's work counter.
-                let idx = (1 << ADDR_BITS) | addr(REG_COUNTERS, 8);
-                self.read_pr(now, v, FADD_REQ, idx, TAG_RESERVE | s as u32);
+                let a = addr(REG_COUNTERS, 8);
+                self.req
+                    .fetch_add(&mut self.tx, now, v, a, 1, TAG_RESERVE | s as u32);
                 self.stats.fetch_adds += 1;
                 return;
             }
             // Own tile: a local atomic.
-            let old = self.counters[1];
-            self.counters[1] += 1;
+            let Ok(old) = self.nic.local_fetch_add(addr(REG_COUNTERS, 8), 1) else {
+                self.stats.unexpected += 1;
+                self.victim += 1;
+                continue;
+            };
             if old < u64::from(g) {
                 let (t, u) = (self.t, self.u);
                 self.fetch(now, s, (t, u, (t + u + old as u32) % g));
@@ -344,22 +370,16 @@ impl Proc {
             let slot = &mut self.slots[s];
             let buf = if which == 0 { &mut slot.a } else { &mut slot.b };
             buf.clear();
+            let region = if which == 0 { REG_A } else { REG_B };
             if owner == self.me {
-                let mem = if which == 0 { &self.a_mem } else { &self.b_mem };
-                buf.extend_from_slice(mem);
+                buf.extend_from_slice(self.nic.memory(region).unwrap_or(&[]));
                 continue;
             }
             buf.resize(padded as usize, 0);
             let chunks = padded / ch;
-            let region = if which == 0 { REG_A } else { REG_B };
-            let idx = (chunks << ADDR_BITS) | addr(region, 0);
-            self.read_pr(
-                now,
-                owner,
-                READ_REQ,
-                idx,
-                TAG_READ | (s as u32) << 1 | which,
-            );
+            let tag = TAG_READ | (s as u32) << 1 | which;
+            self.req
+                .read(&mut self.tx, now, owner, addr(region, 0), chunks, tag);
             self.stats.reads += 1;
             left += chunks as u32;
         }
@@ -421,9 +441,6 @@ impl Proc {
         self.stats.compute_ps += d.as_ps();
         self.stats.units += 1;
         self.busy = Some((now + d, Task::Compute(s)));
-        if !own {
-            self.start_push(now, t * self.geo.g + u);
-        }
         // Overlap: the next unit's fetches start with this computation.
         let other = 1 - s;
         if self.slots[other].state == SlotState::Empty {
@@ -446,8 +463,9 @@ impl Proc {
             }
         };
         self.pushes[i] = Some(buf);
-        let idx = (1 << ADDR_BITS) | addr(REG_COUNTERS, 0);
-        self.read_pr(now, owner, FADD_REQ, idx, TAG_PUSH | i as u32);
+        let a = addr(REG_COUNTERS, 0);
+        self.req
+            .fetch_add(&mut self.tx, now, owner, a, 1, TAG_PUSH | i as u32);
         self.stats.fetch_adds += 1;
     }
 
@@ -462,6 +480,10 @@ impl Proc {
                 let (t, u, _) = self.slots[s].unit;
                 if t == self.t && u == self.u {
                     self.contributed(now);
+                } else {
+                    // The partial tile exists once its computation ends
+                    // (`partial` holds it: one task at a time).
+                    self.start_push(now, t * self.geo.g + u);
                 }
                 self.last_work_ps = now.as_ps();
                 self.slots[s].state = SlotState::Empty;
@@ -471,8 +493,9 @@ impl Proc {
                 }
             }
             Task::Accumulate(q) => {
-                let cpad = self.queue.len() / self.queue_fill.len().max(1);
-                let part = &self.queue[q * cpad..(q + 1) * cpad];
+                let cpad = self.slot_bytes;
+                let queue = self.nic.memory(REG_QUEUE).unwrap_or(&[]);
+                let part = queue.get(q * cpad..(q + 1) * cpad).unwrap_or(&[]);
                 if accumulate(&mut self.c, part) {
                     self.contributed(now);
                 } else {
@@ -495,99 +518,54 @@ impl Proc {
             && self.busy.is_none()
             && self.slots.iter().all(|s| s.state == SlotState::Empty)
             && self.pushes.iter().all(Option::is_none)
+            && self.writes_unacked == 0
             && self.stats.contributions == u64::from(self.geo.g)
         {
             self.done = true;
         }
     }
 
-    /// Serve a READ: stream the chunks of the region.
-    fn serve_read(&mut self, now: Time, src: u32, idx: u64, tag: u32) {
-        let ch = self.geo.chunk as usize;
-        let (chunks, a) = (idx >> ADDR_BITS, idx & ((1 << ADDR_BITS) - 1));
-        let (region, off) = (a >> 32, (a & 0xffff_ffff) as usize);
-        let mem = match region {
-            REG_A => &self.a_mem,
-            REG_B => &self.b_mem,
-            _ => {
-                self.stats.bad_access += 1;
-                return;
-            }
-        };
-        let end = off.saturating_add(chunks as usize * ch);
-        if chunks == 0 || end > mem.len() {
-            self.stats.bad_access += 1;
-            return;
-        }
-        for c in 0..chunks as usize {
-            let o = off + c * ch;
-            let pr = PrRepr {
-                src: self.me,
-                tid: READ_RESP,
-                idx: addr(region, o as u64),
-                req_id: tag,
-            };
-            self.tx.push(
-                now,
-                PrType::Response,
-                src,
-                self.geo.chunk,
-                &pr,
-                &mem[o..o + ch],
-            );
-        }
-    }
-
-    fn on_pr(&mut self, now: Time, src: u32, tid: u16, idx: u64, tag: u32, payload: &[u8]) {
-        let ch = self.geo.chunk as usize;
-        match tid {
-            READ_REQ => self.serve_read(now, src, idx, tag),
-            FADD_REQ => {
-                let (op, a) = (idx >> ADDR_BITS, idx & ((1 << ADDR_BITS) - 1));
-                let w = match a {
-                    x if x == addr(REG_COUNTERS, 0) => 0,
-                    x if x == addr(REG_COUNTERS, 8) => 1,
-                    _ => {
-                        self.stats.bad_access += 1;
-                        return;
-                    }
-                };
-                let old = self.counters[w];
-                self.counters[w] += op;
-                let pr = PrRepr {
-                    src: self.me,
-                    tid: FADD_RESP,
-                    idx: old,
-                    req_id: tag,
-                };
-                self.tx
-                    .push(now, PrType::Read, src, self.geo.chunk, &pr, &[]);
-            }
-            WRITE => {
-                let off = (idx & 0xffff_ffff) as usize;
-                let slots = self.queue_fill.len();
-                if idx >> 32 != REG_QUEUE || slots == 0 || off + ch > self.queue.len() {
-                    self.stats.bad_access += 1;
+    /// One received PR: a request is served by the responder, an answer
+    /// goes to the requester side.
+    fn on_pr(&mut self, now: Time, pr: &PrRepr, payload: &[u8]) {
+        match self.nic.serve(now, &mut self.tx, pr, payload) {
+            Served::Answered | Served::Refused(_) => {}
+            Served::Wrote {
+                region,
+                offset,
+                len,
+            } => {
+                let q = offset as usize / self.slot_bytes.max(1);
+                if region != REG_QUEUE || q >= self.queue_fill.len() {
+                    self.stats.unexpected += 1;
                     return;
                 }
-                let cpad = self.queue.len() / slots;
-                self.queue[off..off + ch].copy_from_slice(payload);
-                let q = off / cpad;
-                self.queue_fill[q] += ch as u64;
-                if self.queue_fill[q] == cpad as u64 {
+                self.queue_fill[q] += u64::from(len);
+                if self.queue_fill[q] == self.slot_bytes as u64 {
                     self.ready_acc.push(q);
                 }
             }
-            READ_RESP => {
+            Served::Reply => match decode_reply(pr.tid, pr.idx) {
+                Some(r) => self.on_reply(now, pr.src, pr.req_id, r, payload),
+                None => self.stats.unexpected += 1,
+            },
+        }
+    }
+
+    fn on_reply(&mut self, now: Time, src: u32, tag: u32, reply: Reply, payload: &[u8]) {
+        let ch = self.geo.chunk as usize;
+        match reply {
+            Reply::ReadChunk { address } => {
                 let s = ((tag >> 1) & 1) as usize;
                 let which = tag & 1;
                 let slot = &mut self.slots[s];
-                let off = (idx & 0xffff_ffff) as usize;
+                let off = (address & 0xffff_ffff) as usize;
                 let buf = if which == 0 { &mut slot.a } else { &mut slot.b };
                 if tag & TAG_KIND != TAG_READ
                     || slot.state != SlotState::Fetching
                     || slot.left == 0
                     || off + ch > buf.len()
+                    || payload.len() != ch
                 {
                     self.stats.unexpected += 1;
                     return;
@@ -599,7 +577,7 @@ impl Proc {
                     slot.state = SlotState::Ready;
                 }
             }
-            FADD_RESP => match tag & TAG_KIND {
+            Reply::FetchAdd { old } => match tag & TAG_KIND {
                 TAG_RESERVE => {
                     let s = (tag & 1) as usize;
                     if self.slots[s].state != SlotState::Reserving {
@@ -611,9 +589,9 @@ impl Proc {
                         self.stats.unexpected += 1;
                         return;
                     };
-                    if idx < u64::from(g) {
+                    if old < u64::from(g) {
                         let (t, u) = (v / g, v % g);
-                        self.fetch(now, s, (t, u, (t + u + idx as u32) % g));
+                        self.fetch(now, s, (t, u, (t + u + old as u32) % g));
                     } else {
                         self.stats.failed_steals += 1;
                         self.victim += 1;
@@ -626,41 +604,34 @@ impl Proc {
                         self.stats.unexpected += 1;
                         return;
                     };
-                    let cpad = pad(buf.len() as u64, ch as u64) as usize;
-                    let base = idx as usize * cpad;
-                    for (c, part) in buf.chunks(ch).enumerate() {
-                        let pr = self.pr(WRITE, addr(REG_QUEUE, (base + c * ch) as u64), 0);
-                        if part.len() == ch {
-                            self.tx
-                                .push(now, PrType::Response, src, self.geo.chunk, &pr, part);
-                        } else {
-                            let mut last = [0u8; MAX_CHUNK];
-                            last[..part.len()].copy_from_slice(part);
-                            self.tx.push(
-                                now,
-                                PrType::Response,
-                                src,
-                                self.geo.chunk,
-                                &pr,
-                                &last[..ch],
-                            );
-                        }
-                        self.stats.write_bytes += ch as u64;
-                    }
-                    if buf.is_empty() {
-                        // An empty tile still fills its one-chunk slot.
-                        let pr = self.pr(WRITE, addr(REG_QUEUE, base as u64), 0);
-                        let zero = [0u8; MAX_CHUNK];
-                        self.tx
-                            .push(now, PrType::Response, src, self.geo.chunk, &pr, &zero[..ch]);
-                        self.stats.write_bytes += ch as u64;
-                    }
+                    let Some(base) = old
+                        .checked_mul(self.slot_bytes as u64)
+                        .filter(|&b| b <= u64::from(u32::MAX))
+                    else {
+                        self.stats.unexpected += 1;
+                        return;
+                    };
+                    let a = addr(REG_QUEUE, base as u32);
+                    let chunks = self.req.write(&mut self.tx, now, src, a, &buf, TAG_WRITE);
+                    self.stats.write_bytes += chunks * ch as u64;
+                    self.writes_unacked += 1;
                     self.free_bufs.push(buf);
-                    self.last_work_ps = self.last_work_ps.max(now.as_ps());
                 }
                 _ => self.stats.unexpected += 1,
             },
-            _ => self.stats.unexpected += 1,
+            Reply::WriteAck { .. } => {
+                if tag != TAG_WRITE || self.writes_unacked == 0 {
+                    self.stats.unexpected += 1;
+                    return;
+                }
+                self.writes_unacked -= 1;
+                self.stats.write_acks += 1;
+                self.last_work_ps = self.last_work_ps.max(now.as_ps());
+            }
+            Reply::Nak { .. } => {
+                self.stats.naks += 1;
+                self.first_nak.get_or_insert((src, reply));
+            }
         }
     }
 
@@ -678,7 +649,7 @@ impl Datapath for Proc {
         match self.deconcat.frame(frame) {
             Ok(d) => {
                 for v in d.prs {
-                    self.on_pr(now, v.src, v.tid, v.idx, v.req_id, v.payload);
+                    self.on_pr(now, &v.repr(), v.payload);
                 }
             }
             Err(_) => self.stats.malformed += 1,
