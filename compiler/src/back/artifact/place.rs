@@ -49,6 +49,9 @@ impl Lower<'_> {
                 header: r,
                 field_index: i,
             }),
+            LPlace::WideSlice(_, _, hi, lo) if hi - lo < a::MAX_WIDTH => {
+                self.read_parts(lp, hi - lo + 1, span)?.pop()
+            }
             _ => {
                 self.inexpressible("expected a scalar value here", span);
                 None
@@ -99,7 +102,7 @@ impl Lower<'_> {
                         self.inexpressible("a struct field of a run-time stack element", e.span);
                         None
                     }
-                    LPlace::DynHeader(r) => Some(LPlace::DynField(r, ai)),
+                    LPlace::DynHeader(r) => Some(self.dyn_field(r, ai, &e.ty)),
                     _ => {
                         self.inexpressible("this field access", e.span);
                         None
@@ -146,6 +149,13 @@ impl Lower<'_> {
             ExprKind::Slice(b, hi, lo) => match self.place(idx, b, pre)? {
                 LPlace::Static(Place::Scalar(f)) => Some(LPlace::Slice(f, *hi, *lo)),
                 LPlace::Slice(f, _, l2) => Some(LPlace::Slice(f, l2 + hi, l2 + lo)),
+                LPlace::Static(Place::Wide(fs)) => {
+                    let w = self.m.scalar_width(&b.ty)?;
+                    Some(LPlace::WideSlice(fs, w, *hi, *lo))
+                }
+                LPlace::WideSlice(fs, w, _, l2) => {
+                    Some(LPlace::WideSlice(fs, w, l2 + hi, l2 + lo))
+                }
                 _ => {
                     self.inexpressible("a slice of a field of a run-time stack element", e.span);
                     None
@@ -183,6 +193,12 @@ impl Lower<'_> {
         out: &mut Vec<a::Stmt>,
     ) {
         let span = src.span;
+        if let Some(w) = self.m.scalar_width(ty).filter(|w| *w > a::MAX_WIDTH) {
+            if let Some(ps) = self.parts(idx, src, out) {
+                self.store_parts(dst, ps, w, span, out);
+            }
+            return;
+        }
         if self.m.scalar_width(ty).is_some() {
             let Some(v) = self.expr(idx, src, out) else {
                 return;
@@ -313,6 +329,12 @@ impl Lower<'_> {
         span: Span,
         out: &mut Vec<a::Stmt>,
     ) {
+        if let Some(w) = self.m.scalar_width(ty).filter(|w| *w > a::MAX_WIDTH) {
+            if let Some(ps) = self.read_parts(src, w, span) {
+                self.store_parts(dst, ps, w, span, out);
+            }
+            return;
+        }
         if self.m.scalar_width(ty).is_some() {
             let (Some(lv), Some(v)) = (self.lvalue(dst, span), self.read(src, span)) else {
                 return;
