@@ -199,10 +199,15 @@ impl Lower<'_> {
             }
             return;
         }
-        if self.m.scalar_width(ty).is_some() {
+        if let Some(w) = self.m.scalar_width(ty) {
             let Some(v) = self.expr(idx, src, out) else {
                 return;
             };
+            if matches!(dst, LPlace::WideSlice(..)) {
+                // A slice of a value over 128 bits: the parts it covers.
+                self.store_parts(dst, vec![v], w, span, out);
+                return;
+            }
             let Some(lv) = self.lvalue(dst, span) else {
                 return;
             };
@@ -332,6 +337,12 @@ impl Lower<'_> {
         if let Some(w) = self.m.scalar_width(ty).filter(|w| *w > a::MAX_WIDTH) {
             if let Some(ps) = self.read_parts(src, w, span) {
                 self.store_parts(dst, ps, w, span, out);
+            }
+            return;
+        }
+        if let (Some(w), LPlace::WideSlice(..)) = (self.m.scalar_width(ty), &dst) {
+            if let Some(v) = self.read(src, span) {
+                self.store_parts(dst, vec![v], w, span, out);
             }
             return;
         }
