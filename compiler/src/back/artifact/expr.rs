@@ -254,7 +254,12 @@ impl Lower<'_> {
 
     /// The length slot of the varbit field `e` reads (`h.v` of a header
     /// known at compile time); `None` when `e` is not a varbit field.
-    fn varbit_len(&mut self, idx: usize, e: &ir::Expr, pre: &mut Vec<a::Stmt>) -> Option<a::Expr> {
+    pub(super) fn varbit_len(
+        &mut self,
+        idx: usize,
+        e: &ir::Expr,
+        pre: &mut Vec<a::Stmt>,
+    ) -> Option<a::Expr> {
         let ExprKind::Field(b, i) = &e.kind else {
             return None;
         };

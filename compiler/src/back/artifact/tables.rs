@@ -115,15 +115,14 @@ impl Lower<'_> {
                 // A key over 128 bits: one key per 128-bit part, `k$0` (most
                 // significant) to `k$n`, matched together.
                 if !matches!(k.match_kind, a::MatchKind::Exact | a::MatchKind::Ternary) {
-                    self.inexpressible(
-                        &format!(
-                            "a `{:?}` key over 128 bits (exact and ternary keys may be wider)",
-                            k.match_kind
-                        )
-                        .to_lowercase(),
+                    let kind = format!("{:?}", k.match_kind).to_lowercase();
+                    self.wide_refused(
+                        &format!("a `{kind}` key of {} bits", k.width),
+                        "a key over 128 bits may be exact or ternary (a prefix is a ternary \
+                         mask); or key on a slice of at most 128 bits",
                         k.span,
                     );
-                    return None;
+                    continue;
                 }
                 wide_key = true;
                 let ps = self.parts(idx, &k.expr, &mut pre)?;
@@ -154,8 +153,11 @@ impl Lower<'_> {
             });
         }
         if wide_key && !t.entries.is_empty() {
-            self.inexpressible("`entries` of a table with a key over 128 bits", t.span);
-            return None;
+            self.wide_refused(
+                "`entries` of a table with a key over 128 bits",
+                "add the entries from the control plane, which takes wide values whole",
+                t.span,
+            );
         }
         let mut actions = Vec::new();
         for ta in &t.actions {
@@ -209,6 +211,7 @@ impl Lower<'_> {
         let entries = t
             .entries
             .iter()
+            .filter(|_| !wide_key)
             .filter_map(|e| {
                 Some(a::Entry {
                     keys: e.keys.clone(),

@@ -340,11 +340,40 @@ impl Lower<'_> {
         match &e.kind {
             ExprKind::Binary(op, l, r) if !matches!(op, BinOp::Shl | BinOp::Shr) => {
                 let (lw, signed) = self.scalar_of(&l.ty)?;
+                // Varbit fields: equal lengths and equal values.
+                let lens = match op {
+                    BinOp::Eq | BinOp::Ne => {
+                        match (self.varbit_len(idx, l, pre), self.varbit_len(idx, r, pre)) {
+                            (Some(x), Some(y)) => Some(bin(a::BinaryOp::Eq, 1, false, x, y)),
+                            _ => None,
+                        }
+                    }
+                    _ => None,
+                };
                 let lp = self.parts(idx, l, pre)?;
                 let lp = self.atoms(lp, lw, pre);
                 let rp = self.parts(idx, r, pre)?;
                 let rp = self.atoms(rp, lw, pre);
-                self.compare(*op, &lp, &rp, signed, e.span)
+                let Some(lens) = lens else {
+                    return self.compare(*op, &lp, &rp, signed, e.span);
+                };
+                let both = bin(
+                    a::BinaryOp::LAnd,
+                    1,
+                    false,
+                    lens,
+                    self.compare(BinOp::Eq, &lp, &rp, signed, e.span)?,
+                );
+                Some(if *op == BinOp::Ne {
+                    a::Expr::Unary {
+                        op: a::UnaryOp::Not,
+                        width: 1,
+                        signed: false,
+                        arg: Box::new(both),
+                    }
+                } else {
+                    both
+                })
             }
             _ => self.parts(idx, e, pre)?.pop(),
         }
@@ -625,10 +654,25 @@ impl Lower<'_> {
                 )
             }
             _ => {
-                self.inexpressible(&format!("`{}` on values over 128 bits", op.as_str()), span);
+                self.wide_refused(
+                    &format!("`{}` of {w}-bit values", op.as_str()),
+                    "divide a slice or cast of at most 128 bits (or shift by a power of two)",
+                    span,
+                );
                 None
             }
         }
+    }
+
+    /// A construct over 128 bits this target does not compute.
+    pub(super) fn wide_refused(&mut self, what: &str, hint: &str, span: Span) {
+        let d = Diagnostic::error(
+            codes::NOT_EXPRESSIBLE,
+            format!("{what}: not supported on values over 128 bits by this target"),
+            span,
+        )
+        .with_hint(hint.to_string());
+        self.diags.push(d);
     }
 
     /// The parts of `v << n` / `v >> n` for a constant `n` (`fill` the bits
