@@ -489,7 +489,10 @@ impl<'a> Runner<'a> {
             let ternary = info.keys[group[0]].kind != MatchKind::Exact;
             let texts = split_wide(text, &widths, ternary).map_err(|e| {
                 self.rejected(line)(ControlPlaneError::Parse {
-                    what: format!("value of key `{name}` ({} bits)", widths.iter().sum::<u16>()),
+                    what: format!(
+                        "value of key `{name}` ({} bits)",
+                        widths.iter().sum::<u16>()
+                    ),
                     text: text.clone(),
                     detail: e.to_string(),
                 })

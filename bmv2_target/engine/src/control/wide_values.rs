@@ -46,7 +46,10 @@ fn parse_wide(text: &str) -> Result<Wide, ValueError> {
         let (d, care) = if c == '*' && radix != 10 {
             (0, 0)
         } else {
-            (u128::from(c.to_digit(radix).ok_or_else(syntax)?), u128::from(radix - 1))
+            (
+                u128::from(c.to_digit(radix).ok_or_else(syntax)?),
+                u128::from(radix - 1),
+            )
         };
         if !mul_add(&mut value, d) || !mul_add(&mut mask, care) {
             return Err(ValueError::TooWide {

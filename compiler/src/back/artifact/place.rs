@@ -153,9 +153,7 @@ impl Lower<'_> {
                     let w = self.m.scalar_width(&b.ty)?;
                     Some(LPlace::WideSlice(fs, w, *hi, *lo))
                 }
-                LPlace::WideSlice(fs, w, _, l2) => {
-                    Some(LPlace::WideSlice(fs, w, l2 + hi, l2 + lo))
-                }
+                LPlace::WideSlice(fs, w, _, l2) => Some(LPlace::WideSlice(fs, w, l2 + hi, l2 + lo)),
                 _ => {
                     self.inexpressible("a slice of a field of a run-time stack element", e.span);
                     None

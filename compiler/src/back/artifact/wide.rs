@@ -389,15 +389,20 @@ impl Lower<'_> {
         span: Span,
     ) -> Option<a::Expr> {
         let eq = |k: usize| bin(a::BinaryOp::Eq, 1, false, l[k].clone(), r[k].clone());
-        let all_eq = || {
-            (1..l.len()).fold(eq(0), |acc, k| bin(a::BinaryOp::LAnd, 1, false, acc, eq(k)))
-        };
+        let all_eq =
+            || (1..l.len()).fold(eq(0), |acc, k| bin(a::BinaryOp::LAnd, 1, false, acc, eq(k)));
         // Lexicographic `x < y` from the least significant part up; only the
         // top part is compared signed.
         let lt = |x: &[a::Expr], y: &[a::Expr]| {
             let n = x.len();
             let part_lt = |k: usize| {
-                bin(a::BinaryOp::Lt, 1, signed && k == 0, x[k].clone(), y[k].clone())
+                bin(
+                    a::BinaryOp::Lt,
+                    1,
+                    signed && k == 0,
+                    x[k].clone(),
+                    y[k].clone(),
+                )
             };
             let mut acc = part_lt(n - 1);
             for k in (0..n - 1).rev() {
@@ -450,7 +455,13 @@ impl Lower<'_> {
             let (x, y) = (l[k].clone(), r[k].clone());
             if pw < MAXW {
                 let e = pw + 1;
-                let mut s = bin(a::BinaryOp::Add, e, false, resize(x, pw, false, e), resize(y, pw, false, e));
+                let mut s = bin(
+                    a::BinaryOp::Add,
+                    e,
+                    false,
+                    resize(x, pw, false, e),
+                    resize(y, pw, false, e),
+                );
                 if let Some(c) = carry.take() {
                     s = bin(a::BinaryOp::Add, e, false, s, resize(c, 1, false, e));
                 }
@@ -464,7 +475,13 @@ impl Lower<'_> {
                 let (s, c) = match carry.take() {
                     None => (t, c1),
                     Some(c) => {
-                        let s = bin(a::BinaryOp::Add, MAXW, false, t, resize(c.clone(), 1, false, MAXW));
+                        let s = bin(
+                            a::BinaryOp::Add,
+                            MAXW,
+                            false,
+                            t,
+                            resize(c.clone(), 1, false, MAXW),
+                        );
                         let s = self.atom(s, MAXW, pre);
                         let c2 = bin(
                             a::BinaryOp::LAnd,
@@ -622,7 +639,11 @@ impl Lower<'_> {
                 // the right one for `-`) agree and the result's differs.
                 let (sl, sr, ss) = (top_bit(&lp, w), top_bit(&rp, w), top_bit(&s, w));
                 let same = bin(
-                    if add { a::BinaryOp::Eq } else { a::BinaryOp::Ne },
+                    if add {
+                        a::BinaryOp::Eq
+                    } else {
+                        a::BinaryOp::Ne
+                    },
                     1,
                     false,
                     sl.clone(),
@@ -647,7 +668,12 @@ impl Lower<'_> {
                             } else {
                                 (0, u128::MAX)
                             };
-                            let lim = mux(neg.clone(), konst(min, *pw, false), konst(max, *pw, false), *pw);
+                            let lim = mux(
+                                neg.clone(),
+                                konst(min, *pw, false),
+                                konst(max, *pw, false),
+                                *pw,
+                            );
                             mux(ovf.clone(), lim, x.clone(), *pw)
                         })
                         .collect(),
@@ -677,7 +703,13 @@ impl Lower<'_> {
 
     /// The parts of `v << n` / `v >> n` for a constant `n` (`fill` the bits
     /// shifted in on the right shift: the sign bit, or zeros).
-    fn shift_const(v: &[a::Expr], w: u16, left: bool, n: u32, sign: Option<&a::Expr>) -> Vec<a::Expr> {
+    fn shift_const(
+        v: &[a::Expr],
+        w: u16,
+        left: bool,
+        n: u32,
+        sign: Option<&a::Expr>,
+    ) -> Vec<a::Expr> {
         let n = n.min(u32::from(w));
         let mut segs = Vec::new();
         if left {
@@ -729,7 +761,13 @@ impl Lower<'_> {
         }
         // An amount of at least `w` leaves only the fill.
         if aw >= 16 || (1u32 << aw) > u32::from(w) {
-            let big = bin(a::BinaryOp::Ge, 1, false, amt.clone(), konst(u128::from(w), aw, false));
+            let big = bin(
+                a::BinaryOp::Ge,
+                1,
+                false,
+                amt.clone(),
+                konst(u128::from(w), aw, false),
+            );
             let big = self.atom(big, 1, pre);
             let filled = Self::shift_const(&cur, w, left, u32::from(w), sign.as_ref());
             cur = filled
@@ -760,7 +798,15 @@ impl Lower<'_> {
         let n = ps.len();
         let widths = wide_parts(rw);
         let high = (0..n - 1)
-            .map(|k| bin(a::BinaryOp::Ne, 1, false, ps[k].clone(), konst(0, widths[k], false)))
+            .map(|k| {
+                bin(
+                    a::BinaryOp::Ne,
+                    1,
+                    false,
+                    ps[k].clone(),
+                    konst(0, widths[k], false),
+                )
+            })
             .reduce(|x, y| bin(a::BinaryOp::LOr, 1, false, x, y))?;
         let x = mux(high, konst(u128::MAX, MAXW, false), ps[n - 1].clone(), MAXW);
         Some(self.atom(x, MAXW, pre))
