@@ -5,12 +5,12 @@ use std::collections::BTreeMap;
 use netsparse_bmv2::{ControlPlaneError, EntryHandle, KeySpec, PsaSwitch, Switch, SwitchStats};
 use netsparse_engine::control::commands::{self, LineError};
 use netsparse_engine::control::values::{parse_match, parse_value};
-use netsparse_engine::control::wide_values::split_wide;
 use netsparse_engine::control::TableInfo;
 use netsparse_engine::ControlPlane;
 use netsparse_externs::artifact::{KeyMatch, MatchKind};
 use netsparse_externs::{Datapath, Outputs, Time};
 
+use super::wide_values::split_wide;
 use super::parse::{CountKind, CounterIndex, RemoveWhat};
 use super::{Command, Expectation, Failure, Mismatch, Pattern, Received, StfError, StfOutcome};
 

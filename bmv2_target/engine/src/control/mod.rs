@@ -19,7 +19,6 @@ mod externs_api;
 pub mod runtime_json;
 mod tables_api;
 pub mod values;
-pub mod wide_values;
 
 use netsparse_externs::artifact::KeyMatch;
 use netsparse_externs::meter::MeterRates;

@@ -273,45 +273,45 @@ impl Lower<'_> {
                 });
                 let Type::Header(s) = ty else { return };
                 let mut offset = 0u32;
-                for (i, f) in self.m.structs[*s].fields.iter().enumerate() {
+                // Artifact field index: a field over 128 bits takes one per part.
+                let mut k = 0usize;
+                for f in self.m.structs[*s].fields.iter() {
                     let Some((w, signed)) = self.scalar_of(&f.ty) else {
                         self.inexpressible("a lookahead of a header with a struct field", span);
                         return;
                     };
-                    if w > a::MAX_WIDTH {
-                        self.inexpressible(
-                            "a lookahead of a header with a field over 128 bits",
-                            span,
-                        );
-                        return;
-                    }
-                    let mut e = a::Expr::Lookahead {
-                        bit_offset: offset,
-                        width: w,
-                    };
-                    if signed {
-                        e = a::Expr::Cast {
-                            arg: Box::new(e),
-                            arg_width: w,
-                            arg_signed: false,
-                            width: w,
-                            signed: true,
+                    let parts = super::storage::wide_parts(w);
+                    let wide = parts.len() > 1;
+                    for pw in parts {
+                        let mut e = a::Expr::Lookahead {
+                            bit_offset: offset,
+                            width: pw,
                         };
-                    }
-                    offset += u32::from(w);
-                    let lv = match &dst {
-                        LPlace::Static(Place::Header(h)) => {
-                            match self.headers[h.index()].fields.get(i) {
-                                Some(hf) => LValue::Field { field: hf.field },
-                                None => return,
-                            }
+                        if signed && !wide {
+                            e = a::Expr::Cast {
+                                arg: Box::new(e),
+                                arg_width: pw,
+                                arg_signed: false,
+                                width: pw,
+                                signed: true,
+                            };
                         }
-                        _ => LValue::StackField {
-                            header: href.clone(),
-                            field_index: u32_of(i),
-                        },
-                    };
-                    out.push(a::Stmt::Assign { dst: lv, src: e });
+                        offset += u32::from(pw);
+                        let lv = match &dst {
+                            LPlace::Static(Place::Header(h)) => {
+                                match self.headers[h.index()].fields.get(k) {
+                                    Some(hf) => LValue::Field { field: hf.field },
+                                    None => return,
+                                }
+                            }
+                            _ => LValue::StackField {
+                                header: href.clone(),
+                                field_index: u32_of(k),
+                            },
+                        };
+                        k += 1;
+                        out.push(a::Stmt::Assign { dst: lv, src: e });
+                    }
                 }
             }
             _ => {

@@ -4,7 +4,7 @@
 //! whole (`0x...`, `0b...`, `0o...`, decimal, `*` digits, `v &&& m`, `*`)
 //! into one text per part, which the ordinary parsers then read.
 
-use super::values::ValueError;
+use netsparse_engine::control::values::ValueError;
 
 /// A number of up to 4096 bits: 128-bit limbs, least significant first,
 /// and the mask of the digits written that are not `*`.
@@ -96,7 +96,7 @@ fn above(v: &[u128], w: usize) -> bool {
 /// significant first), into one text per part. `ternary`: the key is
 /// ternary (a number's mask is its digits written that are not `*`, as for
 /// a narrow key; `v &&& m` and `*` are split part by part).
-pub fn split_wide(text: &str, widths: &[u16], ternary: bool) -> Result<Vec<String>, ValueError> {
+pub(super) fn split_wide(text: &str, widths: &[u16], ternary: bool) -> Result<Vec<String>, ValueError> {
     let t = text.trim();
     if t == "*" || t == "_" {
         return Ok(vec![t.to_owned(); widths.len()]);
