@@ -10,8 +10,8 @@ use netsparse_engine::ControlPlane;
 use netsparse_externs::artifact::{KeyMatch, MatchKind};
 use netsparse_externs::{Datapath, Outputs, Time};
 
-use super::wide_values::split_wide;
 use super::parse::{CountKind, CounterIndex, RemoveWhat};
+use super::wide_values::split_wide;
 use super::{Command, Expectation, Failure, Mismatch, Pattern, Received, StfError, StfOutcome};
 
 /// An entry the script added: (table full name, handle).

@@ -96,7 +96,11 @@ fn above(v: &[u128], w: usize) -> bool {
 /// significant first), into one text per part. `ternary`: the key is
 /// ternary (a number's mask is its digits written that are not `*`, as for
 /// a narrow key; `v &&& m` and `*` are split part by part).
-pub(super) fn split_wide(text: &str, widths: &[u16], ternary: bool) -> Result<Vec<String>, ValueError> {
+pub(super) fn split_wide(
+    text: &str,
+    widths: &[u16],
+    ternary: bool,
+) -> Result<Vec<String>, ValueError> {
     let t = text.trim();
     if t == "*" || t == "_" {
         return Ok(vec![t.to_owned(); widths.len()]);
