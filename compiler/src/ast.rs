@@ -754,6 +754,10 @@ pub struct IntLit {
     pub width: Option<(bool, u32)>,
     /// The literal's text, for messages.
     pub text: String,
+    /// A value over 128 bits: its 128-bit limbs, least significant first
+    /// (`value` is then the first). Only a literal with a width may be wider.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub wide: Option<Vec<u128>>,
 }
 
 /// Expression kinds, with P4_16 precedence resolved by the parser.

@@ -112,6 +112,10 @@ fn mutated_programs_never_cause_an_internal_error() {
         root.join("../tests/stf/header_wide_fields.p4"),
         root.join("../tests/stf/varbit_wide_checksum.p4"),
         root.join("../tests/stf/header_struct_field.p4"),
+        // Expressions, locals, keys and action parameters over 128 bits.
+        root.join("../tests/stf/wide_arith.p4"),
+        root.join("../tests/stf/wide_slices.p4"),
+        root.join("../tests/stf/wide_table.p4"),
     ];
     // `MUTANTS=N` explores more locally; CI runs the default.
     let rounds: usize = std::env::var("MUTANTS")

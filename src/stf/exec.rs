@@ -11,6 +11,7 @@ use netsparse_externs::artifact::{KeyMatch, MatchKind};
 use netsparse_externs::{Datapath, Outputs, Time};
 
 use super::parse::{CountKind, CounterIndex, RemoveWhat};
+use super::wide_values::split_wide;
 use super::{Command, Expectation, Failure, Mismatch, Pattern, Received, StfError, StfOutcome};
 
 /// An entry the script added: (table full name, handle).
@@ -342,7 +343,8 @@ impl<'a> Runner<'a> {
         keys: &[(String, String)],
     ) -> Result<Vec<KeyMatch>, StfError> {
         let mut out: Vec<Option<KeyMatch>> = vec![None; info.keys.len()];
-        for (name, text) in keys {
+        let keys = self.wide_keys(line, info, keys)?;
+        for (name, text) in &keys {
             let i = resolve_key(info, name).map_err(self.rejected(line))?;
             if out[i].is_some() {
                 return Err(
@@ -406,6 +408,7 @@ impl<'a> Runner<'a> {
             })
             .map_err(self.rejected(line))?;
         let a = &info.actions[ai];
+        let args = &self.wide_args(line, a, args)?;
         if let Some((n, _)) = args
             .iter()
             .find(|(n, _)| !a.params.iter().any(|(p, _)| p == n))
@@ -456,6 +459,88 @@ impl<'a> Runner<'a> {
             vals.push(v);
         }
         Ok((a.name.clone(), vals))
+    }
+
+    /// Keys over 128 bits (the parts `k$0`.. of key `k`) given whole: one
+    /// `key:value` per part.
+    fn wide_keys(
+        &self,
+        line: usize,
+        info: &TableInfo,
+        keys: &[(String, String)],
+    ) -> Result<Vec<(String, String)>, StfError> {
+        let names: Vec<&str> = info.keys.iter().map(|k| k.name.as_str()).collect();
+        let mut out = Vec::with_capacity(keys.len());
+        for (name, text) in keys {
+            let group = resolve_key(info, name)
+                .is_err()
+                .then(|| {
+                    key_spellings(name)
+                        .iter()
+                        .find_map(|q| resolve(&names, &format!("{q}$0")).ok())
+                })
+                .flatten()
+                .map(|i0| wide_group(&names, i0));
+            let Some(group) = group else {
+                out.push((name.clone(), text.clone()));
+                continue;
+            };
+            let widths: Vec<u16> = group.iter().map(|i| info.keys[*i].width).collect();
+            let ternary = info.keys[group[0]].kind != MatchKind::Exact;
+            let texts = split_wide(text, &widths, ternary).map_err(|e| {
+                self.rejected(line)(ControlPlaneError::Parse {
+                    what: format!(
+                        "value of key `{name}` ({} bits)",
+                        widths.iter().sum::<u16>()
+                    ),
+                    text: text.clone(),
+                    detail: e.to_string(),
+                })
+            })?;
+            for (i, t) in group.into_iter().zip(texts) {
+                out.push((info.keys[i].name.clone(), t));
+            }
+        }
+        Ok(out)
+    }
+
+    /// Parameters over 128 bits (the parts `p$0`.. of parameter `p`) given
+    /// whole: one `name:value` per part.
+    fn wide_args(
+        &self,
+        line: usize,
+        a: &netsparse_engine::control::ActionInfo,
+        args: &[(String, String)],
+    ) -> Result<Vec<(String, String)>, StfError> {
+        let names: Vec<&str> = a.params.iter().map(|(p, _)| p.as_str()).collect();
+        let mut out = Vec::with_capacity(args.len());
+        for (name, text) in args {
+            let first = format!("{name}$0");
+            let i0 = match names.iter().position(|n| *n == first) {
+                Some(i) if !names.contains(&name.as_str()) => i,
+                _ => {
+                    out.push((name.clone(), text.clone()));
+                    continue;
+                }
+            };
+            let group = wide_group(&names, i0);
+            let widths: Vec<u16> = group.iter().map(|i| a.params[*i].1).collect();
+            let texts = split_wide(text, &widths, false).map_err(|e| {
+                self.rejected(line)(ControlPlaneError::Parse {
+                    what: format!(
+                        "parameter `{name}` of `{}` ({} bits)",
+                        a.name,
+                        widths.iter().sum::<u16>()
+                    ),
+                    text: text.clone(),
+                    detail: e.to_string(),
+                })
+            })?;
+            for (i, t) in group.into_iter().zip(texts) {
+                out.push((a.params[i].0.clone(), t));
+            }
+        }
+        Ok(out)
     }
 
     /// Compare what came out with what was expected, port by port.
@@ -558,9 +643,27 @@ fn key_spellings(name: &str) -> Vec<String> {
     out
 }
 
+/// The indices of the parts `base$0`, `base$1`, ... of a value over 128
+/// bits, given the index of `base$0` among `names`.
+fn wide_group(names: &[&str], i0: usize) -> Vec<usize> {
+    let base = names[i0].strip_suffix("$0").unwrap_or(names[i0]);
+    let mut out = vec![i0];
+    for k in 1.. {
+        match names.iter().position(|n| *n == format!("{base}${k}")) {
+            Some(i) => out.push(i),
+            None => break,
+        }
+    }
+    out
+}
+
 /// Resolve a key name of `info` written in an STF file.
 fn resolve_key(info: &TableInfo, query: &str) -> Result<usize, ControlPlaneError> {
     let names: Vec<&str> = info.keys.iter().map(|k| k.name.as_str()).collect();
+    // A name as the program spells it (`k$1`, a part of a key over 128 bits).
+    if let Some(i) = names.iter().position(|n| *n == query) {
+        return Ok(i);
+    }
     for q in key_spellings(query) {
         match resolve(&names, &q) {
             Ok(i) => return Ok(i),

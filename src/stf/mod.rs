@@ -66,6 +66,7 @@
 mod exec;
 mod parse;
 mod report;
+mod wide_values;
 
 use std::path::{Path, PathBuf};
 

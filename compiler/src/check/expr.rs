@@ -384,7 +384,7 @@ impl Checker<'_> {
                 }
             },
             Some((signed, w)) => {
-                let max = netsparse_externs::artifact::MAX_WIDTH;
+                let max = super::types::WIDE_MAX;
                 if w == 0 || w > u32::from(max) {
                     let d = Diagnostic::error(
                         codes::WIDTH_RANGE,
@@ -398,6 +398,9 @@ impl Checker<'_> {
                     return None;
                 }
                 let w = w as u16;
+                if let Some(limbs) = &lit.wide {
+                    return self.wide_lit(lit, limbs, signed, w, span);
+                }
                 let limit = if signed { mask(w) >> 1 } else { mask(w) };
                 if lit.value > limit {
                     let d = Diagnostic::error(
@@ -410,6 +413,12 @@ impl Checker<'_> {
                     return None;
                 }
                 let ty = if signed { Type::Int(w) } else { Type::Bit(w) };
+                if w > 128 && lit.value >> 127 != 0 {
+                    // A value over 128 bits is its low 128 bits sign-extended
+                    // (see `Value::Bits`): zero-extend a 128-bit one explicitly.
+                    let v = konst(Value::Bits(lit.value), Type::Bit(128), span);
+                    return Some(mk(ExprKind::Cast(Box::new(v)), ty, span));
+                }
                 Some(konst(Value::Bits(lit.value), ty, span))
             }
         }
@@ -533,27 +542,6 @@ impl Checker<'_> {
                             .with_hint(
                                 "a varbit field is extracted, emitted and copied with its header, \
                                  and may be an item of a checksum's or hash's data list",
-                            );
-                            self.emit(d);
-                            return None;
-                        }
-                        let wide = self
-                            .m
-                            .scalar_width(&ty)
-                            .is_some_and(|w| w > netsparse_externs::artifact::MAX_WIDTH);
-                        if wide && !def.fields[i].varbit {
-                            let d = Diagnostic::error(
-                                codes::WIDTH_RANGE,
-                                format!(
-                                    "the field `{}` is wider than 128 bits: values over 128 bits \
-                                     are not supported in expressions",
-                                    member.name
-                                ),
-                                span,
-                            )
-                            .with_hint(
-                                "a field over 128 bits is extracted, emitted and copied with its \
-                                 header; declare narrower fields to compute on its bits",
                             );
                             self.emit(d);
                             return None;
@@ -736,7 +724,7 @@ impl Checker<'_> {
         }
         let (hi_v, lo_v) = (hi_v as u16, lo_v as u16);
         let ty = Type::Bit(hi_v - lo_v + 1);
-        if let ExprKind::Const(Value::Bits(v)) = &b.kind {
+        if let (ExprKind::Const(Value::Bits(v)), true) = (&b.kind, w <= 128) {
             return Some(konst(
                 Value::Bits((v >> lo_v) & mask(hi_v - lo_v + 1)),
                 ty,
@@ -793,7 +781,7 @@ impl Checker<'_> {
                     self.emit(d);
                     None
                 }
-                (Type::Bit(w) | Type::Int(w), ExprKind::Const(Value::Bits(v))) => {
+                (Type::Bit(w) | Type::Int(w), ExprKind::Const(Value::Bits(v))) if *w <= 128 => {
                     let w = *w;
                     Some(konst(
                         Value::Bits(fold_unary_bits(op, *v, w)),
@@ -968,7 +956,9 @@ impl Checker<'_> {
                 if let (ExprKind::Const(x), ExprKind::Const(y)) = (&l.kind, &r.kind) {
                     let folded = match (x, y) {
                         (Value::Int(x), Value::Int(y)) => Some(fold_int(op, *x, *y)),
-                        (Value::Bits(x), Value::Bits(y)) => {
+                        (Value::Bits(x), Value::Bits(y))
+                            if self.m.scalar_width(&ty).is_some_and(|w| w <= 128) =>
+                        {
                             let w = self.m.scalar_width(&ty).unwrap_or(1);
                             let signed = self.m.scalar_signed(&ty);
                             Some(fold_bits(op, *x, *y, w, signed))
@@ -1012,7 +1002,7 @@ impl Checker<'_> {
             return None;
         };
         let w = u32::from(wl) + u32::from(wr);
-        let max = netsparse_externs::artifact::MAX_WIDTH;
+        let max = super::types::WIDE_MAX;
         if w > u32::from(max) {
             let d = Diagnostic::error(
                 codes::BAD_CONCAT,
@@ -1024,8 +1014,8 @@ impl Checker<'_> {
         }
         let w = w as u16;
         let ty = if sl { Type::Int(w) } else { Type::Bit(w) };
-        if let (ExprKind::Const(Value::Bits(x)), ExprKind::Const(Value::Bits(y))) =
-            (&l.kind, &r.kind)
+        if let (ExprKind::Const(Value::Bits(x)), ExprKind::Const(Value::Bits(y)), true) =
+            (&l.kind, &r.kind, w <= 128)
         {
             let v = if wr >= 128 { *y } else { (x << wr) | y };
             return Some(konst(Value::Bits(v & mask(w)), ty, span));
@@ -1070,8 +1060,8 @@ impl Checker<'_> {
         match &l.ty {
             Type::Bit(w) | Type::Int(w) => {
                 let (w, signed) = (*w, matches!(l.ty, Type::Int(_)));
-                if let (ExprKind::Const(Value::Bits(x)), ExprKind::Const(Value::Bits(y))) =
-                    (&l.kind, &r.kind)
+                if let (ExprKind::Const(Value::Bits(x)), ExprKind::Const(Value::Bits(y)), true) =
+                    (&l.kind, &r.kind, w <= 128)
                 {
                     if let Ok(v) = fold_bits(op, *x, *y, w, signed) {
                         return Some(konst(v, l.ty.clone(), span));
@@ -1196,8 +1186,11 @@ impl Checker<'_> {
             self.emit(d);
             return None;
         }
-        // Fold casts of constants.
-        if let ExprKind::Const(v) = &x.kind {
+        // Fold casts of constants (over 128 bits, only of an `int`: see `Value::Bits`).
+        let narrow = |w: Option<u16>| w.is_none_or(|w| w <= 128);
+        let foldable = matches!(x.kind, ExprKind::Const(Value::Int(_)))
+            || (narrow(self.m.scalar_width(&from)) && narrow(self.m.scalar_width(&to)));
+        if let (ExprKind::Const(v), true) = (&x.kind, foldable) {
             let folded = match (v, self.m.scalar_width(&to)) {
                 (Value::Int(i), Some(w)) => Some(if to == Type::Bool {
                     Value::Bool(*i != 0)
@@ -1225,5 +1218,57 @@ impl Checker<'_> {
             }
         }
         Some(mk(ExprKind::Cast(Box::new(x)), to, span))
+    }
+}
+
+impl Checker<'_> {
+    /// A literal over 128 bits (`limbs`: 128-bit limbs, least significant
+    /// first): the `++` of its 128-bit parts, cast to `int<w>` when signed.
+    fn wide_lit(
+        &mut self,
+        lit: &ast::IntLit,
+        limbs: &[u128],
+        signed: bool,
+        w: u16,
+        span: Span,
+    ) -> Option<Expr> {
+        let top = limbs.iter().rposition(|x| *x != 0).unwrap_or(0);
+        let bits = 128 * top as u32 + (128 - limbs[top].leading_zeros());
+        let room = u32::from(w) - u32::from(signed);
+        if bits > room {
+            let d = Diagnostic::error(
+                codes::LITERAL_RANGE,
+                format!("literal `{}` does not fit in {w} bits", lit.text),
+                span,
+            )
+            .with_hint(format!("it needs {} bits", bits + u32::from(signed)));
+            self.emit(d);
+            return None;
+        }
+        // Parts of at most 128 bits, the most significant taking the remainder.
+        let n = w.div_ceil(128);
+        let mut out: Option<Expr> = None;
+        for k in (0..n).rev() {
+            let pw = if k + 1 == n { w - 128 * (n - 1) } else { 128 };
+            let v = limbs.get(usize::from(k)).copied().unwrap_or(0);
+            let part = konst(Value::Bits(v & mask(pw)), Type::Bit(pw), span);
+            out = Some(match out {
+                None => part,
+                Some(hi) => {
+                    let hw = self.m.scalar_width(&hi.ty).unwrap_or(0);
+                    mk(
+                        ExprKind::Concat(Box::new(hi), Box::new(part)),
+                        Type::Bit(hw + pw),
+                        span,
+                    )
+                }
+            });
+        }
+        let e = out?;
+        Some(if signed {
+            mk(ExprKind::Cast(Box::new(e)), Type::Int(w), span)
+        } else {
+            e
+        })
     }
 }

@@ -129,8 +129,6 @@ pub(crate) struct Ctx {
     loop_depth: u32,
     /// Checking a direct operand of `==`/`!=`, where a varbit field may be read.
     varbit_operand: bool,
-    /// Resolving the type of a header field, where widths over 128 bits are allowed.
-    header_field: bool,
     /// Checking the data argument of a v1model checksum or hash function: a
     /// direct item of its list may be a varbit field (its current length).
     varbit_data: bool,

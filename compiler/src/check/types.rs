@@ -220,37 +220,24 @@ impl Checker<'_> {
         }
     }
 
-    /// Evaluate a width expression and check it against the artifact's limit
-    /// (a header field's may reach [`WIDE_MAX`]: it is held in 128-bit parts).
+    /// Evaluate a width expression and check it against the widest value
+    /// ([`WIDE_MAX`]); a value over 128 bits is held in 128-bit parts.
     fn width(&mut self, e: &ast::Expr, span: Span, what: &str) -> Option<u16> {
         let w = self.const_int(e, "a width")?;
-        let max = netsparse_externs::artifact::MAX_WIDTH;
-        if self.ctx.header_field && w > i128::from(max) && w <= i128::from(WIDE_MAX) {
-            return Some(w as u16);
-        }
-        if w < 1 || w > i128::from(max) {
-            let wide = w > i128::from(max) && w <= i128::from(WIDE_MAX);
+        if w < 1 || w > i128::from(WIDE_MAX) {
             let d = Diagnostic::error(
                 codes::WIDTH_RANGE,
-                if wide {
-                    format!(
-                        "`{what}<{w}>`: widths over {max} bits are supported only for header fields"
-                    )
-                } else if self.ctx.header_field {
-                    format!(
-                        "`{what}<{w}>`: header field widths must be between 1 and {WIDE_MAX} bits"
-                    )
-                } else {
-                    format!("`{what}<{w}>`: widths must be between 1 and {max} bits")
-                },
+                format!("`{what}<{w}>`: widths must be between 1 and {WIDE_MAX} bits"),
                 span,
             )
             .with_label(format!("{w} bits"))
             .with_note(format!(
-                "this target computes on values of at most {max} bits; a header field up to \
-                 {WIDE_MAX} bits is extracted, emitted and copied with its header"
+                "this target holds a value of up to {WIDE_MAX} bits (over 128 bits in \
+                 128-bit parts)"
             ))
-            .with_hint("split the value into several fields of at most 128 bits");
+            .with_hint(format!(
+                "split the value into several fields of at most {WIDE_MAX} bits"
+            ));
             self.emit(d);
             return None;
         }
@@ -425,12 +412,7 @@ impl Checker<'_> {
             };
             let resolved = match varbit {
                 Some(w) => self.varbit_width(w, k + 1 == s.fields.len(), varbits, f),
-                None => {
-                    self.ctx.header_field = is_header;
-                    let t = self.resolve_type(&f.ty, &[]);
-                    self.ctx.header_field = false;
-                    t
-                }
+                None => self.resolve_type(&f.ty, &[]),
             };
             let Some(ty) = resolved else {
                 ok = false;

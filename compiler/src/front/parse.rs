@@ -1099,6 +1099,7 @@ impl<'a> Builder<'a> {
                             value: 1,
                             width: None,
                             text: "1".to_owned(),
+                            wide: None,
                         }),
                         span,
                     })),
@@ -1655,6 +1656,7 @@ impl<'a> Builder<'a> {
                     value: 0,
                     width: None,
                     text: text.to_owned(),
+                    wide: None,
                 }
             }
         };
@@ -2002,7 +2004,9 @@ pub(crate) fn parse_int(text: &str) -> Result<IntLit, (String, Option<String>)> 
         2 => "binary",
         _ => "decimal",
     };
-    let mut value: u128 = 0;
+    // 64-bit limbs, least significant first (a literal with a width may
+    // exceed 128 bits; the checker bounds it by its width).
+    let mut limbs: Vec<u64> = vec![0];
     let mut any = false;
     for c in body.chars() {
         if c == '_' {
@@ -2012,11 +2016,35 @@ pub(crate) fn parse_int(text: &str) -> Result<IntLit, (String, Option<String>)> 
             return Err((format!("`{c}` is not a {kind} digit"), None));
         };
         any = true;
-        value = value
-            .checked_mul(u128::from(radix))
-            .and_then(|x| x.checked_add(u128::from(v)))
-            .ok_or_else(|| ("the value does not fit in 128 bits".to_owned(), None))?;
+        let mut carry = u128::from(v);
+        for l in limbs.iter_mut() {
+            let x = u128::from(*l) * u128::from(radix) + carry;
+            *l = x as u64;
+            carry = x >> 64;
+        }
+        if carry != 0 {
+            limbs.push(carry as u64);
+        }
+        if limbs.len() * 64 > 4096 + 64 {
+            return Err(("the value does not fit in 4096 bits".to_owned(), None));
+        }
     }
+    let wide128: Vec<u128> = limbs
+        .chunks(2)
+        .map(|c| u128::from(c[0]) | c.get(1).map_or(0, |h| u128::from(*h) << 64))
+        .collect();
+    let value = wide128[0];
+    let wide = if wide128[1..].iter().any(|x| *x != 0) {
+        if width.is_none() {
+            return Err((
+                "the value does not fit in 128 bits".to_owned(),
+                Some("give a wider literal its width, e.g. `200w0x...`".to_owned()),
+            ));
+        }
+        Some(wide128)
+    } else {
+        None
+    };
     if !any {
         return Err((
             if prefix.is_empty() {
@@ -2031,6 +2059,7 @@ pub(crate) fn parse_int(text: &str) -> Result<IntLit, (String, Option<String>)> 
         value,
         width,
         text: text.to_owned(),
+        wide,
     })
 }
 

@@ -102,7 +102,9 @@ pub enum Value {
     Bool(bool),
     /// An infinite-precision integer (`int`), checked to fit an `i128`.
     Int(i128),
-    /// The bits of a fixed-width value.
+    /// The bits of a fixed-width value. A value of a type over 128 bits is
+    /// these 128 bits sign-extended to its width (so a converted negative
+    /// `int` is exact; the checker wraps a wider unsigned constant in a cast).
     Bits(u128),
     /// A string literal.
     Str(String),

@@ -1,5 +1,5 @@
 // expect: E0126
-// a 136-bit concatenation
+// a 4104-bit concatenation (values may be up to 4096 bits)
 #include <core.p4>
 #include <v1model.p4>
 
@@ -14,7 +14,7 @@ parser P(packet_in pkt, out headers hdr, inout metadata meta, inout standard_met
 control Ing(inout headers hdr, inout metadata meta, inout standard_metadata_t sm) {
 
     apply {
-        bit<128> w = (bit<128>) meta.z; meta.z = (bit<32>) (w ++ hdr.h.a);
+        bit<4096> w = (bit<4096>) meta.z; meta.z = (bit<32>) (w ++ hdr.h.a);
     }
 }
 

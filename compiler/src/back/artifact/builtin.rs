@@ -556,7 +556,7 @@ impl Lower<'_> {
                     self.emit_place(q, out);
                 }
             }
-            Place::Scalar(_) | Place::Packet => {}
+            Place::Scalar(_) | Place::Wide(_) | Place::Packet => {}
         }
     }
 }

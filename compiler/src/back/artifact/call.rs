@@ -272,7 +272,8 @@ impl Lower<'_> {
             }
         }
         if self.m.scalar_width(&e.ty).is_some() {
-            acc.push(self.expr(idx, e, out)?);
+            // A value over 128 bits: its parts, most significant first.
+            acc.extend(self.parts(idx, e, out)?);
             return Some(());
         }
         if self.has_varbit(&e.ty) {

@@ -20,15 +20,18 @@ impl Lower<'_> {
         if w > a::MAX_WIDTH {
             let d = Diagnostic::error(
                 codes::NOT_EXPRESSIBLE,
-                format!("a value of {w} bits: this target computes on at most 128 bits"),
+                format!("a value of {w} bits where this target takes one of at most 128 bits"),
                 span,
             )
             .with_hint(
-                "values over 128 bits live in header fields that are extracted, emitted and \
-                 copied with their header (a varbit also in checksum and hash data lists)",
+                "values over 128 bits may be assigned, computed on, compared, sliced, used as \
+                 table keys and action parameters; pass a slice of at most 128 bits here",
             );
             self.diags.push(d);
             return None;
+        }
+        if self.has_wide_operand(e) {
+            return self.narrow_of_wide(idx, e, pre);
         }
         match &e.kind {
             ExprKind::Const(v) => match v {
@@ -251,7 +254,12 @@ impl Lower<'_> {
 
     /// The length slot of the varbit field `e` reads (`h.v` of a header
     /// known at compile time); `None` when `e` is not a varbit field.
-    fn varbit_len(&mut self, idx: usize, e: &ir::Expr, pre: &mut Vec<a::Stmt>) -> Option<a::Expr> {
+    pub(super) fn varbit_len(
+        &mut self,
+        idx: usize,
+        e: &ir::Expr,
+        pre: &mut Vec<a::Stmt>,
+    ) -> Option<a::Expr> {
         let ExprKind::Field(b, i) = &e.kind else {
             return None;
         };

@@ -27,6 +27,7 @@ mod psa_externs;
 mod stmt;
 mod storage;
 mod tables;
+mod wide;
 
 use std::collections::HashMap;
 
@@ -99,6 +100,8 @@ enum Place {
     Header(HeaderId),
     Stack(StackId),
     Struct(Vec<Place>),
+    /// A value over 128 bits: its 128-bit parts, most significant first.
+    Wide(Vec<FieldId>),
     /// A packet (`packet_in` / `packet_out`): no storage.
     Packet,
 }
@@ -109,7 +112,11 @@ enum LPlace {
     Static(Place),
     DynHeader(HeaderRef),
     DynField(HeaderRef, u32),
+    /// A field over 128 bits of a run-time stack element: its first part's index.
+    DynWide(HeaderRef, u32),
     Slice(FieldId, u16, u16),
+    /// `[hi:lo]` of a value over 128 bits: its parts and its width.
+    WideSlice(Vec<FieldId>, u16, u16, u16),
 }
 
 /// What a call produced.

@@ -49,6 +49,9 @@ impl Lower<'_> {
                 header: r,
                 field_index: i,
             }),
+            LPlace::WideSlice(_, _, hi, lo) if hi - lo < a::MAX_WIDTH => {
+                self.read_parts(lp, hi - lo + 1, span)?.pop()
+            }
             _ => {
                 self.inexpressible("expected a scalar value here", span);
                 None
@@ -99,7 +102,7 @@ impl Lower<'_> {
                         self.inexpressible("a struct field of a run-time stack element", e.span);
                         None
                     }
-                    LPlace::DynHeader(r) => Some(LPlace::DynField(r, ai)),
+                    LPlace::DynHeader(r) => Some(self.dyn_field(r, ai, &e.ty)),
                     _ => {
                         self.inexpressible("this field access", e.span);
                         None
@@ -146,6 +149,11 @@ impl Lower<'_> {
             ExprKind::Slice(b, hi, lo) => match self.place(idx, b, pre)? {
                 LPlace::Static(Place::Scalar(f)) => Some(LPlace::Slice(f, *hi, *lo)),
                 LPlace::Slice(f, _, l2) => Some(LPlace::Slice(f, l2 + hi, l2 + lo)),
+                LPlace::Static(Place::Wide(fs)) => {
+                    let w = self.m.scalar_width(&b.ty)?;
+                    Some(LPlace::WideSlice(fs, w, *hi, *lo))
+                }
+                LPlace::WideSlice(fs, w, _, l2) => Some(LPlace::WideSlice(fs, w, l2 + hi, l2 + lo)),
                 _ => {
                     self.inexpressible("a slice of a field of a run-time stack element", e.span);
                     None
@@ -183,10 +191,21 @@ impl Lower<'_> {
         out: &mut Vec<a::Stmt>,
     ) {
         let span = src.span;
-        if self.m.scalar_width(ty).is_some() {
+        if let Some(w) = self.m.scalar_width(ty).filter(|w| *w > a::MAX_WIDTH) {
+            if let Some(ps) = self.parts(idx, src, out) {
+                self.store_parts(dst, ps, w, span, out);
+            }
+            return;
+        }
+        if let Some(w) = self.m.scalar_width(ty) {
             let Some(v) = self.expr(idx, src, out) else {
                 return;
             };
+            if matches!(dst, LPlace::WideSlice(..)) {
+                // A slice of a value over 128 bits: the parts it covers.
+                self.store_parts(dst, vec![v], w, span, out);
+                return;
+            }
             let Some(lv) = self.lvalue(dst, span) else {
                 return;
             };
@@ -254,45 +273,45 @@ impl Lower<'_> {
                 });
                 let Type::Header(s) = ty else { return };
                 let mut offset = 0u32;
-                for (i, f) in self.m.structs[*s].fields.iter().enumerate() {
+                // Artifact field index: a field over 128 bits takes one per part.
+                let mut k = 0usize;
+                for f in self.m.structs[*s].fields.iter() {
                     let Some((w, signed)) = self.scalar_of(&f.ty) else {
                         self.inexpressible("a lookahead of a header with a struct field", span);
                         return;
                     };
-                    if w > a::MAX_WIDTH {
-                        self.inexpressible(
-                            "a lookahead of a header with a field over 128 bits",
-                            span,
-                        );
-                        return;
-                    }
-                    let mut e = a::Expr::Lookahead {
-                        bit_offset: offset,
-                        width: w,
-                    };
-                    if signed {
-                        e = a::Expr::Cast {
-                            arg: Box::new(e),
-                            arg_width: w,
-                            arg_signed: false,
-                            width: w,
-                            signed: true,
+                    let parts = super::storage::wide_parts(w);
+                    let wide = parts.len() > 1;
+                    for pw in parts {
+                        let mut e = a::Expr::Lookahead {
+                            bit_offset: offset,
+                            width: pw,
                         };
-                    }
-                    offset += u32::from(w);
-                    let lv = match &dst {
-                        LPlace::Static(Place::Header(h)) => {
-                            match self.headers[h.index()].fields.get(i) {
-                                Some(hf) => LValue::Field { field: hf.field },
-                                None => return,
-                            }
+                        if signed && !wide {
+                            e = a::Expr::Cast {
+                                arg: Box::new(e),
+                                arg_width: pw,
+                                arg_signed: false,
+                                width: pw,
+                                signed: true,
+                            };
                         }
-                        _ => LValue::StackField {
-                            header: href.clone(),
-                            field_index: u32_of(i),
-                        },
-                    };
-                    out.push(a::Stmt::Assign { dst: lv, src: e });
+                        offset += u32::from(pw);
+                        let lv = match &dst {
+                            LPlace::Static(Place::Header(h)) => {
+                                match self.headers[h.index()].fields.get(k) {
+                                    Some(hf) => LValue::Field { field: hf.field },
+                                    None => return,
+                                }
+                            }
+                            _ => LValue::StackField {
+                                header: href.clone(),
+                                field_index: u32_of(k),
+                            },
+                        };
+                        k += 1;
+                        out.push(a::Stmt::Assign { dst: lv, src: e });
+                    }
                 }
             }
             _ => {
@@ -313,6 +332,18 @@ impl Lower<'_> {
         span: Span,
         out: &mut Vec<a::Stmt>,
     ) {
+        if let Some(w) = self.m.scalar_width(ty).filter(|w| *w > a::MAX_WIDTH) {
+            if let Some(ps) = self.read_parts(src, w, span) {
+                self.store_parts(dst, ps, w, span, out);
+            }
+            return;
+        }
+        if let (Some(w), LPlace::WideSlice(..)) = (self.m.scalar_width(ty), &dst) {
+            if let Some(v) = self.read(src, span) {
+                self.store_parts(dst, vec![v], w, span, out);
+            }
+            return;
+        }
         if self.m.scalar_width(ty).is_some() {
             let (Some(lv), Some(v)) = (self.lvalue(dst, span), self.read(src, span)) else {
                 return;

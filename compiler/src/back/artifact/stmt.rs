@@ -154,7 +154,7 @@ impl Lower<'_> {
                     src: konst(0, 32, false),
                 });
             }
-            Place::Scalar(_) | Place::Packet => {}
+            Place::Scalar(_) | Place::Wide(_) | Place::Packet => {}
         }
     }
 

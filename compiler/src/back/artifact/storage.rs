@@ -119,7 +119,18 @@ impl Lower<'_> {
             Type::Extern(..) => Place::Packet,
             other => {
                 let (w, signed) = self.scalar_of(other).unwrap_or((1, false));
-                Place::Scalar(self.new_field(name.to_string(), w, signed, kind))
+                let parts = wide_parts(w);
+                if parts.len() == 1 {
+                    Place::Scalar(self.new_field(name.to_string(), w, signed, kind))
+                } else {
+                    Place::Wide(
+                        parts
+                            .into_iter()
+                            .enumerate()
+                            .map(|(k, pw)| self.new_field(format!("{name}${k}"), pw, false, kind))
+                            .collect(),
+                    )
+                }
             }
         }
     }
@@ -148,6 +159,7 @@ impl Lower<'_> {
     pub(super) fn leaves(&self, p: &Place, out: &mut Vec<FieldId>) {
         match p {
             Place::Scalar(f) => out.push(*f),
+            Place::Wide(fs) => out.extend(fs.iter().copied()),
             Place::Header(h) => out.extend(self.headers[h.index()].fields.iter().map(|f| f.field)),
             Place::Stack(s) => {
                 for h in &self.stacks[s.index()].elements {
@@ -247,9 +259,15 @@ impl Lower<'_> {
             }
             return Some(Place::Struct(ps));
         }
-        let f = self.headers[h.index()].fields.get(*k)?.field;
-        *k += self.slot_count(ty);
-        Some(Place::Scalar(f))
+        let n = self.slot_count(ty);
+        let fs = self.headers[h.index()].fields.get(*k..*k + n)?;
+        let p = if n == 1 {
+            Place::Scalar(fs[0].field)
+        } else {
+            Place::Wide(fs.iter().map(|f| f.field).collect())
+        };
+        *k += n;
+        Some(p)
     }
 
     /// The number of artifact fields of header `s`.

@@ -5,6 +5,7 @@ use netsparse_externs::artifact::{self as a, ActionId, ExternId, FieldKind, Tabl
 
 use crate::ir::{self, Handle};
 
+use super::storage::wide_parts;
 use super::*;
 
 impl Lower<'_> {
@@ -39,12 +40,24 @@ impl Lower<'_> {
                 FieldKind::Local
             };
             let place = self.alloc(&format!("{name}.{}", var.name), &var.ty, kind);
-            if let (true, Place::Scalar(f)) = (data, &place) {
-                params.push(a::ActionParam {
+            match (data, &place) {
+                (true, Place::Scalar(f)) => params.push(a::ActionParam {
                     name: var.name.clone(),
                     field: *f,
                     width: self.fields[f.index()].width,
-                });
+                }),
+                // A parameter over 128 bits: one control-plane parameter
+                // per 128-bit part, `p$0` (most significant) to `p$n`.
+                (true, Place::Wide(fs)) => {
+                    for (k, f) in fs.iter().enumerate() {
+                        params.push(a::ActionParam {
+                            name: format!("{}${k}", var.name),
+                            field: *f,
+                            width: self.fields[f.index()].width,
+                        });
+                    }
+                }
+                _ => {}
             }
             self.insts[idx].vars.insert(*p, place);
         }
@@ -95,8 +108,38 @@ impl Lower<'_> {
             None => join(&self.insts[idx].path, &t.name),
         };
         let mut keys = Vec::new();
+        let mut wide_key = false;
         for k in &t.keys {
             let mut pre = Vec::new();
+            if k.width > a::MAX_WIDTH {
+                // A key over 128 bits: one key per 128-bit part, `k$0` (most
+                // significant) to `k$n`, matched together.
+                if !matches!(k.match_kind, a::MatchKind::Exact | a::MatchKind::Ternary) {
+                    let kind = format!("{:?}", k.match_kind).to_lowercase();
+                    self.wide_refused(
+                        &format!("a `{kind}` key of {} bits", k.width),
+                        "a key over 128 bits may be exact or ternary (a prefix is a ternary \
+                         mask); or key on a slice of at most 128 bits",
+                        k.span,
+                    );
+                    continue;
+                }
+                wide_key = true;
+                let ps = self.parts(idx, &k.expr, &mut pre)?;
+                if !pre.is_empty() {
+                    self.inexpressible("a table key with a call in it", k.span);
+                    return None;
+                }
+                for (j, (e, pw)) in ps.into_iter().zip(wide_parts(k.width)).enumerate() {
+                    keys.push(a::TableKey {
+                        name: format!("{}${j}", k.name),
+                        expr: e,
+                        width: pw,
+                        match_kind: k.match_kind,
+                    });
+                }
+                continue;
+            }
             let e = self.expr(idx, &k.expr, &mut pre)?;
             if !pre.is_empty() {
                 self.inexpressible("a table key with a call in it", k.span);
@@ -108,6 +151,13 @@ impl Lower<'_> {
                 width: k.width,
                 match_kind: k.match_kind,
             });
+        }
+        if wide_key && !t.entries.is_empty() {
+            self.wide_refused(
+                "`entries` of a table with a key over 128 bits",
+                "add the entries from the control plane, which takes wide values whole",
+                t.span,
+            );
         }
         let mut actions = Vec::new();
         for ta in &t.actions {
@@ -155,17 +205,18 @@ impl Lower<'_> {
         }
         let default_action = a::DefaultAction {
             action: actions.get(t.default_action)?.action,
-            args: t.default_args.clone(),
+            args: self.split_args(t.actions.get(t.default_action)?.action, &t.default_args),
             is_const: t.default_const,
         };
         let entries = t
             .entries
             .iter()
+            .filter(|_| !wide_key)
             .filter_map(|e| {
                 Some(a::Entry {
                     keys: e.keys.clone(),
                     action: actions.get(e.action)?.action,
-                    args: e.args.clone(),
+                    args: self.split_args(t.actions.get(e.action)?.action, &e.args),
                     priority: e.priority,
                 })
             })
@@ -225,5 +276,37 @@ impl Lower<'_> {
         });
         self.table_spans.push(t.span);
         Some(tid)
+    }
+}
+
+impl Lower<'_> {
+    /// Action arguments as the artifact's parameters: an argument over 128
+    /// bits (its low 128 bits sign-extended, as the checker folds it) split
+    /// into its 128-bit parts.
+    fn split_args(&self, act: Handle<ir::Action>, args: &[u128]) -> Vec<u128> {
+        let data: Vec<u16> = self.m.actions[act]
+            .params
+            .iter()
+            .filter(|p| self.m.vars[**p].kind == ir::VarKind::Param(None))
+            .map(|p| self.m.scalar_width(&self.m.vars[*p].ty).unwrap_or(1))
+            .collect();
+        if data.len() != args.len() || data.iter().all(|w| *w <= a::MAX_WIDTH) {
+            return args.to_vec();
+        }
+        let mut out = Vec::new();
+        for (v, w) in args.iter().zip(data) {
+            if w <= a::MAX_WIDTH {
+                out.push(*v);
+                continue;
+            }
+            let ext = if v >> 127 != 0 { u128::MAX } else { 0 };
+            let ps = wide_parts(w);
+            let n = ps.len();
+            for (k, pw) in ps.into_iter().enumerate() {
+                let x = if k + 1 == n { *v } else { ext };
+                out.push(x & crate::check::consts::mask(pw));
+            }
+        }
+        out
     }
 }

@@ -1,22 +1,24 @@
 // expect: E0430
-// `==` of varbit fields over 128 bits is not expressible in the artifact
+// a table with a key over 128 bits cannot have const entries
+struct metadata { bit<8> z; }
 #include <core.p4>
 #include <v1model.p4>
 
-header h_t { bit<8> n; varbit<256> v; }
-struct headers { h_t a; h_t b; }
-struct metadata { bit<8> x; }
+header h_t { bit<256> x; bit<256> y; bit<8> n; }
+struct headers { h_t h; }
 parser P(packet_in pkt, out headers hdr, inout metadata meta, inout standard_metadata_t sm) {
-    state start { pkt.extract(hdr.a, 16); pkt.extract(hdr.b, 16); transition accept; }
+    state start { pkt.extract(hdr.h); transition accept; }
 }
-
 control Ing(inout headers hdr, inout metadata meta, inout standard_metadata_t sm) {
-    apply {
-        if (hdr.a.v == hdr.b.v) { meta.x = 1; }
+    action a() { }
+    table t {
+        key = { hdr.h.x : exact; }
+        actions = { a; }
+        const entries = { 1 : a(); }
     }
+    apply { t.apply(); }
 }
 control Nop(inout headers hdr, inout metadata meta) { apply { } }
 control Eg(inout headers hdr, inout metadata meta, inout standard_metadata_t sm) { apply { } }
 control D(packet_out pkt, in headers hdr) { apply { pkt.emit(hdr); } }
-
 V1Switch(P(), Nop(), Ing(), Eg(), Nop(), D()) main;

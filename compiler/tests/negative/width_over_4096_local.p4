@@ -1,24 +1,20 @@
 // expect: E0112
-// widths over 128 bits are limited to header fields (here a struct field)
+// a value (here a local variable) may be up to 4096 bits wide
+struct metadata { bit<8> z; }
 #include <core.p4>
 #include <v1model.p4>
 
-header h_t { bit<8> a; bit<16> b; bit<32> c; bit<8> d; }
+header h_t { bit<256> x; bit<256> y; bit<8> n; }
 struct headers { h_t h; }
-struct metadata { bit<8> x; bit<16> y; bit<32> z; bit<256> addrs; }
 parser P(packet_in pkt, out headers hdr, inout metadata meta, inout standard_metadata_t sm) {
     state start { pkt.extract(hdr.h); transition accept; }
 }
-
 control Ing(inout headers hdr, inout metadata meta, inout standard_metadata_t sm) {
-
     apply {
-
+        bit<4097> big = 0;
     }
 }
-
 control Nop(inout headers hdr, inout metadata meta) { apply { } }
 control Eg(inout headers hdr, inout metadata meta, inout standard_metadata_t sm) { apply { } }
 control D(packet_out pkt, in headers hdr) { apply { pkt.emit(hdr); } }
-
 V1Switch(P(), Nop(), Ing(), Eg(), Nop(), D()) main;

@@ -1,0 +1,20 @@
+// expect: E0430
+// / and % are not computed on values over 128 bits
+struct metadata { bit<8> z; }
+#include <core.p4>
+#include <v1model.p4>
+
+header h_t { bit<256> x; bit<256> y; bit<8> n; }
+struct headers { h_t h; }
+parser P(packet_in pkt, out headers hdr, inout metadata meta, inout standard_metadata_t sm) {
+    state start { pkt.extract(hdr.h); transition accept; }
+}
+control Ing(inout headers hdr, inout metadata meta, inout standard_metadata_t sm) {
+    apply {
+        hdr.h.x = hdr.h.x / hdr.h.y;
+    }
+}
+control Nop(inout headers hdr, inout metadata meta) { apply { } }
+control Eg(inout headers hdr, inout metadata meta, inout standard_metadata_t sm) { apply { } }
+control D(packet_out pkt, in headers hdr) { apply { pkt.emit(hdr); } }
+V1Switch(P(), Nop(), Ing(), Eg(), Nop(), D()) main;
