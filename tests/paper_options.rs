@@ -123,6 +123,10 @@ fn cli_refuses_bad_options_with_status_2() {
             vec!["--memory-limit=-1"],
             "--memory-limit = -1 is out of range",
         ),
+        (
+            vec!["--routing", "spray"],
+            "--routing = spray: unknown routing \"spray\" (one of rack-pair, node-pair, owner)",
+        ),
     ] {
         let o = Command::new(bin)
             .arg("paper")

@@ -70,6 +70,11 @@ pub struct Args {
     /// Seed of the generators.
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
+    /// How the leaf-spine's ToRs pick a spine for traffic between racks:
+    /// rack-pair (default), node-pair or owner (see `netsparse sim
+    /// --routing`); part of every run's configuration and cache key.
+    #[arg(long, value_name = "ROUTING", default_value = "rack-pair")]
+    pub routing: String,
     /// Memory the runs may use, GiB (default: what the system has available).
     #[arg(long, value_name = "GIB")]
     pub memory_limit: Option<f64>,
@@ -112,6 +117,10 @@ fn options(a: &Args) -> anyhow::Result<PaperOptions> {
         racks: a.racks,
         threads: super::sim::sim_threads(a.threads),
         seed: a.seed,
+        routing: a
+            .routing
+            .parse()
+            .map_err(|e: String| anyhow::anyhow!("--routing = {}: {e}", a.routing))?,
         memory_limit,
         version: paper::binary_version(),
         stop: None,

@@ -54,6 +54,7 @@ use crate::programs::{Bundled, ProgramCache};
 use crate::sim::config::ConfigError;
 use crate::sim::matrix::paper::PaperMatrix;
 use crate::sim::plot::PlotError;
+use crate::sim::topology::Routing;
 use crate::sim::SimError;
 
 use cache::{Cache, CacheError, Lookup};
@@ -203,6 +204,9 @@ pub struct PaperOptions {
     pub threads: usize,
     /// Seed of the generators.
     pub seed: u64,
+    /// How the leaf-spine's ToRs pick a spine (default `rack-pair`);
+    /// Figure 22's HyperX and Dragonfly runs use their own routing.
+    pub routing: Routing,
     /// Memory the runs may use, bytes (`None`: what the system has available).
     pub memory_limit: Option<u64>,
     /// The program version that keys the cache ([`binary_version`]).
@@ -223,6 +227,7 @@ impl Default for PaperOptions {
             racks: 8,
             threads: 1,
             seed: 1,
+            routing: Routing::RackPair,
             memory_limit: None,
             version: String::new(),
             stop: None,

@@ -76,6 +76,7 @@ impl Setup {
             nodes: opts.nodes,
             racks: opts.racks,
             seed: opts.seed,
+            routing: opts.routing,
             ..SimConfig::default()
         };
         base.validate()?;
@@ -166,9 +167,17 @@ impl Setup {
     /// at the paper's 128 nodes), K = 16. The cache per switch stays the
     /// same size (every HyperX and Dragonfly switch has one).
     pub fn fig22_config(&self, m: PaperMatrix, spec: TopologySpec) -> SimConfig {
+        let base = self.config(m, 16);
         SimConfig {
             topology: spec,
-            ..self.config(m, 16)
+            // `--routing` picks among a leaf-spine's spines; HyperX and
+            // Dragonfly have their own minimal routing.
+            routing: if spec == TopologySpec::LeafSpine {
+                base.routing
+            } else {
+                Routing::RackPair
+            },
+            ..base
         }
     }
 
@@ -239,13 +248,23 @@ impl Setup {
                     ..on.clone()
                 },
             ),
-            (
-                "node-pair routing (every uplink)",
-                SimConfig {
-                    routing: Routing::NodePair,
-                    ..on.clone()
-                },
-            ),
+            if on.routing == Routing::NodePair {
+                (
+                    "rack-pair routing (R − 1 uplinks per ToR)",
+                    SimConfig {
+                        routing: Routing::RackPair,
+                        ..on.clone()
+                    },
+                )
+            } else {
+                (
+                    "node-pair routing (every uplink)",
+                    SimConfig {
+                        routing: Routing::NodePair,
+                        ..on.clone()
+                    },
+                )
+            },
             (
                 "Table 5 header sizes",
                 SimConfig {
@@ -505,6 +524,47 @@ mod tests {
         }
         // Not in the default sections.
         assert!(!setup(8, true, vec![]).has(Section::Model));
+    }
+
+    #[test]
+    fn routing_reaches_every_leaf_spine_run_and_its_key() {
+        let opts = |routing| PaperOptions {
+            scale: 8,
+            quick: true,
+            version: "t".into(),
+            routing,
+            ..PaperOptions::default()
+        };
+        let owner = Setup::new(&opts(Routing::Owner)).unwrap();
+        let rack = Setup::new(&opts(Routing::RackPair)).unwrap();
+        for m in PaperMatrix::ALL {
+            assert_eq!(owner.config(m, 16).routing, Routing::Owner);
+            assert_eq!(owner.fig15_config(m, 8192).routing, Routing::Owner);
+            // The routing is part of what keys the cache.
+            assert_ne!(
+                key_id(&owner.key(m, Mode::NetSparse, &owner.config(m, 16))),
+                key_id(&rack.key(m, Mode::NetSparse, &rack.config(m, 16))),
+                "{m:?}"
+            );
+            for spec in owner.fig22_points() {
+                let c = owner.fig22_config(m, spec);
+                let want = if spec == TopologySpec::LeafSpine {
+                    Routing::Owner
+                } else {
+                    Routing::RackPair
+                };
+                assert_eq!(c.routing, want, "{spec:?}");
+                c.validate().unwrap();
+            }
+        }
+        // The ablation's routing row changes the routing whatever the base.
+        for r in [Routing::RackPair, Routing::NodePair, Routing::Owner] {
+            let s = Setup::new(&opts(r)).unwrap();
+            let pts = s.model_points(PaperMatrix::Uk);
+            let changed: Vec<_> = pts.iter().filter(|(_, c)| c.routing != r).collect();
+            assert_eq!(changed.len(), 1, "{r:?}");
+            assert!(changed[0].0.contains("routing"), "{}", changed[0].0);
+        }
     }
 
     #[test]

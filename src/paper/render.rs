@@ -92,7 +92,8 @@ pub fn markdown(r: &PaperReport, plots: &[(String, String)]) -> String {
     let _ = writeln!(
         s,
         "Scaled parameters: RIG batch {} (the paper's 32k/8k ÷ {}); Property Cache {} per switch \
-         (32 MB ÷ {}, rounded to a size the cache takes). Everything else is Table 5's.\n",
+         (32 MB ÷ {}, rounded to a size the cache takes); leaf-spine routing `{}`. \
+         Everything else is Table 5's.\n",
         st.rig_batch
             .iter()
             .map(|(m, b)| format!("{m} {b}"))
@@ -100,7 +101,8 @@ pub fn markdown(r: &PaperReport, plots: &[(String, String)]) -> String {
             .join(", "),
         st.scale,
         fmt_size(st.cache_bytes),
-        st.scale
+        st.scale,
+        st.routing
     );
     let verified = r.runs.iter().filter(|x| x.finished && x.verified).count();
     if su.failed.is_empty() {

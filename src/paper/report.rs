@@ -82,6 +82,8 @@ pub struct SetupInfo {
     pub cache_bytes: u64,
     /// RIG batch per matrix used (scaled).
     pub rig_batch: Vec<(String, u32)>,
+    /// The leaf-spine's routing (`--routing`).
+    pub routing: String,
 }
 
 /// One stand-in beside Table 6.
@@ -380,6 +382,7 @@ pub fn build(setup: &Setup, results: &Results, summary: &Summary) -> PaperReport
                 .iter()
                 .map(|&m| (m.name().to_string(), setup.config(m, 16).rig_batch))
                 .collect(),
+            routing: setup.opts.routing.name().to_string(),
         },
         summary: summary.clone(),
         standins,
