@@ -74,7 +74,7 @@ pub struct Args {
     /// rack-pair (default), node-pair or owner (see `netsparse sim
     /// --routing`); part of every run's configuration and cache key.
     #[arg(long, value_name = "ROUTING", default_value = "rack-pair")]
-    pub routing: String,
+    pub routing: netsparse::sim::topology::Routing,
     /// Memory the runs may use, GiB (default: what the system has available).
     #[arg(long, value_name = "GIB")]
     pub memory_limit: Option<f64>,
@@ -117,10 +117,7 @@ fn options(a: &Args) -> anyhow::Result<PaperOptions> {
         racks: a.racks,
         threads: super::sim::sim_threads(a.threads),
         seed: a.seed,
-        routing: a
-            .routing
-            .parse()
-            .map_err(|e: String| anyhow::anyhow!("--routing = {}: {e}", a.routing))?,
+        routing: a.routing,
         memory_limit,
         version: paper::binary_version(),
         stop: None,

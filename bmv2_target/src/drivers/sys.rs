@@ -17,7 +17,7 @@
 
 use std::ffi::CString;
 use std::fs::File;
-use std::io;
+use std::io::{self, IoSlice};
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -168,17 +168,15 @@ pub(crate) const SEND_BATCH: usize = 64;
 /// the bound socket `fd`, in order, with one `sendmmsg(2)`: how many the
 /// kernel accepted, from the first (`Err` when it refused the first one).
 /// Builds the message headers on the stack: no allocation.
-pub(crate) fn send_frames(fd: &OwnedFd, frames: &[&[u8]]) -> io::Result<usize> {
+pub(crate) fn send_frames(fd: &OwnedFd, frames: &[IoSlice<'_>]) -> io::Result<usize> {
     use rustix::net::{sendmmsg, MMsgHdr, SendAncillaryBuffer, SendFlags};
-    use std::io::IoSlice;
     let n = frames.len().min(SEND_BATCH);
-    let iovs: [IoSlice<'_>; SEND_BATCH] =
-        std::array::from_fn(|i| IoSlice::new(frames.get(i).copied().unwrap_or(&[])));
+    let none = [IoSlice::new(&[])];
     let mut ctrls: [SendAncillaryBuffer<'_, '_, '_>; SEND_BATCH] =
         std::array::from_fn(|_| SendAncillaryBuffer::default());
     let mut i = 0;
     let mut msgs = ctrls.each_mut().map(|c| {
-        let m = MMsgHdr::new(std::slice::from_ref(&iovs[i]), c);
+        let m = MMsgHdr::new(frames.get(i..i + 1).unwrap_or(&none), c);
         i += 1;
         m
     });

@@ -32,7 +32,7 @@
 //! contract as [`super::live::run_with_hook`].
 
 use std::collections::BTreeMap;
-use std::io;
+use std::io::{self, IoSlice};
 use std::os::fd::OwnedFd;
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -267,11 +267,13 @@ impl RingPort {
         for chunk in ranges.chunks(TX_BATCH) {
             // Ranges outside the arena are sent empty rather than read out
             // of bounds.
-            let msgs: [&[u8]; TX_BATCH] = std::array::from_fn(|i| {
-                chunk
-                    .get(i)
-                    .and_then(|&(off, len)| arena.get(off..off.saturating_add(len)))
-                    .unwrap_or(&[])
+            let msgs: [IoSlice<'_>; TX_BATCH] = std::array::from_fn(|i| {
+                IoSlice::new(
+                    chunk
+                        .get(i)
+                        .and_then(|&(off, len)| arena.get(off..off.saturating_add(len)))
+                        .unwrap_or(&[]),
+                )
             });
             let mut done = 0;
             while done < chunk.len() {
