@@ -160,14 +160,14 @@ fn model_ablation_switches_each_part_off_in_turn() {
     assert!(md.contains("## Model ablation"), "{md}");
     for part in [
         "no flow control",
-        "node-pair routing",
+        "rack-pair routing",
         "Table 5 header sizes",
     ] {
         assert!(md.contains(part), "no {part:?} in\n{md}");
     }
     for label in [
         "switch-buffer-bytes=0",
-        "routing=node-pair",
+        "routing=rack-pair",
         "headers=paper",
     ] {
         assert!(md.contains(label), "no run labelled {label:?}");

@@ -71,9 +71,9 @@ pub struct Args {
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
     /// How the leaf-spine's ToRs pick a spine for traffic between racks:
-    /// rack-pair (default), node-pair or owner (see `netsparse sim
+    /// owner (default), rack-pair or node-pair (see `netsparse sim
     /// --routing`); part of every run's configuration and cache key.
-    #[arg(long, value_name = "ROUTING", default_value = "rack-pair")]
+    #[arg(long, value_name = "ROUTING", default_value = "owner")]
     pub routing: netsparse::sim::topology::Routing,
     /// Memory the runs may use, GiB (default: what the system has available).
     #[arg(long, value_name = "GIB")]

@@ -204,8 +204,10 @@ pub struct PaperOptions {
     pub threads: usize,
     /// Seed of the generators.
     pub seed: u64,
-    /// How the leaf-spine's ToRs pick a spine (default `rack-pair`);
-    /// Figure 22's HyperX and Dragonfly runs use their own routing.
+    /// How the leaf-spine's ToRs pick a spine (default `owner`, the
+    /// reading of §8.1's deterministic routing that keeps §6.2.1's cache
+    /// condition for a whole rack and uses every uplink); Figure 22's
+    /// HyperX and Dragonfly runs use their own routing.
     pub routing: Routing,
     /// Memory the runs may use, bytes (`None`: what the system has available).
     pub memory_limit: Option<u64>,
@@ -227,7 +229,7 @@ impl Default for PaperOptions {
             racks: 8,
             threads: 1,
             seed: 1,
-            routing: Routing::RackPair,
+            routing: Routing::Owner,
             memory_limit: None,
             version: String::new(),
             stop: None,

@@ -248,19 +248,19 @@ impl Setup {
                     ..on.clone()
                 },
             ),
-            if on.routing == Routing::NodePair {
+            if on.routing == Routing::RackPair {
                 (
-                    "rack-pair routing (R − 1 uplinks per ToR)",
+                    "node-pair routing (every uplink)",
                     SimConfig {
-                        routing: Routing::RackPair,
+                        routing: Routing::NodePair,
                         ..on.clone()
                     },
                 )
             } else {
                 (
-                    "node-pair routing (every uplink)",
+                    "rack-pair routing (R − 1 uplinks per ToR)",
                     SimConfig {
-                        routing: Routing::NodePair,
+                        routing: Routing::RackPair,
                         ..on.clone()
                     },
                 )
@@ -324,7 +324,10 @@ impl Setup {
         if cfg.topology != on.topology {
             s.push_str(&format!(" topology={}", cfg.topology));
         }
-        if cfg.routing != on.routing {
+        // The plan's routing is in the report's header; a run says its
+        // own only where it differs (HyperX and Dragonfly route their own
+        // way and say so by their topology).
+        if cfg.topology == TopologySpec::LeafSpine && cfg.routing != base.routing {
             s.push_str(&format!(" routing={}", cfg.routing.name()));
         }
         if cfg.headers != on.headers {
@@ -517,7 +520,7 @@ mod tests {
             "paper:queen/8 K=16 netsparse switch-buffer-bytes=0 nic-buffer-bytes=0",
             "paper:queen/8 K=16 netsparse switch-pr-cycles=0",
             "paper:queen/8 K=16 netsparse host-post-ns=0",
-            "paper:queen/8 K=16 netsparse routing=node-pair",
+            "paper:queen/8 K=16 netsparse routing=rack-pair",
             "paper:queen/8 K=16 su headers=paper",
         ] {
             assert!(labels.contains(&l), "{l} not in {labels:?}");
@@ -535,6 +538,8 @@ mod tests {
             routing,
             ..PaperOptions::default()
         };
+        // `netsparse paper` routes by owner unless told otherwise.
+        assert_eq!(PaperOptions::default().routing, Routing::Owner);
         let owner = Setup::new(&opts(Routing::Owner)).unwrap();
         let rack = Setup::new(&opts(Routing::RackPair)).unwrap();
         for m in PaperMatrix::ALL {
@@ -546,6 +551,10 @@ mod tests {
                 key_id(&rack.key(m, Mode::NetSparse, &rack.config(m, 16))),
                 "{m:?}"
             );
+            // Labels name a routing only where it differs from the plan's
+            // (the header states the plan's).
+            let plain = owner.label(m, Mode::NetSparse, &owner.config(m, 16));
+            assert!(!plain.contains("routing="), "{plain}");
             for spec in owner.fig22_points() {
                 let c = owner.fig22_config(m, spec);
                 let want = if spec == TopologySpec::LeafSpine {
@@ -555,6 +564,8 @@ mod tests {
                 };
                 assert_eq!(c.routing, want, "{spec:?}");
                 c.validate().unwrap();
+                let label = owner.label(m, Mode::NetSparse, &c);
+                assert!(!label.contains("routing="), "{label}");
             }
         }
         // The ablation's routing row changes the routing whatever the base.
@@ -564,6 +575,9 @@ mod tests {
             let changed: Vec<_> = pts.iter().filter(|(_, c)| c.routing != r).collect();
             assert_eq!(changed.len(), 1, "{r:?}");
             assert!(changed[0].0.contains("routing"), "{}", changed[0].0);
+            let label = s.label(PaperMatrix::Uk, Mode::NetSparse, &changed[0].1);
+            let want = format!("routing={}", changed[0].1.routing.name());
+            assert!(label.ends_with(&want), "{label}");
         }
     }
 
@@ -576,10 +590,13 @@ mod tests {
         assert_eq!(s.config(PaperMatrix::Uk, 16).cache_bytes, 4 << 20);
         assert_eq!(s.scaled_cache(0), 0);
         let full = setup(1, false, vec![]);
+        // At full size the paper's configuration is Table 5's (`sim`'s
+        // defaults) but for the routing.
         assert_eq!(
             full.config(PaperMatrix::Queen, 1),
             SimConfig {
                 k: 1,
+                routing: Routing::Owner,
                 ..SimConfig::default()
             }
         );
