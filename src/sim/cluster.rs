@@ -75,7 +75,7 @@ use super::partition::Partition;
 use super::report::{
     Bytes, FabricUse, MemoryAccount, MiddlePipeUse, ModeResult, NodeResult, RunStats, Verification,
 };
-use super::topology::{Device, TableTemplates, Topology};
+use super::topology::{Device, Endpoint, TableTemplates, Topology};
 use super::{Mode, Progress, SimError};
 use crate::programs::{Bundled, ProgramCache};
 
@@ -396,8 +396,11 @@ pub fn run_mode(
                 lookups += c.lookups;
                 tor_rates.push(Some(ratio(c.hits, c.lookups)));
                 let u = pipes.get_or_insert_with(MiddlePipeUse::default);
-                for p in &s.pipes {
-                    u.add(p.busy_ps, p.max_wait_ps, now);
+                let per = sw.config().ports_per_pipe().max(1);
+                for (i, p) in s.pipes.iter().enumerate() {
+                    u.add(p.busy_ps, p.max_wait_ps, now, || {
+                        pipe_name(&t, r, i as u32, per)
+                    });
                 }
             }
             _ => tor_rates.push(None),
@@ -659,6 +662,30 @@ fn fabric_use(engine: &Engine<ClusterDevice>, cfg: &SimConfig, t: &Topology) -> 
     f
 }
 
+/// A NetSparse ToR's middle pipe by place: `ToR r pipe i (ports a–b:
+/// nodes x–y)`, naming what its ports face (nodes, spines or other
+/// switches).
+fn pipe_name(t: &Topology, r: u32, pipe: u32, per: u32) -> String {
+    let (first, last) = (
+        pipe * per,
+        (pipe * per + per - 1).min(t.tor_ports().saturating_sub(1)),
+    );
+    let peer = |port| {
+        t.peer(Endpoint {
+            device: Device::Tor(r),
+            port,
+        })
+        .map(|e| e.device)
+    };
+    let faces = match (peer(first), peer(last)) {
+        (Some(Device::Node(a)), Some(Device::Node(b))) => format!("nodes {a}–{b}"),
+        (Some(Device::Spine(a)), Some(Device::Spine(b))) => format!("spines {a}–{b}"),
+        (Some(Device::Node(a)), Some(Device::Spine(b))) => format!("node {a}.. spine {b}"),
+        _ => "fabric links".to_string(),
+    };
+    format!("ToR {r} pipe {pipe} (ports {first}–{last}: {faces})")
+}
+
 fn ratio(a: u64, b: u64) -> f64 {
     if b == 0 {
         0.0
@@ -780,4 +807,29 @@ fn spmm_check(
         }
     }
     (rows, wrong, first)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn middle_pipes_are_named_by_what_their_ports_face() {
+        // Table 5's cluster: 16 nodes and 16 uplinks per ToR, 8 pipes of 4.
+        let t = Topology::new(128, 8, None).unwrap();
+        assert_eq!(
+            pipe_name(&t, 7, 0, 4),
+            "ToR 7 pipe 0 (ports 0–3: nodes 112–115)"
+        );
+        assert_eq!(
+            pipe_name(&t, 7, 5, 4),
+            "ToR 7 pipe 5 (ports 20–23: spines 4–7)"
+        );
+        // 6 nodes and 2 spines per ToR in one pipe of 8 ports.
+        let t = Topology::new(12, 2, Some(2)).unwrap();
+        assert_eq!(
+            pipe_name(&t, 1, 0, 8),
+            "ToR 1 pipe 0 (ports 0–7: node 6.. spine 1)"
+        );
+    }
 }

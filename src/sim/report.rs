@@ -202,12 +202,15 @@ pub struct FabricUse {
 
 /// The load of the NetSparse ToRs' middle pipes over a run: each pipe's
 /// utilisation is the time it spent accepting PRs over the run's length.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
 pub struct MiddlePipeUse {
     /// Middle pipes counted (every pipe of every NetSparse ToR).
     pub pipes: u32,
     /// The busiest pipe's utilisation (0..=1).
     pub busiest: f64,
+    /// Where the busiest pipe is: its switch, pipe and the ports it
+    /// serves (`ToR 7 pipe 1 (ports 4–7: nodes 116–119)`).
+    pub busiest_at: String,
     /// The mean utilisation.
     pub mean: f64,
     /// The longest a packet waited for its middle pipe.
@@ -216,8 +219,9 @@ pub struct MiddlePipeUse {
 
 impl MiddlePipeUse {
     /// Count one pipe that was busy `busy_ps` of a run lasting `run`, with
-    /// a longest wait of `max_wait_ps`.
-    pub fn add(&mut self, busy_ps: u64, max_wait_ps: u64, run: Time) {
+    /// a longest wait of `max_wait_ps`; `at` says where it is (called only
+    /// when it is the busiest so far, so the name is not built per pipe).
+    pub fn add(&mut self, busy_ps: u64, max_wait_ps: u64, run: Time, at: impl FnOnce() -> String) {
         let u = if run.as_ps() == 0 {
             0.0
         } else {
@@ -226,7 +230,10 @@ impl MiddlePipeUse {
         let n = f64::from(self.pipes);
         self.mean = (self.mean * n + u) / (n + 1.0);
         self.pipes += 1;
-        self.busiest = self.busiest.max(u);
+        if u > self.busiest || self.busiest_at.is_empty() {
+            self.busiest = u;
+            self.busiest_at = at();
+        }
         self.max_wait = self.max_wait.max(Time::from_ps(max_wait_ps));
     }
 }
@@ -518,10 +525,11 @@ impl Report {
                 if u.busiest > 0.0 {
                     let _ = writeln!(
                         s,
-                        "{}: ToR middle pipes busy {} on average, {} the busiest; longest wait {}",
+                        "{}: ToR middle pipes busy {} on average, {} the busiest ({}); longest wait {}",
                         m.mode,
                         pct(u.mean),
                         pct(u.busiest),
+                        u.busiest_at,
                         u.max_wait
                     );
                 }
