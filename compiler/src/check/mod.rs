@@ -17,6 +17,7 @@ pub(crate) mod consts;
 mod decl;
 mod expr;
 mod loops;
+mod ops;
 mod parser;
 mod psa;
 mod psa_externs;
