@@ -812,6 +812,25 @@ mod tests {
     use super::*;
 
     #[test]
+    fn the_busiest_middle_pipe_is_named_once_per_new_maximum() {
+        let mut u = MiddlePipeUse::default();
+        let run = Time::from_ns(1000);
+        let mut named = Vec::new();
+        for (i, busy_ns) in [100u64, 700, 300, 700, 50].into_iter().enumerate() {
+            u.add(busy_ns * 1000, 0, run, || {
+                named.push(i);
+                format!("pipe {i}")
+            });
+        }
+        assert_eq!(u.pipes, 5);
+        assert_eq!(u.busiest, 0.7);
+        // The first pipe at the maximum keeps the name; ties do not rename.
+        assert_eq!(u.busiest_at, "pipe 1");
+        assert_eq!(named, [0, 1]);
+        assert!((u.mean - 0.37).abs() < 1e-12, "{}", u.mean);
+    }
+
+    #[test]
     fn formatting() {
         assert_eq!(fmt_bytes(999), "999 B");
         assert_eq!(fmt_bytes(1_234_567), "1.23 MB");
