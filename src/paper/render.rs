@@ -1,5 +1,5 @@
 //! Rendering the evaluation's report: [`markdown`] (the `report.md` text:
-//! a summary, then one section per table and figure with "ours [paper]"
+//! a summary, then one section per table and figure with "ours \[paper\]"
 //! cells and the plots, then every run) and [`csv`] (one row per compared
 //! value). The data come from [`super::report::build`].
 

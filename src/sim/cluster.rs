@@ -38,7 +38,7 @@
 //! That is the `post-at-zero` host model. Under `triggered` the same
 //! commands are registered as triggered operations ahead of time and fired
 //! by the node's compute kernel as its chunks complete (see
-//! [`hostmodel`](super::hostmodel)); with a compute time either way, each
+//! [`hostmodel`]); with a compute time either way, each
 //! mode also gets the kernel/gather overlap ([`HostResult`]).
 //!
 //! # Verification

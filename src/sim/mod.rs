@@ -28,7 +28,7 @@
 //!
 //! * [`cluster`]: the NetSparse modes (Table 8's ablation steps up to full
 //!   NetSparse) on the leaf-spine cluster running the compiled programs
-//!   ([`programs`]: embedded, compiled once per run), with a host model per
+//!   ([`crate::programs`]: embedded, compiled once per run), with a host model per
 //!   node and [`hostmem`]'s memory-light host memory; end-of-run
 //!   verification of every gathered property (and optionally SpMM).
 //!

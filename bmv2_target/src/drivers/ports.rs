@@ -53,7 +53,7 @@ pub struct LiveOptions {
     /// `DIR/<name>_out.pcap` (wall-clock timestamps).
     pub record_dir: Option<PathBuf>,
     /// When raised, the driver calls its hook between packets and lowers
-    /// the flag (see [`dump_on_sigusr1`]).
+    /// the flag (see [`dump_on_sigusr1`](crate::drivers::live::dump_on_sigusr1)).
     pub dump: Option<Arc<AtomicBool>>,
     /// Raised by a control plane (the P4Runtime server) that has posted
     /// work for the datapath: the driver lowers it and calls its hook with

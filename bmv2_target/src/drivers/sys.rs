@@ -482,7 +482,7 @@ extern "C" fn on_dump_signal(_sig: libc::c_int) {
 }
 
 /// Raise `flag` each time the process gets SIGUSR1 (installs a handler and
-/// a small watcher thread). Pass the flag as [`LiveOptions::dump`] so the
+/// a small watcher thread). Pass the flag as [`LiveOptions::dump`](crate::drivers::live::LiveOptions::dump) so the
 /// driver calls its hook (e.g. to write counters to a file) while running.
 pub fn dump_on_sigusr1(flag: Arc<AtomicBool>) -> io::Result<()> {
     // SAFETY: sigaction with a handler that only stores to an atomic

@@ -1,10 +1,10 @@
 //! The P4Runtime gRPC server of a running switch: the `p4.v1.P4Runtime`
 //! service over a [`Poster`] into the datapath's [`Mailbox`](crate::mailbox::Mailbox).
 //! This file owns start-up, the pipeline (P4Info, device config, cookie),
-//! the `StreamChannel` (arbitration per role is [`arbitration`]'s: primary
+//! the `StreamChannel` (arbitration per role is `arbitration`'s: primary
 //! = highest election id in the role; backups are told ALREADY_EXISTS,
 //! their writes get PERMISSION_DENIED), and
-//! `Set`/`GetForwardingPipelineConfig`; [`write`] turns Write batches into
+//! `Set`/`GetForwardingPipelineConfig`; `write` turns Write batches into
 //! one datapath job, [`read`] serves Read.
 //!
 //! NetSparse extension (documented in the README): the Property Cache is

@@ -1,6 +1,6 @@
 //! Write: each update is checked against the pipeline's P4Info on the
 //! gRPC side (ids, widths, match kinds, parameters, priorities) and turned
-//! into an [`Op`] on names; the valid ops of a batch then run as one job
+//! into an `Op` on names; the valid ops of a batch then run as one job
 //! on the datapath, between two packets. Updates are independent
 //! (CONTINUE_ON_ERROR): a bad update fails alone, with its own status in
 //! the Write's details, and changes nothing.

@@ -25,7 +25,7 @@
 //! `u64` array (the validator fixes the widths of `pr` and `md`, all at most
 //! 64 bits). When the per-PR part is the compiler's plain copy-in, apply,
 //! copy-out of one control, the copies are elided and the runner reads and
-//! writes the control's locals directly ([`elide`]).
+//! writes the control's locals directly (`elide`).
 
 mod elide;
 

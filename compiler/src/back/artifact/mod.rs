@@ -7,7 +7,7 @@
 //! their hidden `hit`/`action_run` slots, and extern calls become artifact
 //! statements or `Prim`s. Anything the artifact cannot express is a
 //! diagnostic ([`codes::NOT_EXPRESSIBLE`]), never a silently wrong artifact.//!
-//! The lowering is one struct, [`Lower`], whose methods are grouped by
+//! The lowering is one struct, `Lower`, whose methods are grouped by
 //! language element: `storage.rs` (slots and places), `package.rs` (the
 //! main package and instances), `tables.rs` (actions and tables),
 //! `parser.rs`, `control.rs` (controls and the NetSparse blocks), `stmt.rs`,
