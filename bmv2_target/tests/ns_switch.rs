@@ -267,8 +267,9 @@ fn malformed_packets_are_counted_and_dropped_while_the_rest_flows() {
     // PR count that overruns the packet: num_prs + 1 (offset 14+20+8+12+10).
     let mut overrun = read_frame(5, 20, 64, &[1, 2]).unwrap();
     overrun[54 + 13] += 1;
-    // Property length that is not the cache mode (32 instead of 64).
-    let wrong_len = read_frame(5, 20, 32, &[3]).unwrap();
+    // Property length that is not the cache mode (32 instead of 64): not
+    // malformed, it passes the pipe without the cache.
+    let other_len = read_frame(5, 20, 32, &[3]).unwrap();
     // Unknown PR type 3.
     let mut unknown = read_frame(5, 20, 64, &[4]).unwrap();
     unknown[54 + 1] = 3;
@@ -283,7 +284,7 @@ fn malformed_packets_are_counted_and_dropped_while_the_rest_flows() {
         &mut sw,
         vec![
             (ns(100), 5, overrun),
-            (ns(110), 5, wrong_len),
+            (ns(110), 5, other_len),
             (ns(120), 5, unknown),
             (ns(130), 5, bad_csum),
             (ns(140), 12, cut),
@@ -291,55 +292,73 @@ fn malformed_packets_are_counted_and_dropped_while_the_rest_flows() {
         ],
     );
     let out = decode(&sent);
-    assert_eq!(out.len(), 1, "only the good read leaves");
-    assert_eq!(out[0].prs[0].0.idx, 9);
+    let idxs: Vec<u64> = out.iter().map(|o| o.prs[0].0.idx).collect();
+    assert_eq!(idxs, [3, 9], "the good read and the other length leave");
     let s = sw.stats();
+    assert_eq!(s.pipes[3].cache_bypass_packets, 1);
     let m = s.pipes[3].malformed;
-    assert_eq!(m.cache_mode_mismatch, 1);
     assert_eq!(m.unknown_type, 1);
     assert_eq!(m.bad_ip, 1);
     assert_eq!(m.count_overrun, 1, "{m:?}");
     // The cut response (IPv4 total length beyond the frame) is counted by
     // the middle pipe of its egress pipe (port 1: pipe 0).
     assert_eq!(s.pipes[0].malformed.bad_ip, 1);
-    assert_eq!(s.total.malformed.total(), 5);
-    assert_eq!(s.pipes[3].netsparse_packets, 1);
-    assert_eq!(s.pipes[3].prs_in, 1);
+    assert_eq!(s.total.malformed.total(), 4);
+    assert_eq!(s.pipes[3].netsparse_packets, 2);
+    assert_eq!(s.pipes[3].prs_in, 2);
 }
 
-/// A switched-off Property Cache stores nothing, so NetSparse packets of
-/// any property length cross the middle pipes (RDMA verbs' 1 KiB chunks
-/// through a ToR that gathers nothing); with the cache on, the same
-/// packets are not its mode and are dropped and counted.
+/// NetSparse packets of any property length cross the middle pipes (RDMA
+/// verbs' 1 KiB chunks, another kernel's PRs). A switched-off cache stores
+/// nothing; a cache that is on holds its mode's length only, so PRs of
+/// another length neither hit it (a 64-byte property never answers a
+/// 1 KiB read) nor fill it, and are counted as bypassing it.
 #[test]
-fn a_switched_off_cache_lets_any_property_length_through() {
+fn any_property_length_crosses_the_middle_pipes_and_only_the_mode_is_cached() {
     let off = NsConfig::from_toml(
         "ports = 16\npipes = 4\nclock_mhz = 1000\n[switch]\nid = 3\n\
          [cache]\nsize = \"disabled\"\nmode = 64\n",
     )
     .unwrap();
-    for (cfg, passes) in [(off, true), (small_config(), false)] {
+    for (cfg, cache_on) in [(off, false), (small_config(), true)] {
         let mut sw = tor_with(cfg);
         let sent = run(
             &mut sw,
             vec![
-                (ns(100), 5, read_frame(5, 20, 1024, &[7]).unwrap()),
-                (ns(110), 12, response_frame(20, 1, 1024, &[8]).unwrap()),
+                // A 64-byte response for idx 7 (the mode): cached if on.
+                (ns(100), 12, response_frame(20, 1, 64, &[7]).unwrap()),
+                // A 1 KiB read for the same idx and a 1 KiB response.
+                (ns(200), 5, read_frame(5, 20, 1024, &[7]).unwrap()),
+                (ns(300), 12, response_frame(20, 1, 1024, &[8]).unwrap()),
             ],
         );
         let out = decode(&sent);
-        let m = sw.stats().total.malformed;
-        if passes {
-            assert_eq!(out.len(), 2, "both leave");
-            assert_eq!(m.cache_mode_mismatch, 0);
-            let resp = out.iter().find(|o| o.pr_type == PrType::Response).unwrap();
-            assert_eq!((resp.dst, resp.port), (1, 1));
-            assert_eq!(resp.prs[0].1.len(), 1024);
-            let read = out.iter().find(|o| o.pr_type == PrType::Read).unwrap();
-            assert_eq!((read.dst, read.port, read.prs[0].0.idx), (20, 12, 7));
+        assert_eq!(out.len(), 3, "all three leave");
+        let read = out.iter().find(|o| o.pr_type == PrType::Read).unwrap();
+        assert_eq!(
+            (read.dst, read.port, read.prs[0].0.idx),
+            (20, 12, 7),
+            "the 1 KiB read goes on to its owner"
+        );
+        let big = out
+            .iter()
+            .find(|o| o.pr_type == PrType::Response && o.prs[0].1.len() == 1024)
+            .unwrap();
+        assert_eq!((big.dst, big.port, big.prs[0].0.idx), (1, 1, 8));
+        let s = sw.stats();
+        assert_eq!(s.total.malformed.total(), 0);
+        assert_eq!(s.total.cache.hits, 0);
+        if cache_on {
+            assert_eq!(
+                s.pipes[3].cache_bypass_packets, 2,
+                "the 1 KiB read and response"
+            );
+            assert_eq!(s.pipes[3].cache.inserts, 1, "only the 64-byte property");
+            assert_eq!(sw.cache_peek(3, 7), Some(&property(7, 64)[..]));
+            assert_eq!(sw.cache_peek(3, 8), None);
         } else {
-            assert!(out.is_empty());
-            assert_eq!(m.cache_mode_mismatch, 2);
+            assert_eq!(s.total.cache_bypass_packets, 0);
+            assert_eq!(s.total.cache.inserts, 0);
         }
     }
 }
@@ -411,7 +430,12 @@ cache_invalidate
         &mut sw,
         vec![(ns(1000), 12, response_frame(20, 1, 64, &[1]).unwrap())],
     );
-    assert_eq!(sw.stats().pipes[3].malformed.cache_mode_mismatch, 1);
+    let s = sw.stats();
+    assert_eq!(s.pipes[3].cache_bypass_packets, 1);
+    assert_eq!(
+        s.pipes[3].cache.inserts, 1,
+        "only the first response was stored"
+    );
     for (bad, what) in [
         ("cache_mode 48\n", "cache.mode"),
         ("cache_mode x\n", "bad property length"),

@@ -38,6 +38,9 @@ enum Payload {
 /// The target primitives of the per-PR part: the pipe's Property Cache.
 struct PrPrims<'a> {
     cache: &'a mut PropertyCache,
+    /// The packet's property length is not the cache's mode: lookups miss
+    /// and inserts store nothing.
+    bypass: bool,
     now: Time,
     idx: usize,
     /// The packet's property length (a hit's segment may be longer: short
@@ -55,6 +58,9 @@ impl TargetPrims for PrPrims<'_> {
     fn call(&mut self, st: &mut PacketState, call: TargetCall<'_>) -> TargetResult {
         match call.prim {
             Prim::CacheLookup { .. } => {
+                if self.bypass {
+                    return TargetResult::Value(0);
+                }
                 let idx = st.n[self.idx];
                 match self.cache.lookup(self.now, idx).hit {
                     Some(p) => {
@@ -75,8 +81,8 @@ impl TargetPrims for PrPrims<'_> {
                         return TargetResult::Done;
                     }
                 };
-                if self.cache.capacity() == Some(0) {
-                    // Switched off: nothing is stored, whatever the length.
+                if self.bypass || self.cache.capacity() == Some(0) {
+                    // Another length, or switched off: nothing is stored.
                     return TargetResult::Done;
                 }
                 // A wrong length is counted by the cache (`wrong_length`);
@@ -175,18 +181,21 @@ impl NsSwitch {
             }
         };
         let c = d.concat;
-        // A cache that is switched off stores nothing, so any property
-        // length passes (e.g. RDMA verbs' 1 KiB chunks through a ToR that
-        // gathers nothing); a cache that is on needs its mode's length.
+        // The cache holds properties of its mode's length. PRs of another
+        // length (another kernel's, RDMA verbs' 1 KiB chunks) cross the pipe
+        // without it: the program runs, every `Lookup` misses and every
+        // `Insert` stores nothing. A switched-off cache stores nothing at all.
         let cache_on = *has_cache && cache.capacity() != Some(0);
-        if cache_on && !cache.mode().holds(c.prop_len) {
-            pc.cache_mode_mismatch += 1;
-            tracing::warn!(
-                "middle pipe {m}: dropped a NetSparse packet from port {in_port}: property length {} is not the cache mode ({} bytes)",
-                c.prop_len,
-                cache.mode().bytes()
-            );
-            return;
+        let bypass = cache_on && !cache.mode().holds(c.prop_len);
+        if bypass {
+            pc.cache_bypass += 1;
+            if cfg.trace {
+                tracing::info!(
+                    "middle pipe {m}: property length {} is not the cache mode ({} bytes): the PRs bypass the cache",
+                    c.prop_len,
+                    cache.mode().bytes()
+                );
+            }
         }
         pc.netsparse_packets += 1;
         pc.prs_in += u64::from(c.num_prs);
@@ -235,7 +244,7 @@ impl NsSwitch {
             let b: [u8; 8] = bytes.get(at..at + 8)?.try_into().ok()?;
             Some(u64::from_be_bytes(b))
         };
-        let prefetch = *has_cache && cache.capacity().is_none_or(|c| c > 0);
+        let prefetch = !bypass && *has_cache && cache.capacity().is_none_or(|c| c > 0);
         if prefetch {
             for i in 0..PREFETCH_SET {
                 if let Some(idx) = idx_at(i) {
@@ -261,6 +270,7 @@ impl NsSwitch {
             }
             let mut t = PrPrims {
                 cache,
+                bypass,
                 now,
                 idx: idx_slot,
                 prop_len: c.prop_len as usize,

@@ -179,7 +179,7 @@ struct Counters {
     packets_dropped: u64,
     prs_in: u64,
     prs_dropped: u64,
-    cache_mode_mismatch: u64,
+    cache_bypass: u64,
     busy_ps: u64,
     wait_ps: u64,
     max_wait_ps: u64,

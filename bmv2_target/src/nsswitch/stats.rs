@@ -70,8 +70,6 @@ pub struct MalformedCounters {
     pub bad_prop_len: u64,
     /// No PRs.
     pub empty: u64,
-    /// A property length other than the cache mode.
-    pub cache_mode_mismatch: u64,
 }
 
 impl MalformedCounters {
@@ -85,7 +83,6 @@ impl MalformedCounters {
             + self.read_with_payload
             + self.bad_prop_len
             + self.empty
-            + self.cache_mode_mismatch
     }
 }
 
@@ -156,6 +153,10 @@ pub struct PipeStats {
     pub netsparse_packets: u64,
     /// Other packets that went through the middle pipe untouched.
     pub passthrough_packets: u64,
+    /// NetSparse packets whose property length is not the Property Cache's
+    /// mode (another kernel's PRs, RDMA verbs' 1 KiB chunks): their PRs ran
+    /// the program with every `Lookup` a miss and every `Insert` a no-op.
+    pub cache_bypass_packets: u64,
     /// NetSparse packets dropped by the per-packet part (`md.drop`).
     pub packets_dropped: u64,
     /// PRs deconcatenated.
@@ -207,6 +208,7 @@ impl PipeStats {
         sum!(bad_egress_spec);
         sum!(netsparse_packets);
         sum!(passthrough_packets);
+        sum!(cache_bypass_packets);
         sum!(packets_dropped);
         sum!(prs_in);
         sum!(prs_out);
@@ -242,7 +244,6 @@ impl PipeStats {
         m.read_with_payload += n.read_with_payload;
         m.bad_prop_len += n.bad_prop_len;
         m.empty += n.empty;
-        m.cache_mode_mismatch += n.cache_mode_mismatch;
         let (p, q) = (&mut self.program_errors, &o.program_errors);
         p.response_without_payload += q.response_without_payload;
         p.read_with_payload += q.read_with_payload;
@@ -342,10 +343,6 @@ impl NsStats {
             ("malformed: bad property length", m.bad_prop_len),
             ("malformed: no PRs", m.empty),
             (
-                "malformed: property length is not the cache mode",
-                m.cache_mode_mismatch,
-            ),
-            (
                 "program error: response without a property",
                 e.response_without_payload,
             ),
@@ -365,6 +362,10 @@ impl NsStats {
             ("ingress parser errors", t.ingress_parser_errors),
             ("dropped by ingress", t.ingress_drops),
             ("bad egress_spec from ingress", t.bad_egress_spec),
+            (
+                "packets past the cache (property length not its mode)",
+                t.cache_bypass_packets,
+            ),
             ("packets dropped by the middle pipe", t.packets_dropped),
             ("PRs dropped by the middle pipe", t.prs_dropped),
             (
@@ -424,6 +425,7 @@ impl NsSwitch {
                 bad_egress_spec: c.bad_egress_spec,
                 netsparse_packets: c.netsparse_packets,
                 passthrough_packets: c.passthrough_packets,
+                cache_bypass_packets: c.cache_bypass,
                 packets_dropped: c.packets_dropped,
                 prs_in: c.prs_in,
                 prs_out: p.bc.prs_out,
@@ -462,7 +464,6 @@ impl NsSwitch {
                     read_with_payload: d.read_with_payload - bd.read_with_payload,
                     bad_prop_len: d.bad_prop_len - bd.bad_prop_len,
                     empty: d.empty - bd.empty,
-                    cache_mode_mismatch: c.cache_mode_mismatch,
                 },
                 program_errors: errors,
                 egress_parser_errors: c.egress_parser_errors,
