@@ -12,6 +12,7 @@
 //! package and architecture rules).
 
 mod arch;
+mod args;
 mod call;
 pub(crate) mod consts;
 mod decl;
