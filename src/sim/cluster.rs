@@ -663,27 +663,49 @@ fn fabric_use(engine: &Engine<ClusterDevice>, cfg: &SimConfig, t: &Topology) -> 
 }
 
 /// A NetSparse ToR's middle pipe by place: `ToR r pipe i (ports a–b:
-/// nodes x–y)`, naming what its ports face (nodes, spines or other
-/// switches).
+/// nodes x–y, spines u–v, n switch links)`, naming what its ports face.
 fn pipe_name(t: &Topology, r: u32, pipe: u32, per: u32) -> String {
-    let (first, last) = (
-        pipe * per,
-        (pipe * per + per - 1).min(t.tor_ports().saturating_sub(1)),
-    );
-    let peer = |port| {
-        t.peer(Endpoint {
+    let first = pipe * per;
+    let last = (first + per - 1).min(t.tor_ports().saturating_sub(1));
+    let (mut nodes, mut spines, mut others) = (None::<(u32, u32)>, None::<(u32, u32)>, 0);
+    let widen = |range: &mut Option<(u32, u32)>, x: u32| {
+        *range = Some(range.map_or((x, x), |(lo, hi)| (lo.min(x), hi.max(x))));
+    };
+    for port in first..=last {
+        let end = Endpoint {
             device: Device::Tor(r),
             port,
-        })
-        .map(|e| e.device)
+        };
+        match t.peer(end).map(|e| e.device) {
+            Some(Device::Node(n)) => widen(&mut nodes, n),
+            Some(Device::Spine(s)) => widen(&mut spines, s),
+            Some(Device::Tor(_)) => others += 1,
+            None => {}
+        }
+    }
+    let span = |what: &str, (lo, hi): (u32, u32)| {
+        if lo == hi {
+            format!("{what} {lo}")
+        } else {
+            format!("{what}s {lo}–{hi}")
+        }
     };
-    let faces = match (peer(first), peer(last)) {
-        (Some(Device::Node(a)), Some(Device::Node(b))) => format!("nodes {a}–{b}"),
-        (Some(Device::Spine(a)), Some(Device::Spine(b))) => format!("spines {a}–{b}"),
-        (Some(Device::Node(a)), Some(Device::Spine(b))) => format!("node {a}.. spine {b}"),
-        _ => "fabric links".to_string(),
-    };
-    format!("ToR {r} pipe {pipe} (ports {first}–{last}: {faces})")
+    let mut faces: Vec<String> = Vec::new();
+    faces.extend(nodes.map(|n| span("node", n)));
+    faces.extend(spines.map(|s| span("spine", s)));
+    if others > 0 {
+        faces.push(format!(
+            "{others} switch link{}",
+            if others == 1 { "" } else { "s" }
+        ));
+    }
+    if faces.is_empty() {
+        faces.push("unconnected".into());
+    }
+    format!(
+        "ToR {r} pipe {pipe} (ports {first}–{last}: {})",
+        faces.join(", ")
+    )
 }
 
 fn ratio(a: u64, b: u64) -> f64 {
@@ -829,7 +851,19 @@ mod tests {
         let t = Topology::new(12, 2, Some(2)).unwrap();
         assert_eq!(
             pipe_name(&t, 1, 0, 8),
-            "ToR 1 pipe 0 (ports 0–7: node 6.. spine 1)"
+            "ToR 1 pipe 0 (ports 0–7: nodes 6–11, spines 0–1)"
+        );
+        // HyperX 4x4x2 of width 4: 4 hosts per switch, then fabric links.
+        let spec: crate::sim::topology::TopologySpec = "hyperx".parse().unwrap();
+        let t = Topology::build(spec, 128, 32, None).unwrap();
+        assert_eq!(
+            pipe_name(&t, 3, 0, 4),
+            "ToR 3 pipe 0 (ports 0–3: nodes 12–15)"
+        );
+        assert!(
+            pipe_name(&t, 3, 1, 4).ends_with(": 4 switch links)"),
+            "{}",
+            pipe_name(&t, 3, 1, 4)
         );
     }
 }
