@@ -148,7 +148,8 @@ impl<D: Datapath + ?Sized, T: LinkTap> Engine<D, T> {
         l.in_flight.push_back((arrival, self.seq, buf, len));
         let (to, to_port) = (l.to_device as usize, l.to_port);
         self.bufs[to].reserve(to_port, len);
-        self.bufs[from].will_release(end, len, charge);
+        let out = self.links[(link ^ 1) as usize].to_port;
+        self.bufs[from].will_release(end, len, charge, out);
         if !self.bufs[from].paused_in.is_empty() {
             // The sender's own frames now have a time to leave.
             self.schedule_wake(from);

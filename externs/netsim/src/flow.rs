@@ -111,9 +111,13 @@ pub(crate) struct DevBuffer {
     total: u64,
     /// Bytes in its output queues in all.
     queued: u64,
-    /// When queued bytes leave: (end of serialisation, bytes, port charged
-    /// or [`INTERNAL`]).
-    releases: BinaryHeap<Reverse<(Time, u64, u32)>>,
+    /// When queued bytes leave, per output port: (end of serialisation,
+    /// bytes, port charged or [`INTERNAL`]). A link serialises its frames
+    /// in order, so each port's releases come in time order and a FIFO
+    /// holds them; `fronts` orders the ports by their first release.
+    releases: Vec<VecDeque<(Time, u64, u32)>>,
+    /// (first release, output port) of every port with releases pending.
+    fronts: BinaryHeap<Reverse<(Time, u32)>>,
     /// Links into the device whose head frame waits for room, in the order
     /// they paused.
     pub(crate) paused_in: VecDeque<u32>,
@@ -160,16 +164,31 @@ impl DevBuffer {
 
     /// Forget the bytes that finished leaving by `now`.
     pub(crate) fn prune(&mut self, now: Time) {
-        while let Some(&Reverse((t, len, port))) = self.releases.peek() {
+        while let Some(mut top) = self.fronts.peek_mut() {
+            let Reverse((t, out)) = *top;
             if t > now {
                 break;
             }
-            self.releases.pop();
-            self.queued -= len;
-            self.total -= len;
-            match self.ports.get_mut(port as usize) {
-                Some(p) => p.queued -= len,
-                None => self.internal -= len,
+            let q = &mut self.releases[out as usize];
+            while let Some(&(t, len, port)) = q.front() {
+                if t > now {
+                    break;
+                }
+                q.pop_front();
+                self.queued -= len;
+                self.total -= len;
+                match self.ports.get_mut(port as usize) {
+                    Some(p) => p.queued -= len,
+                    None => self.internal -= len,
+                }
+            }
+            // The port's next release takes its place (one sift), or the
+            // port leaves the order.
+            match q.front() {
+                Some(&(t, _, _)) => *top = Reverse((t, out)),
+                None => {
+                    std::collections::binary_heap::PeekMut::pop(top);
+                }
             }
         }
     }
@@ -206,12 +225,23 @@ impl DevBuffer {
         self.note_peak(port);
     }
 
-    /// A frame of its output queue, charged to `port`, finishes leaving at
-    /// `end`.
-    pub(crate) fn will_release(&mut self, end: Time, len: u64, port: u32) {
-        if self.tracked() {
-            self.releases.push(Reverse((end, len, port)));
+    /// A frame of its output queue, charged to `port`, finishes leaving
+    /// output port `out` at `end` (no earlier than the port's frames before
+    /// it: a link sends in order).
+    pub(crate) fn will_release(&mut self, end: Time, len: u64, port: u32, out: u32) {
+        if !self.tracked() {
+            return;
         }
+        let o = out as usize;
+        if o >= self.releases.len() {
+            self.releases.resize_with(o + 1, VecDeque::new);
+        }
+        let q = &mut self.releases[o];
+        debug_assert!(q.back().is_none_or(|b| b.0 <= end), "releases out of order");
+        if q.is_empty() {
+            self.fronts.push(Reverse((end, out)));
+        }
+        q.push_back((end, len, port));
     }
 
     /// A frame of `len` bytes was put on a link to the device's `port`.
@@ -233,7 +263,7 @@ impl DevBuffer {
 
     /// The earliest time bytes leave the device (after the last prune).
     pub(crate) fn next_release(&self) -> Option<Time> {
-        self.releases.peek().map(|r| r.0 .0)
+        self.fronts.peek().map(|r| r.0 .0)
     }
 }
 
@@ -259,7 +289,7 @@ mod tests {
         b.enqueue(0, 400, Time::ZERO);
         assert!(!b.admits(0, 601));
         assert!(b.admits(1, 1000));
-        b.will_release(Time::from_ns(10), 400, 0);
+        b.will_release(Time::from_ns(10), 400, 0, 1);
         b.prune(Time::from_ns(9));
         assert!(!b.admits(0, 601));
         b.prune(Time::from_ns(10));
@@ -269,12 +299,32 @@ mod tests {
     }
 
     #[test]
+    fn releases_on_several_output_ports_leave_in_time_order() {
+        let mut b = buffer(10_000, BufferKind::Shared, 3);
+        // Port 0's input charged for frames leaving on outputs 1 and 2;
+        // each output's frames end in order, the outputs interleave.
+        for (end, len, out) in [(5, 100, 1), (3, 10, 2), (9, 1000, 1), (4, 1, 2)] {
+            b.enqueue(0, len, Time::ZERO);
+            b.will_release(Time::from_ns(end), len, 0, out);
+        }
+        assert_eq!(b.next_release(), Some(Time::from_ns(3)));
+        b.prune(Time::from_ns(4));
+        assert_eq!(b.queued, 1100, "the 10- and 1-byte frames left");
+        assert_eq!(b.next_release(), Some(Time::from_ns(5)));
+        b.prune(Time::from_ns(8));
+        assert_eq!((b.queued, b.next_release()), (1000, Some(Time::from_ns(9))));
+        b.prune(Time::from_ns(9));
+        assert_eq!((b.queued, b.total, b.next_release()), (0, 0, None));
+        assert_eq!(b.stats.peak_queued_bytes, 1111);
+    }
+
+    #[test]
     fn timer_frames_hold_no_input_buffer() {
         let mut b = buffer(1000, BufferKind::Shared, 1);
         b.enqueue(INTERNAL, 5000, Time::ZERO);
         assert!(b.admits(0, 1000));
         assert_eq!(b.stats.peak_bytes, 5000);
-        b.will_release(Time::from_ns(1), 5000, INTERNAL);
+        b.will_release(Time::from_ns(1), 5000, INTERNAL, 0);
         b.prune(Time::from_ns(1));
         assert_eq!(b.total, 0);
     }
