@@ -205,7 +205,7 @@ pub struct PaperOptions {
     /// Seed of the generators.
     pub seed: u64,
     /// How the leaf-spine's ToRs pick a spine (default `owner`, the
-    /// reading of §8.1's deterministic routing that keeps §6.2.1's cache
+    /// reading of §8.2's "routed deterministically" that keeps §6.2.1's cache
     /// condition for a whole rack and uses every uplink); Figure 22's
     /// HyperX and Dragonfly runs use their own routing.
     pub routing: Routing,
