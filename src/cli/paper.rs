@@ -73,7 +73,7 @@ pub struct Args {
     /// How the leaf-spine's ToRs pick a spine for traffic between racks:
     /// owner (default), rack-pair or node-pair (see `netsparse sim
     /// --routing`); part of every run's configuration and cache key.
-    #[arg(long, value_name = "ROUTING", default_value = "owner")]
+    #[arg(long, value_name = "ROUTING", default_value_t = PaperOptions::default().routing)]
     pub routing: netsparse::sim::topology::Routing,
     /// Memory the runs may use, GiB (default: what the system has available).
     #[arg(long, value_name = "GIB")]
