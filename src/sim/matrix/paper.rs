@@ -12,11 +12,17 @@
 //!   1's SU ratio) through `r = u · (1 + SA)` remote nonzeros (its SA
 //!   ratio); every other nonzero is local, uniform over its own columns;
 //! * its remote nonzeros, in row order, come in runs of `L = 63 / (D − 1)`
-//!   PRs to one destination (`D`: Table 4), cycling over `k` destinations
-//!   that the whole rack shares;
+//!   PRs to one destination (`D`: Table 4), cycling over `k` destinations;
+//! * which `k`: for the matrices whose nonzeros the paper does not place,
+//!   `k` nodes that the whole rack shares, from a seeded rotation
+//!   ([`Layout::RackShared`]); for queen, whose nonzeros "are largely
+//!   concentrated around the diagonal" (§3) and whose nodes are the only
+//!   ones that stay balanced (Figure 19), the node's `k` nearest nodes
+//!   ([`Layout::Diagonal`]);
 //! * the idxs it needs from destination `d` are drawn from a pool of `d`'s
-//!   columns shared by its rack, sized so that another node of the rack
-//!   needs the same idx with the sharing probability of §3.
+//!   columns shared by the nodes that read `d` (its rack under
+//!   `RackShared`, `d`'s neighbours under `Diagonal`), sized so that
+//!   another of them needs the same idx with the sharing probability of §3.
 //!
 //! `netsparse matrix info --racks 8 --paper NAME` measures how close a
 //! stand-in comes; see the README for the figures and the limits.
@@ -44,6 +50,20 @@ pub enum PaperMatrix {
     Stokes,
     /// uk-2002 (web crawl).
     Uk,
+}
+
+/// Where a stand-in's remote nonzeros point.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Layout {
+    /// Every node of a rack reads from the same `k` destinations, chosen by
+    /// a seeded rotation (so two racks may share one, and some nodes serve
+    /// none): what Table 1, Table 4 and §3 allow when the paper says
+    /// nothing of where the nonzeros lie.
+    RackShared,
+    /// Each node reads from its `k` nearest nodes (a band around the
+    /// diagonal): every node serves its neighbours, and most reads stay in
+    /// the rack.
+    Diagonal,
 }
 
 /// What the paper publishes about a matrix.
@@ -82,6 +102,16 @@ impl PaperMatrix {
             PaperMatrix::Queen => "queen",
             PaperMatrix::Stokes => "stokes",
             PaperMatrix::Uk => "uk",
+        }
+    }
+
+    /// Where its remote nonzeros point: queen's are "largely concentrated
+    /// around the diagonal" (§3, on Table 4), the others' are not placed
+    /// by the paper.
+    pub fn layout(self) -> Layout {
+        match self {
+            PaperMatrix::Queen => Layout::Diagonal,
+            _ => Layout::RackShared,
         }
     }
 
@@ -171,11 +201,6 @@ pub fn standin(
         .max((2 * u).div_ceil(owned.max(1)))
         .clamp(1, NODES - 1);
     let u_d = u.div_ceil(k);
-    // §3: another of the rack's 15 other nodes needs an idx of n's with
-    // probability `sharing` when the pool holds u_d / (1 − (1 − s)^(1/15)).
-    let others = (RACK - 1) as f64;
-    let pool = ((u_d as f64 / (1.0 - (1.0 - p.sharing).powf(1.0 / others))).ceil() as u64)
-        .clamp(u_d, owned.max(1));
     let mut b = CooBuilder::new(n, n, false)?;
     b.reserve(nnz as usize);
     // The contiguous 1D partition the simulator uses (rows and columns
@@ -188,31 +213,57 @@ pub fn standin(
     })?;
     let owner_start = |node: u64| u64::from(ranges.range(node as u32).start);
     let owner_len = |node: u64| u64::from(ranges.len(node as u32));
+    // Under `Diagonal`, one pool per node, shared by the nodes that read
+    // it: its nearest neighbours, most of them in its rack.
+    let diagonal_pools: Vec<Vec<u64>> = match m.layout() {
+        Layout::RackShared => Vec::new(),
+        Layout::Diagonal => {
+            let pool = pool_size(u_d, (k - 1).max(1), p.sharing, owned);
+            (0..NODES)
+                .map(|d| sample(rng, owner_start(d), owner_len(d), pool))
+                .collect()
+        }
+    };
     for rack in 0..NODES / RACK {
-        // The rack's destinations: k nodes from a seeded rotation.
-        let first = rng.below(NODES);
-        let stride = 1 + 2 * rng.below(NODES / 2); // odd: visits every node
-        let dests: Vec<u64> = (0..NODES)
-            .map(|j| (first + j * stride) % NODES)
-            .take(k as usize + RACK as usize)
-            .collect();
-        // The rack's pool of columns per destination.
-        let pools: Vec<Vec<u64>> = dests
-            .iter()
-            .map(|&d| sample(rng, owner_start(d), owner_len(d), pool))
-            .collect();
+        // Under `RackShared`, the rack's destinations: k nodes from a
+        // seeded rotation, each with a pool of columns the rack shares.
+        let (dests, pools): (Vec<u64>, Vec<Vec<u64>>) = match m.layout() {
+            Layout::RackShared => {
+                let first = rng.below(NODES);
+                let stride = 1 + 2 * rng.below(NODES / 2); // odd: visits every node
+                let dests: Vec<u64> = (0..NODES)
+                    .map(|j| (first + j * stride) % NODES)
+                    .take(k as usize + RACK as usize)
+                    .collect();
+                let pool = pool_size(u_d, RACK - 1, p.sharing, owned);
+                let pools = dests
+                    .iter()
+                    .map(|&d| sample(rng, owner_start(d), owner_len(d), pool))
+                    .collect();
+                (dests, pools)
+            }
+            Layout::Diagonal => (Vec::new(), Vec::new()),
+        };
         for node in rack * RACK..(rack + 1) * RACK {
-            let mine: Vec<usize> = (0..dests.len())
-                .filter(|&i| dests[i] != node)
-                .take(k as usize)
-                .collect();
+            // This node's destinations' pools, in the order it reads them.
+            let mine: Vec<&Vec<u64>> = match m.layout() {
+                Layout::RackShared => (0..dests.len())
+                    .filter(|&i| dests[i] != node)
+                    .take(k as usize)
+                    .map(|i| &pools[i])
+                    .collect(),
+                Layout::Diagonal => nearest(node, k)
+                    .into_iter()
+                    .map(|d| &diagonal_pools[d as usize])
+                    .collect(),
+            };
             // Per destination: the idxs this node needs, and how many of
             // its remote nonzeros go there.
             let mut need: Vec<Vec<u64>> = mine
                 .iter()
-                .map(|&i| {
-                    let picks = sample(rng, 0, pools[i].len() as u64, u_d);
-                    picks.into_iter().map(|j| pools[i][j as usize]).collect()
+                .map(|pool| {
+                    let picks = sample(rng, 0, pool.len() as u64, u_d);
+                    picks.into_iter().map(|j| pool[j as usize]).collect()
                 })
                 .collect();
             let want = need.iter().map(|v| v.len() as u64).sum::<u64>().min(u);
@@ -253,6 +304,36 @@ pub fn standin(
         }
     }
     Ok(b.build())
+}
+
+/// §3's sharing: each of `others` other readers of a destination needs an
+/// idx of it with probability `u_d / pool`, so another needs it with
+/// probability `sharing` when the pool holds `u_d / (1 − (1 − s)^(1/others))`
+/// columns (at most the `owned` ones there are).
+fn pool_size(u_d: u64, others: u64, sharing: f64, owned: u64) -> u64 {
+    let others = others.max(1) as f64;
+    ((u_d as f64 / (1.0 - (1.0 - sharing).powf(1.0 / others))).ceil() as u64)
+        .clamp(u_d.min(owned.max(1)), owned.max(1))
+}
+
+/// The `k` nodes nearest to `node` (ties: the lower first), in ascending
+/// order: the band of a matrix concentrated around its diagonal, so a
+/// node's early rows read from the nodes before it and its late rows from
+/// those after.
+fn nearest(node: u64, k: u64) -> Vec<u64> {
+    let mut out = Vec::with_capacity(k as usize);
+    let mut dist = 1;
+    while (out.len() as u64) < k.min(NODES - 1) {
+        if node >= dist {
+            out.push(node - dist);
+        }
+        if (out.len() as u64) < k && node + dist < NODES {
+            out.push(node + dist);
+        }
+        dist += 1;
+    }
+    out.sort_unstable();
+    out
 }
 
 /// `count` distinct values of `start..start + len` (all of them if fewer).
@@ -330,6 +411,7 @@ mod tests {
             (PaperMatrix::Europe, 256),
             (PaperMatrix::Uk, 256),
             (PaperMatrix::Stokes, 256),
+            (PaperMatrix::Queen, 256),
         ] {
             let p = m.stats();
             let gen = || {
@@ -359,5 +441,65 @@ mod tests {
             );
             assert!(a.rows() as u64 >= p.rows / u64::from(scale));
         }
+    }
+
+    /// Queen's stand-in keeps its nonzeros near the diagonal: a node reads
+    /// only from its nearest nodes, every node serves about as many reads
+    /// as any other (an independent count over the generated matrix), and
+    /// most reads stay in the rack. The rack-shared layout, for contrast,
+    /// leaves some nodes serving nobody.
+    #[test]
+    fn queen_reads_from_its_neighbours_and_every_node_serves_alike() {
+        let owner_loads = |m: PaperMatrix| {
+            let a = standin(m, 256, &mut Xoshiro256::seed_from_u64(5))
+                .unwrap()
+                .0;
+            let part = Partition::equal(&a, NODES as u32).unwrap();
+            let mut served = vec![HashSet::new(); NODES as usize];
+            let (mut reads, mut in_rack, mut farthest) = (0u64, 0u64, 0u32);
+            for row in 0..a.rows() {
+                let reader = part.rows.owner(row);
+                for &c in a.row(row) {
+                    let owner = part.cols.owner(c);
+                    if owner == reader {
+                        continue;
+                    }
+                    reads += 1;
+                    in_rack += u64::from(owner / RACK as u32 == reader / RACK as u32);
+                    farthest = farthest.max(owner.abs_diff(reader));
+                    served[owner as usize].insert((reader, c));
+                }
+            }
+            let loads: Vec<usize> = served.iter().map(HashSet::len).collect();
+            (loads, in_rack as f64 / reads as f64, farthest)
+        };
+        let (loads, in_rack, farthest) = owner_loads(PaperMatrix::Queen);
+        // k = 4 nearest: two on each side, four at the ends of the machine.
+        assert!(farthest <= 4, "queen reads {farthest} nodes away");
+        let mean = loads.iter().sum::<usize>() as f64 / loads.len() as f64;
+        let max = *loads.iter().max().unwrap() as f64;
+        let min = *loads.iter().min().unwrap() as f64;
+        assert!(
+            max / mean < 1.6 && min / mean > 0.4,
+            "queen's owners: {min}..{max}, mean {mean}"
+        );
+        assert!(
+            in_rack > 0.8,
+            "queen keeps {in_rack} of its reads in the rack"
+        );
+        let (loads, _, _) = owner_loads(PaperMatrix::Stokes);
+        assert!(
+            loads.contains(&0),
+            "stokes's rack-shared owners cover every node"
+        );
+    }
+
+    #[test]
+    fn nearest_nodes_are_the_band_around_a_node() {
+        assert_eq!(nearest(5, 4), vec![3, 4, 6, 7]);
+        assert_eq!(nearest(0, 4), vec![1, 2, 3, 4]);
+        assert_eq!(nearest(127, 3), vec![124, 125, 126]);
+        assert_eq!(nearest(1, 3), vec![0, 2, 3]);
+        assert_eq!(nearest(64, 200).len(), 127);
     }
 }
