@@ -163,6 +163,14 @@ fn bad_parameters_name_the_value() {
         ),
         (vec!["--sweep", "cache-bytes=lots"], "cache-bytes = lots"),
         (
+            vec!["--cache-bytes", "2Q"],
+            "unknown unit \"q\" (use K, M, G or T",
+        ),
+        (
+            vec!["--nic-buffer-bytes", "2..5M"],
+            "expected a size such as",
+        ),
+        (
             vec!["--host-model", "triggered"],
             "host-model = triggered is out of range",
         ),

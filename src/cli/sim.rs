@@ -165,8 +165,8 @@ pub struct Args {
     /// Switch concatenation delay cycles.
     #[arg(long)]
     pub switch_delay_cycles: Option<u64>,
-    /// Property Cache bytes per switch.
-    #[arg(long)]
+    /// Property Cache bytes per switch (or with K, M, G: powers of 1024).
+    #[arg(long, value_name = "BYTES", value_parser = netsparse::sim::memory::parse_bytes)]
     pub cache_bytes: Option<u64>,
     /// An unbounded Property Cache (overrides --cache-bytes).
     #[arg(long)]
@@ -196,11 +196,13 @@ pub struct Args {
     #[arg(long)]
     pub host_post_ns: Option<u64>,
     /// Each switch's shared packet buffer in bytes, guarded by lossless
-    /// credit-based flow control (Table 5: 96 MiB; 0: unbounded queues).
-    #[arg(long, value_name = "BYTES")]
+    /// credit-based flow control (Table 5: 96 MiB, i.e. 96M; 0: unbounded
+    /// queues).
+    #[arg(long, value_name = "BYTES", value_parser = netsparse::sim::memory::parse_bytes)]
     pub switch_buffer_bytes: Option<u64>,
-    /// Each SmartNIC's RX buffer in bytes (Table 5: 2 MiB; 0: unbounded).
-    #[arg(long, value_name = "BYTES")]
+    /// Each SmartNIC's RX buffer in bytes (Table 5: 2 MiB, i.e. 2M; 0:
+    /// unbounded).
+    #[arg(long, value_name = "BYTES", value_parser = netsparse::sim::memory::parse_bytes)]
     pub nic_buffer_bytes: Option<u64>,
     /// When a SmartNIC sets an idx's filter bit: write (when the property's
     /// DMA write to host memory completes, §5.2; default) or response (as

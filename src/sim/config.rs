@@ -604,6 +604,9 @@ impl SimConfig {
         fn p<T: std::str::FromStr>(v: &str) -> Option<T> {
             v.trim().replace('_', "").parse().ok()
         }
+        fn bytes(v: &str) -> Option<u64> {
+            crate::sim::memory::parse_bytes(&v.replace('_', "")).ok()
+        }
         let int = "an integer";
         match key {
             "nodes" => self.nodes = p(value).ok_or_else(|| bad(int))?,
@@ -630,7 +633,8 @@ impl SimConfig {
             "cache-bytes" => match value.trim() {
                 "unbounded" | "inf" | "infinite" => self.cache_unbounded = true,
                 v => {
-                    self.cache_bytes = p(v).ok_or_else(|| bad("an integer or `unbounded`"))?;
+                    self.cache_bytes =
+                        bytes(v).ok_or_else(|| bad("bytes (e.g. 32M) or `unbounded`"))?;
                     self.cache_unbounded = false;
                 }
             },
@@ -641,8 +645,12 @@ impl SimConfig {
             }
             "switch-pr-cycles" => self.switch_pr_cycles = p(value).ok_or_else(|| bad(int))?,
             "host-post-ns" => self.host_post_ns = p(value).ok_or_else(|| bad(int))?,
-            "switch-buffer-bytes" => self.switch_buffer_bytes = p(value).ok_or_else(|| bad(int))?,
-            "nic-buffer-bytes" => self.nic_buffer_bytes = p(value).ok_or_else(|| bad(int))?,
+            "switch-buffer-bytes" => {
+                self.switch_buffer_bytes = bytes(value).ok_or_else(|| bad("bytes (e.g. 96M)"))?
+            }
+            "nic-buffer-bytes" => {
+                self.nic_buffer_bytes = bytes(value).ok_or_else(|| bad("bytes (e.g. 2M)"))?
+            }
             "routing" => self.routing = value.trim().parse().map_err(|_| bad(Routing::NAMES))?,
             "topology" => {
                 self.topology = value
@@ -776,5 +784,15 @@ mod tests {
         assert_eq!(c.k, 1);
         assert!(c.set("k", "x").unwrap_err().to_string().contains("k = x"));
         assert!(c.set("warp", "1").is_err());
+        // Sizes take units, and 0 where it means "none" or "unbounded".
+        c.set("cache-bytes", "1M").unwrap();
+        assert_eq!(c.cache_bytes, 1 << 20);
+        c.set("switch-buffer-bytes", "96M").unwrap();
+        assert_eq!(c.switch_buffer_bytes, 96 << 20);
+        c.set("nic-buffer-bytes", "0").unwrap();
+        assert_eq!(c.nic_buffer_bytes, 0);
+        let e = c.set("cache-bytes", "2Q").unwrap_err().to_string();
+        assert!(e.contains("cache-bytes = 2Q") && e.contains("32M"), "{e}");
+        assert_eq!(c.cache_bytes, 1 << 20, "a refused value leaves the old one");
     }
 }

@@ -292,6 +292,16 @@ pub fn gib(b: u64) -> String {
 /// Parse a memory size: a number of bytes, or with a suffix K, M, G, T
 /// (powers of 1024; `KiB`, `MB`, `GiB` ... are read the same way).
 pub fn parse_size(s: &str) -> Result<u64, String> {
+    size(s, 1.0)
+}
+
+/// [`parse_size`] for a buffer or cache size, where 0 has a meaning (no
+/// cache, an unbounded buffer).
+pub fn parse_bytes(s: &str) -> Result<u64, String> {
+    size(s, 0.0)
+}
+
+fn size(s: &str, min: f64) -> Result<u64, String> {
     let t = s.trim();
     let split = t
         .find(|c: char| !(c.is_ascii_digit() || c == '.'))
@@ -313,8 +323,8 @@ pub fn parse_size(s: &str) -> Result<u64, String> {
         }
     };
     let bytes = v * (1u64 << shift) as f64;
-    if !(1.0..1.8e19).contains(&bytes) {
-        return Err(format!("{s:?}: out of range (1 byte to 16 EiB)"));
+    if !(min..1.8e19).contains(&bytes) {
+        return Err(format!("{s:?}: out of range ({min} bytes to 16 EiB)"));
     }
     Ok(bytes as u64)
 }
@@ -322,6 +332,17 @@ pub fn parse_size(s: &str) -> Result<u64, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn buffer_sizes_take_zero_and_units() {
+        assert_eq!(parse_bytes("0"), Ok(0));
+        assert_eq!(parse_bytes("1M"), Ok(1 << 20));
+        assert_eq!(parse_bytes("96MiB"), Ok(96 << 20));
+        assert_eq!(parse_bytes("100663296"), Ok(96 << 20));
+        assert!(parse_size("0").unwrap_err().contains("out of range"));
+        assert!(parse_bytes("-1").is_err());
+        assert!(parse_bytes("3Q").unwrap_err().contains("unknown unit"));
+    }
 
     #[test]
     fn sizes_parse() {
