@@ -35,6 +35,7 @@ mod packages;
 mod psa;
 mod spin;
 mod validate;
+mod validate_code;
 pub use blocks::*;
 pub use code::*;
 pub use coll::{status as coll_status, CollOp};
