@@ -502,4 +502,38 @@ mod tests {
         assert_eq!(nearest(1, 3), vec![0, 2, 3]);
         assert_eq!(nearest(64, 200).len(), 127);
     }
+
+    /// The stand-ins are golden: the committed reports under `docs/` were
+    /// made from them, and a run's cache key names only the generator
+    /// spec. A change to the generator must be on purpose: update these
+    /// hashes and rerun the reports (README, "Reproducing the paper").
+    #[test]
+    fn standins_change_only_on_purpose() {
+        let got: Vec<(PaperMatrix, String)> = PaperMatrix::ALL
+            .iter()
+            .map(|&m| {
+                let a = standin(m, 1024, &mut Xoshiro256::seed_from_u64(1))
+                    .unwrap()
+                    .0;
+                let mut bytes = Vec::with_capacity(a.col_idx().len() * 4);
+                for &r in a.row_ptr() {
+                    bytes.extend_from_slice(&r.to_le_bytes());
+                }
+                for &c in a.col_idx() {
+                    bytes.extend_from_slice(&c.to_le_bytes());
+                }
+                (m, crate::paper::cache::hash_hex(&bytes))
+            })
+            .collect();
+        let want = [
+            (PaperMatrix::Arabic, "9645b63d50cd5d25"),
+            (PaperMatrix::Europe, "e9cc6b04a48cc0a3"),
+            (PaperMatrix::Queen, "83dc5017394d3253"),
+            (PaperMatrix::Stokes, "049c151200ba62d9"),
+            (PaperMatrix::Uk, "cb5be5ded8021ab0"),
+        ];
+        for ((m, h), (wm, wh)) in got.iter().zip(want) {
+            assert_eq!((*m, h.as_str()), (wm, wh), "{got:?}");
+        }
+    }
 }
