@@ -79,20 +79,37 @@ fn small_switch_buffers_pause_links_and_lose_nothing() {
     let small = run(&m, &cfg(24_000), &modes, 0);
     let unbounded = run(&m, &cfg(0), &modes, 0);
     for (s, u) in small.modes.iter().zip(&unbounded.modes) {
-        let f = s.fabric.expect("simulated modes report the fabric");
+        let f = s.fabric.clone().expect("simulated modes report the fabric");
         assert_eq!(f.switch_buffer, Some(24_000));
         assert!(f.paused_frames > 0, "{}: nothing paused: {f:?}", s.mode);
         assert!(f.paused_links > 0 && f.paused.as_ps() > 0, "{f:?}");
+        // The longest-paused link direction is named by its two ends, and
+        // its receiver is a switch (only switch input buffers are bounded
+        // here).
+        let at = f
+            .max_link_paused_at
+            .as_deref()
+            .expect("a paused link is named");
+        let (from, to) = at.split_once(" -> ").expect(at);
+        assert!(
+            !from.is_empty() && (to.starts_with("tor") || to.starts_with("spine")),
+            "{at}"
+        );
+        assert!(
+            f.max_link_paused.as_ps() > 0 && f.max_link_paused <= f.paused,
+            "{f:?}"
+        );
         // Every property arrived (r.check() above) and was verified.
         let v = s.verification.as_ref().unwrap();
         assert_eq!(v.ok, v.needed);
         assert!(v.needed > 0);
         // Unbounded queues never pause; bounded ones cannot be faster.
-        let fu = u.fabric.unwrap();
+        let fu = u.fabric.clone().unwrap();
         assert_eq!(
             (fu.switch_buffer, fu.paused_frames, fu.paused_links),
             (None, 0, 0)
         );
+        assert_eq!(fu.max_link_paused_at, None);
         assert!(
             s.time() >= u.time(),
             "{}: {} < {}",
@@ -104,7 +121,7 @@ fn small_switch_buffers_pause_links_and_lose_nothing() {
     // In rig mode the switches forward frame for frame: no input buffer
     // ever holds more than its share (3,000 B at a ToR, 6,000 B at a
     // spine's 4 ports), though the buffers fill.
-    let rig = small.modes[0].fabric.unwrap();
+    let rig = small.modes[0].fabric.clone().unwrap();
     assert!(rig.peak_switch_port_bytes <= 6_000, "{rig:?}");
     assert!(rig.peak_switch_port_bytes > 3_000, "{rig:?}");
 }
@@ -114,7 +131,7 @@ fn parallel_runs_match_the_serial_one_under_flow_control() {
     let m = matrix();
     let modes = [Mode::Rig, Mode::NetSparse];
     let serial = run(&m, &cfg(24_000), &modes, 0);
-    assert!(serial.modes[0].fabric.unwrap().paused_frames > 0);
+    assert!(serial.modes[0].fabric.as_ref().unwrap().paused_frames > 0);
     let serial = json(&serial);
     for threads in [1, 2] {
         let parallel = json(&run(&m, &cfg(24_000), &modes, threads));
@@ -151,7 +168,7 @@ fn table5_buffers_change_nothing_where_they_never_fill() {
     off.nic_buffer_bytes = 0;
     let unbounded = run(&m, &off, &modes, 0);
     for (d, u) in default.modes.iter().zip(&unbounded.modes) {
-        let f = d.fabric.unwrap();
+        let f = d.fabric.clone().unwrap();
         assert_eq!(f.switch_buffer, Some(96 << 20));
         assert_eq!(f.nic_buffer, Some(2 << 20));
         assert_eq!(f.paused_frames, 0);

@@ -175,7 +175,7 @@ pub struct ModeResult {
 }
 
 /// Buffers and lossless flow control over a run (`fabric` in the report).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
 pub struct FabricUse {
     /// Each switch's buffer, bytes (`None`: unbounded, no flow control).
     pub switch_buffer: Option<u64>,
@@ -196,6 +196,10 @@ pub struct FabricUse {
     pub paused: Time,
     /// The longest any one link direction was paused in all.
     pub max_link_paused: Time,
+    /// That link direction, sender to receiver (`tor2 -> spine5`): its
+    /// receiver's input buffer for it was full that long.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_link_paused_at: Option<String>,
     /// Frames that waited for room in a buffer.
     pub paused_frames: u64,
 }
@@ -519,6 +523,13 @@ impl Report {
                         "{}: flow control paused {} link direction(s) for {} in all ({} frames waited); fullest switch {} B, fullest switch input buffer {} B",
                         m.mode, f.paused_links, f.paused, f.paused_frames, f.peak_switch_bytes, f.peak_switch_port_bytes
                     );
+                    if let Some(at) = &f.max_link_paused_at {
+                        let _ = writeln!(
+                            s,
+                            "{}: the longest paused: {at}, {} in all",
+                            m.mode, f.max_link_paused
+                        );
+                    }
                 }
             }
             if let Some(u) = &m.middle_pipes {
