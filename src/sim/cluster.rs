@@ -652,23 +652,17 @@ fn fabric_use(engine: &Engine<ClusterDevice>, cfg: &SimConfig, t: &Topology) -> 
             }
         }
     }
-    let names: Vec<Device> = {
-        let mut v: Vec<(usize, Device)> = t.devices().map(|d| (t.device_index(d), d)).collect();
-        v.sort_by_key(|&(i, _)| i);
-        v.into_iter().map(|(_, d)| d).collect()
+    let name = |d: DeviceId| {
+        t.device_at(d as usize)
+            .map_or_else(|| format!("device {d}"), |x| x.to_string())
     };
     for (from, to, c) in engine.link_counters() {
         if c.paused_ps > 0 {
-            f.paused_links += 1;
-            f.paused += Time::from_ps(c.paused_ps);
             let p = Time::from_ps(c.paused_ps);
+            f.paused_links += 1;
+            f.paused += p;
             if p > f.max_link_paused {
                 f.max_link_paused = p;
-                let name = |d: DeviceId| {
-                    names
-                        .get(d as usize)
-                        .map_or_else(|| format!("device {d}"), |x| x.to_string())
-                };
                 f.max_link_paused_at = Some(format!("{} -> {}", name(from), name(to)));
             }
         }
