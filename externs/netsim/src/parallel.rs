@@ -49,6 +49,27 @@ const DEADLINE: u32 = u32::MAX;
 /// Marks a flow-control wake event's device in a merge key.
 const WAKE: u32 = 1 << 31;
 
+/// The serial loop's order of an event, (time, class, sequence, device),
+/// packed so that comparing keys compares those four in turn: time in the
+/// high 64 bits of the first word, the class (0, or 1 for a deadline under
+/// [`EventOrder::ArrivalsFirst`]) in bit 63, the sequence number below it.
+type MergeKey = (u128, u32);
+
+/// Pack an event's order into a [`MergeKey`]; `seq` is below 2^63 (the
+/// engine's sequence numbers count events, or it is a device index).
+fn merge_key(time: Time, class: u8, seq: u64, device: u32) -> MergeKey {
+    debug_assert!(seq < 1 << 63 && class <= 1);
+    (
+        (u128::from(time.as_ps()) << 64) | (u128::from(class) << 63) | u128::from(seq),
+        device,
+    )
+}
+
+/// The time of a [`MergeKey`].
+fn key_time(k: &MergeKey) -> Time {
+    Time::from_ps((k.0 >> 64) as u64)
+}
+
 /// One event a device processed in a window.
 #[derive(Clone, Copy, Debug)]
 struct Entry {
@@ -86,7 +107,12 @@ pub(crate) struct DevWork {
 pub(crate) struct Windows {
     work: Vec<DevWork>,
     active: Vec<u32>,
-    merge: BinaryHeap<Reverse<(Time, u8, u64, u32)>>,
+    /// Each active device's next logged event, by [`MergeKey`]: a device's
+    /// entry is replaced in place once its event is done.
+    merge: BinaryHeap<Reverse<MergeKey>>,
+    /// The window's flow-control wake events not yet merged, by
+    /// [`MergeKey`] (device | [`WAKE`]).
+    wake_heap: BinaryHeap<Reverse<MergeKey>>,
     /// Flow-control wake events of the window: (time, sequence, device).
     wakes: Vec<(Time, u64, u32)>,
     /// Windows run, and how many of them used more than one thread.
@@ -258,6 +284,15 @@ fn run_device<D: Datapath + ?Sized>(
             dev.on_timer(time, &mut w.out);
         } else {
             let (_, _, port, buf, _) = w.arrivals[next_arrival];
+            // The next frame was written a window ago and is likely out of
+            // the cache by now: start loading it while this one runs.
+            // (And the one after it: its buffer's place in the pool.)
+            if let Some(&(_, _, _, after, _)) = w.arrivals.get(next_arrival + 1) {
+                prefetch(&bufs[after as usize]);
+            }
+            if let Some(&(_, _, _, later, _)) = w.arrivals.get(next_arrival + 2) {
+                prefetch_one(&bufs[later as usize]);
+            }
             dev.on_packet(time, port, &bufs[buf as usize], &mut w.out);
             next_arrival += 1;
         }
@@ -278,6 +313,34 @@ fn run_device<D: Datapath + ?Sized>(
             timer = next.map(|n| (n.max(time), local));
         }
     }
+}
+
+/// Ask the CPU to bring the first lines of `bytes` (up to 512) into its
+/// cache: a hint with no effect on results.
+#[inline]
+fn prefetch(bytes: &[u8]) {
+    #[cfg(target_arch = "x86_64")]
+    for line in bytes.chunks(64).take(8) {
+        use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
+        // SAFETY: a prefetch never faults and changes no memory; the
+        // pointer is into a live slice besides.
+        unsafe { _mm_prefetch::<_MM_HINT_T0>(line.as_ptr().cast()) };
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = bytes;
+}
+
+/// Ask the CPU to bring the cache line holding `x` into its cache.
+#[inline]
+fn prefetch_one<X>(x: &X) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
+        // SAFETY: as in `prefetch`.
+        unsafe { _mm_prefetch::<_MM_HINT_T0>(std::ptr::from_ref(x).cast()) };
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = x;
 }
 
 impl<D: Datapath + Send + ?Sized, T: LinkTap> Engine<D, T> {
@@ -547,19 +610,19 @@ impl<D: Datapath + Send + ?Sized, T: LinkTap> Engine<D, T> {
 
     /// The merge key of device `d`'s next logged event, as the serial loop
     /// orders events.
-    fn entry_key(&self, par: &Windows, d: u32) -> Option<(Time, u8, u64, u32)> {
+    fn entry_key(&self, par: &Windows, d: u32) -> Option<MergeKey> {
         let w = &par.work[d as usize];
         let e = w.log.get(w.cursor as usize)?;
         Some(if e.arrival == DEADLINE {
             match self.cfg.order {
                 EventOrder::Sequence => {
                     let seq = self.timers.get(d).map_or(0, |(_, s, _)| s);
-                    (e.time, 0, seq, d)
+                    merge_key(e.time, 0, seq, d)
                 }
-                EventOrder::ArrivalsFirst => (e.time, 1, u64::from(d), d),
+                EventOrder::ArrivalsFirst => merge_key(e.time, 1, u64::from(d), d),
             }
         } else {
-            (e.time, 0, w.arrivals[e.arrival as usize].1, d)
+            merge_key(e.time, 0, w.arrivals[e.arrival as usize].1, d)
         })
     }
 
@@ -568,6 +631,7 @@ impl<D: Datapath + Send + ?Sized, T: LinkTap> Engine<D, T> {
     /// its end) in their places.
     fn merge(&mut self, par: &mut Windows, end: Time) -> Result<(), EngineError> {
         par.merge.clear();
+        par.wake_heap.clear();
         for i in 0..par.active.len() {
             let d = par.active[i];
             if let Some(k) = self.entry_key(par, d) {
@@ -575,16 +639,34 @@ impl<D: Datapath + Send + ?Sized, T: LinkTap> Engine<D, T> {
             }
         }
         for (time, seq, d) in par.wakes.drain(..) {
-            par.merge.push(Reverse((time, 0, seq, d | WAKE)));
+            par.wake_heap
+                .push(Reverse(merge_key(time, 0, seq, d | WAKE)));
         }
-        while let Some(Reverse((time, _, _, d))) = par.merge.pop() {
-            if d & WAKE != 0 {
+        loop {
+            let next = par.merge.peek().map(|r| r.0);
+            let wake = par.wake_heap.peek().map(|r| r.0);
+            // A wake event first when it is earlier than every device's
+            // next event (keys never tie: WAKE marks the device).
+            let key = match (next, wake) {
+                (None, None) => break,
+                (Some(n), Some(w)) if w < n => None,
+                (None, Some(_)) => None,
+                (Some(n), _) => Some(n),
+            };
+            let Some(key) = key else {
+                let Some(Reverse(w)) = par.wake_heap.pop() else {
+                    break;
+                };
+                let time = key_time(&w);
                 self.check_limits(time)?;
                 self.now = time;
-                self.wake(d & !WAKE, time)?;
+                self.wake(w.1 & !WAKE, time)?;
                 self.wakes_into_merge(par, end);
                 continue;
-            }
+            };
+            // The device's entry stays on top of `merge` while its event
+            // runs (wakes go to `wake_heap`), then is replaced in place.
+            let (time, d) = (key_time(&key), key.1);
             let di = d as usize;
             let w = &par.work[di];
             let e = w.log[w.cursor as usize];
@@ -622,8 +704,14 @@ impl<D: Datapath + Send + ?Sized, T: LinkTap> Engine<D, T> {
             let w = &mut par.work[di];
             w.frames_done = e.frames_end;
             w.cursor += 1;
-            if let Some(k) = self.entry_key(par, d) {
-                par.merge.push(Reverse(k));
+            let following = self.entry_key(par, d);
+            if let Some(mut top) = par.merge.peek_mut() {
+                match following {
+                    Some(k) => top.0 = k,
+                    None => {
+                        std::collections::binary_heap::PeekMut::pop(top);
+                    }
+                }
             }
         }
         Ok(())
@@ -641,7 +729,8 @@ impl<D: Datapath + Send + ?Sized, T: LinkTap> Engine<D, T> {
                 break;
             }
             self.heap.pop();
-            par.merge.push(Reverse((ev.time, 0, ev.seq, device | WAKE)));
+            par.wake_heap
+                .push(Reverse(merge_key(ev.time, 0, ev.seq, device | WAKE)));
         }
     }
 }
