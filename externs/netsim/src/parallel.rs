@@ -613,6 +613,14 @@ impl<D: Datapath + Send + ?Sized, T: LinkTap> Engine<D, T> {
     fn entry_key(&self, par: &Windows, d: u32) -> Option<MergeKey> {
         let w = &par.work[d as usize];
         let e = w.log.get(w.cursor as usize)?;
+        // The device's entry after this one, and the arrival it most
+        // likely is, will be wanted once this one is merged.
+        if let Some(after) = w.log.get(w.cursor as usize + 1) {
+            prefetch_one(after);
+            if let Some(a) = w.arrivals.get((e.arrival as usize).wrapping_add(1)) {
+                prefetch_one(a);
+            }
+        }
         Some(if e.arrival == DEADLINE {
             match self.cfg.order {
                 EventOrder::Sequence => {
