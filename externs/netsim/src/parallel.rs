@@ -894,6 +894,33 @@ mod tests {
         s
     }
 
+    /// Packed merge keys order events as the (time, class, sequence,
+    /// device) tuples they pack, including at the edges of each field.
+    #[test]
+    fn merge_keys_order_as_their_tuples() {
+        let times = [0u64, 1, 449_999, 450_000, u64::MAX - 1, u64::MAX];
+        let seqs = [0u64, 1, 2, (1 << 63) - 2, (1 << 63) - 1];
+        let devices = [0u32, 1, 127, WAKE, WAKE | 3];
+        let mut all = Vec::new();
+        for &t in &times {
+            for class in [0u8, 1] {
+                for &q in &seqs {
+                    for &d in &devices {
+                        all.push((Time::from_ps(t), class, q, d));
+                    }
+                }
+            }
+        }
+        for a in &all {
+            let ka = merge_key(a.0, a.1, a.2, a.3);
+            assert_eq!(key_time(&ka), a.0);
+            for b in &all {
+                let kb = merge_key(b.0, b.1, b.2, b.3);
+                assert_eq!(ka.cmp(&kb), a.cmp(b), "{a:?} vs {b:?}");
+            }
+        }
+    }
+
     #[test]
     fn parallel_windows_give_the_serial_results() {
         for (order, n) in [
