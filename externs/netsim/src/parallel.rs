@@ -27,6 +27,12 @@
 //! thread hand-off), as every window does with one thread; an engine with a
 //! link without propagation delay has no lookahead and runs the serial
 //! loop.
+//!
+//! The frames a window delivers were written a window earlier, after a
+//! round of every other device's work, and have mostly left the CPU's
+//! cache; so a device prefetches its next arrivals while it handles one,
+//! and the merge prefetches each device's next log entry. The prefetches
+//! are hints only (x86_64; nothing elsewhere) and change no result.
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
@@ -322,8 +328,8 @@ fn prefetch(bytes: &[u8]) {
     #[cfg(target_arch = "x86_64")]
     for line in bytes.chunks(64).take(8) {
         use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
-        // SAFETY: a prefetch never faults and changes no memory; the
-        // pointer is into a live slice besides.
+        // SAFETY: a prefetch never faults and writes no memory, and the
+        // pointer points into a live slice anyway.
         unsafe { _mm_prefetch::<_MM_HINT_T0>(line.as_ptr().cast()) };
     }
     #[cfg(not(target_arch = "x86_64"))]
