@@ -117,10 +117,9 @@ pub(crate) struct Windows {
     /// entry is replaced in place once its event is done.
     merge: BinaryHeap<Reverse<MergeKey>>,
     /// The window's flow-control wake events not yet merged, by
-    /// [`MergeKey`] (device | [`WAKE`]).
+    /// [`MergeKey`] (device | [`WAKE`]): queued by the gathering, and by
+    /// the merge itself, which empties it.
     wake_heap: BinaryHeap<Reverse<MergeKey>>,
-    /// Flow-control wake events of the window: (time, sequence, device).
-    wakes: Vec<(Time, u64, u32)>,
     /// Windows run, and how many of them used more than one thread.
     pub(crate) windows: u64,
     pub(crate) parallel_windows: u64,
@@ -325,15 +324,9 @@ fn run_device<D: Datapath + ?Sized>(
 /// cache: a hint with no effect on results.
 #[inline]
 fn prefetch(bytes: &[u8]) {
-    #[cfg(target_arch = "x86_64")]
     for line in bytes.chunks(64).take(8) {
-        use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
-        // SAFETY: a prefetch never faults and writes no memory, and the
-        // pointer points into a live slice anyway.
-        unsafe { _mm_prefetch::<_MM_HINT_T0>(line.as_ptr().cast()) };
+        prefetch_one(&line[0]);
     }
-    #[cfg(not(target_arch = "x86_64"))]
-    let _ = bytes;
 }
 
 /// Ask the CPU to bring the cache line holding `x` into its cache.
@@ -342,7 +335,8 @@ fn prefetch_one<X>(x: &X) {
     #[cfg(target_arch = "x86_64")]
     {
         use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
-        // SAFETY: as in `prefetch`.
+        // SAFETY: a prefetch never faults and writes no memory, and the
+        // pointer points to a live value anyway.
         unsafe { _mm_prefetch::<_MM_HINT_T0>(std::ptr::from_ref(x).cast()) };
     }
     #[cfg(not(target_arch = "x86_64"))]
@@ -469,6 +463,8 @@ impl<D: Datapath + Send + ?Sized, T: LinkTap> Engine<D, T> {
                 w.active = false;
             }
             par.active.clear();
+            // Empty unless the merge stopped with an error.
+            par.wake_heap.clear();
             merged?;
             if self.stats.events >= next_progress {
                 next_progress = (self.stats.events / PROGRESS_EVERY + 1) * PROGRESS_EVERY;
@@ -499,7 +495,8 @@ impl<D: Datapath + Send + ?Sized, T: LinkTap> Engine<D, T> {
             self.heap.pop();
             if let EventKind::Wake { device } = ev.kind {
                 // Engine work: the merge does it in order.
-                par.wakes.push((ev.time, ev.seq, device));
+                par.wake_heap
+                    .push(Reverse(merge_key(ev.time, 0, ev.seq, device | WAKE)));
                 continue;
             }
             let Some((device, port, buf, len)) = self.take_frame(ev) else {
@@ -645,16 +642,11 @@ impl<D: Datapath + Send + ?Sized, T: LinkTap> Engine<D, T> {
     /// its end) in their places.
     fn merge(&mut self, par: &mut Windows, end: Time) -> Result<(), EngineError> {
         par.merge.clear();
-        par.wake_heap.clear();
         for i in 0..par.active.len() {
             let d = par.active[i];
             if let Some(k) = self.entry_key(par, d) {
                 par.merge.push(Reverse(k));
             }
-        }
-        for (time, seq, d) in par.wakes.drain(..) {
-            par.wake_heap
-                .push(Reverse(merge_key(time, 0, seq, d | WAKE)));
         }
         loop {
             let next = par.merge.peek().map(|r| r.0);
