@@ -15,7 +15,9 @@
 //!   the idx and its state (5 B) and about half a byte of index (plus K × 4
 //!   bytes with the SpMM check); per remote nonzero 1/8 byte of marks into
 //!   the streamed idx array; a scratch list of one node's remote idxs while
-//!   setting up; the ToRs' Property Caches; a few MB per device;
+//!   setting up; the ToRs' Property Caches; the frames in the NICs' TX
+//!   buffers (bounded by the PRs outstanding, [`nic_tx_bytes`]); a few MB
+//!   per device;
 //! * **SAOpt**: 12 B per column and two nodes × nodes tables;
 //! * the process itself (binary, compiled programs): [`BASE_BYTES`].
 //!
@@ -194,9 +196,30 @@ pub fn mode_bytes(w: &Workload, cfg: &SimConfig, mode: Mode, spmm: bool) -> u64 
             } else {
                 0
             };
-            filter + host + caches + devices * PER_DEVICE_BYTES
+            filter + host + caches + nic_tx_bytes(w, cfg) + devices * PER_DEVICE_BYTES
         }
     }
+}
+
+/// Per-packet bytes of a response beyond its property when it travels
+/// alone (Ethernet, IPv4, UDP, the NetSparse and PR headers: 86 B measured,
+/// rounded up).
+pub const RESPONSE_FRAME_OVERHEAD: u64 = 96;
+
+/// The frames the NICs' TX buffers can hold at once, all nodes together. A
+/// server queues the response to every read it gets (nothing holds its
+/// reads back, so its TX buffer can pass Table 5's 2 MB), and a client's
+/// reads wait there too; but every such frame carries a PR that is
+/// outstanding, and a node has at most its Pending PR Table entries
+/// outstanding (per client unit), so the bound is the outstanding PRs of
+/// every node, each as a response frame of its own (the largest form; PRs
+/// sharing a frame take less), and never more than the remote nonzeros.
+pub fn nic_tx_bytes(w: &Workload, cfg: &SimConfig) -> u64 {
+    let outstanding = u64::from(cfg.nodes)
+        .saturating_mul(u64::from(cfg.client_units()))
+        .saturating_mul(u64::from(cfg.pending_entries))
+        .min(w.remote());
+    outstanding.saturating_mul(u64::from(cfg.prop_bytes()) + RESPONSE_FRAME_OVERHEAD)
 }
 
 /// A run that would not fit: the estimate against the limit.
@@ -398,6 +421,41 @@ mod tests {
         assert!(msg.contains(&gib(e.total())), "{msg}");
         assert!(msg.contains("the limit is 1.00 GiB (--mem-limit)"), "{msg}");
         assert_eq!(check(&s, Some(64 << 30), "x"), Ok(64 << 30));
+    }
+
+    #[test]
+    fn nic_tx_frames_are_bounded_by_the_prs_outstanding() {
+        let cfg = SimConfig {
+            nodes: 128,
+            racks: 8,
+            k: 128,
+            ..SimConfig::default()
+        };
+        let big = Workload {
+            remote_nnz: Some(40_000_000),
+            ..Workload::new(23_000_000, 23_000_000, 640_000_000, ORDERED)
+        };
+        // 128 nodes x 16 client units x 256 entries, each a 512-byte
+        // property in a frame of its own.
+        let outstanding = 128 * 16 * 256;
+        assert_eq!(nic_tx_bytes(&big, &cfg), outstanding * (512 + 96));
+        // Fewer remote nonzeros than entries: every PR outstanding at once.
+        let small = Workload {
+            remote_nnz: Some(1000),
+            ..big
+        };
+        assert_eq!(nic_tx_bytes(&small, &cfg), 1000 * (512 + 96));
+        // Part of every NIC mode's estimate, none of the software ones'.
+        let k16 = SimConfig {
+            k: 16,
+            ..cfg.clone()
+        };
+        let nic = |c: &SimConfig, m| mode_bytes(&big, c, m, false);
+        assert_eq!(
+            nic(&cfg, Mode::Rig) - nic(&k16, Mode::Rig),
+            outstanding * (512 - 64)
+        );
+        assert_eq!(nic(&cfg, Mode::Su), nic(&k16, Mode::Su));
     }
 
     #[test]

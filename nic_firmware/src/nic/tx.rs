@@ -124,6 +124,14 @@ impl<M: HostMemory> Nic<M> {
             if tx.frames.is_empty() {
                 tx.bytes.clear();
                 tx.head = 0;
+                // A server answering a burst of reads can queue far more
+                // than the TX buffer (nothing holds its reads back); give
+                // the burst's memory back once it has left, keeping room
+                // for a full buffer, so a cluster's NICs do not each keep
+                // their largest burst for the rest of the run.
+                if tx.bytes.capacity() > 2 * self.cfg.tx_buffer_bytes {
+                    tx.bytes.shrink_to(self.cfg.tx_buffer_bytes);
+                }
             } else if tx.head > 1 << 20 && tx.head * 2 > tx.bytes.len() {
                 tx.bytes.drain(..tx.head);
                 tx.head = 0;
@@ -135,9 +143,10 @@ impl<M: HostMemory> Nic<M> {
 
 #[cfg(test)]
 mod tests {
-    use super::super::test_support::{node0, run, PROP};
+    use super::super::test_support::{deliver, from_peer, node0, run, PROP};
     use crate::workload::batch_commands;
     use netsparse_externs::time::serialization_time;
+    use netsparse_externs::wire::{PrRepr, PrType};
     use netsparse_externs::Time;
 
     #[test]
@@ -162,6 +171,40 @@ mod tests {
         }
         let s = nic.stats();
         assert_eq!((s.tx_packets, s.tx_prs), (16, 16));
+    }
+
+    #[test]
+    fn a_burst_of_responses_gives_its_memory_back_once_sent() {
+        // A slow link and one response per frame: 20 frames of 64 reads
+        // queue about 20 times the 2 KiB TX buffer of responses.
+        let mut nic = node0(&[], |c| {
+            c.delay_cycles = 0;
+            c.link_gbps = 1;
+            c.tx_buffer_bytes = 2048;
+        });
+        let reads: Vec<PrRepr> = (0..64)
+            .map(|idx| PrRepr {
+                src: 1,
+                tid: 0,
+                idx,
+                req_id: idx as u32,
+            })
+            .collect();
+        let frame = from_peer(PrType::Read, &reads);
+        for i in 0..20 {
+            deliver(&mut nic, Time::from_ns(i), &frame);
+        }
+        let sent = run(&mut nic, Time::from_ms(10));
+        assert_eq!(sent.len(), 20 * 64, "one frame per response");
+        let s = nic.stats();
+        assert_eq!(s.reads_served, 20 * 64);
+        assert!(s.tx_buffer_peak > 8 * 2048, "peak {}", s.tx_buffer_peak);
+        assert_eq!(nic.tx.queued(), 0);
+        assert!(
+            nic.tx.bytes.capacity() <= 2 * 2048,
+            "the burst's {} bytes are still held",
+            nic.tx.bytes.capacity()
+        );
     }
 
     #[test]
