@@ -430,3 +430,105 @@ fn triggered_host_model_reports_the_overlap() {
     }
     assert!(e2e[1] < e2e[0], "{e2e:?}");
 }
+
+#[test]
+fn link_flows_count_what_crosses_a_link_and_change_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let (with, without) = (dir.path().join("a.json"), dir.path().join("b.json"));
+    let args = |json: &std::path::Path, extra: &[&'static str]| {
+        let mut a: Vec<String> = [
+            "sim",
+            "--gen",
+            "rmat:scale=11,ef=8",
+            "--nodes",
+            "8",
+            "--racks",
+            "2",
+            "--mode",
+            "netsparse",
+            "-q",
+            "--json",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+        a.push(json.to_str().unwrap().to_string());
+        a.extend(extra.iter().map(|s| s.to_string()));
+        a
+    };
+    let a = args(
+        &with,
+        &[
+            "--link-flows",
+            "h3->tor0, tor1 -> spine0,tor1->spine1,tor1->spine2,tor1->spine3",
+        ],
+    );
+    let o = run(&a.iter().map(String::as_str).collect::<Vec<_>>());
+    let (out, err) = text(&o);
+    assert_eq!(o.status.code(), Some(0), "{out}\n{err}");
+    assert!(out.contains("netsparse: link h3 -> tor0: "), "{out}");
+    assert!(out.contains("netsparse: link tor1 -> spine3: "), "{out}");
+    let b = args(&without, &["--threads", "1"]);
+    let o = run(&b.iter().map(String::as_str).collect::<Vec<_>>());
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o).1);
+    let read = |p: &std::path::Path| -> serde_json::Value {
+        serde_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap()
+    };
+    let (ja, jb) = (read(&with), read(&without));
+    let (ma, mb) = (&ja["modes"][0], &jb["modes"][0]);
+    // Watching changes no result.
+    assert_eq!(ma["nodes"], mb["nodes"]);
+    assert_eq!(ma["fabric"], mb["fabric"]);
+    assert_eq!(ma["verification"], mb["verification"]);
+    assert!(mb.get("link_flows").is_none(), "{mb}");
+    // Node 3's uplink carries what node 3 sent, all of it.
+    let up = &ma["link_flows"][0];
+    assert_eq!(up["link"], "h3 -> tor0");
+    let n3 = &ma["nodes"][3];
+    assert_eq!(up["frames"], n3["tx_packets"], "{up}");
+    let sent = n3["tx"]["header"].as_u64().unwrap() + n3["tx"]["payload"].as_u64().unwrap();
+    assert_eq!(up["bytes"].as_u64(), Some(sent), "{up}");
+    assert_eq!(up["other_frames"], 0);
+    // Its flows: reads from rack 0 to the other 7 nodes, responses from h3
+    // to the two racks; all of them listed, adding up to the link's bytes.
+    let by_rack = up["by_rack"].as_array().unwrap();
+    assert!(by_rack.len() <= 9, "{up}");
+    let total: u64 = by_rack.iter().map(|f| f["bytes"].as_u64().unwrap()).sum();
+    assert_eq!(total, sent, "{up}");
+    for f in by_rack {
+        match f["pr_type"].as_str().unwrap() {
+            "read" => assert_eq!(f["requester"], "rack 0", "{f}"),
+            "response" => assert_eq!(f["owner"], "h3", "{f}"),
+            other => panic!("{other}"),
+        }
+    }
+    // Rack 1's uplinks carry its traffic to rack 0 (whichever spines the
+    // routing picks).
+    let spines = &ma["link_flows"].as_array().unwrap()[1..];
+    assert_eq!(spines[2]["link"], "tor1 -> spine2");
+    let frames: u64 = spines.iter().map(|l| l["frames"].as_u64().unwrap()).sum();
+    assert!(frames > 0, "{spines:?}");
+    // Names that are not there, before anything is generated.
+    for (bad, why) in [
+        ("tor0->tor1", "no link from tor0 to tor1"),
+        ("tor2->spine0", "no device named \"tor2\""),
+        ("h3", "expected a link direction FROM->TO"),
+    ] {
+        let o = run(&[
+            "sim",
+            "--gen",
+            GEN,
+            "--nodes",
+            "8",
+            "--racks",
+            "2",
+            "--mode",
+            "netsparse",
+            "--link-flows",
+            bad,
+        ]);
+        let (out, err) = text(&o);
+        assert_eq!(o.status.code(), Some(2), "{bad}: {out}\n{err}");
+        assert!(err.contains(why), "{bad}: {err}");
+    }
+}

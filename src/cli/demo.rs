@@ -147,6 +147,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         corrupt_idx: None,
         stop: Some(stop.clone()),
         threads: super::sim::sim_threads(args.threads),
+        link_flows: Vec::new(),
     };
     let mut bar = DelayedBar::new(!args.quiet && std::io::stderr().is_terminal());
     let report = simulate_with(

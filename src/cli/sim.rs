@@ -284,6 +284,14 @@ pub struct Args {
     /// results are the same for every value.
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..=256))]
     pub threads: Option<u16>,
+    /// Count what crosses these link directions, per flow (PR type,
+    /// requester, owner), and print the heaviest flows, per node and per
+    /// requesting rack (NetSparse modes; in the JSON report as
+    /// `link_flows`). Comma-separated `FROM->TO` of device names, e.g.
+    /// `tor5->spine15` (the link flow control names as paused longest).
+    /// Watching changes no result.
+    #[arg(long, value_name = "LINKS")]
+    pub link_flows: Option<String>,
     /// Refuse to start when the estimated peak memory of the run exceeds
     /// this (bytes, or with K, M, G, T: powers of 1024). Default: the
     /// machine's physical memory. Checked before the matrix is read or
@@ -622,6 +630,17 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         let _ = ctrlc::set_handler(move || s.store(true, Ordering::Relaxed));
     }
     check_memory(&args, &cfg)?;
+    let link_flows = match &args.link_flows {
+        Some(s) => {
+            netsparse::sim::linkflows::parse(s).map_err(|e| anyhow::anyhow!("--link-flows {e}"))?
+        }
+        None => Vec::new(),
+    };
+    if !link_flows.is_empty() {
+        // Name errors before the matrix is read or generated.
+        let t = cfg.topology()?;
+        netsparse::sim::linkflows::resolve(&t, &link_flows).map_err(anyhow::Error::msg)?;
+    }
     let mut bar = DelayedBar::new(!args.quiet);
     let (m, summary) = load_matrix(
         args.matrix.as_deref(),
@@ -656,6 +675,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         corrupt_idx: args.corrupt_idx,
         stop: Some(stop.clone()),
         threads: sim_threads(args.threads),
+        link_flows,
     };
     let mut programs = ProgramCache::new();
     match &sweep {

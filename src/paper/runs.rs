@@ -262,6 +262,7 @@ pub fn execute(
         corrupt_idx: None,
         stop,
         threads,
+        link_flows: Vec::new(),
     };
     let start = std::time::Instant::now();
     let report = simulate_with(

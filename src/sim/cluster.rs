@@ -70,6 +70,7 @@ use super::config::{ConfigError, FilterBit, SimConfig};
 use super::engine::{DeviceId, Engine, Outcome};
 use super::hostmem::{SimMemory, DEST_BASE, IDX_BASE, PROP_BASE};
 use super::hostmodel::{self, Chunk, HostModel, HostNode, HostResult};
+use super::linkflows::{self, FlowTap};
 use super::matrix::CsrMatrix;
 use super::partition::Partition;
 use super::report::{
@@ -78,6 +79,9 @@ use super::report::{
 use super::topology::{Device, Endpoint, TableTemplates, Topology};
 use super::{Mode, Progress, SimError};
 use crate::programs::{Bundled, ProgramCache};
+
+/// The cluster's engine: its devices, and the `--link-flows` tap if any.
+type ClusterEngine = Engine<ClusterDevice, Option<FlowTap>>;
 
 /// Options of a NetSparse run beyond the parameters.
 #[derive(Clone, Debug, Default)]
@@ -93,6 +97,9 @@ pub struct RunOptions {
     /// simulated time on this thread, more: windows spread over threads.
     /// Results are byte-identical for every value ([`Engine::run_parallel`]).
     pub threads: usize,
+    /// Link directions whose flows to count (`--link-flows`), by device
+    /// name: (from, to).
+    pub link_flows: Vec<(String, String)>,
 }
 
 /// One device of the simulated cluster.
@@ -181,6 +188,12 @@ pub fn run_mode(
     check_mode(cfg, mode)?;
     let setup_start = Instant::now();
     let t = cfg.topology().map_err(ConfigError::from)?;
+    let tap = if opts.link_flows.is_empty() {
+        None
+    } else {
+        let links = linkflows::resolve(&t, &opts.link_flows).map_err(cp_err)?;
+        Some(FlowTap::new(&t, &links, part.cols.clone()))
+    };
     let prop_len = cfg.prop_bytes();
     let compiled_before = programs.compilations();
     let mut defines: Vec<&'static str> = Vec::new();
@@ -302,7 +315,7 @@ pub fn run_mode(
         };
         devices.push(dev);
     }
-    let mut engine: Engine<ClusterDevice> = Engine::new(cfg.engine_config(opts.stop.clone()));
+    let mut engine: ClusterEngine = Engine::with_tap(cfg.engine_config(opts.stop.clone()), tap);
     for (d, dev) in t.devices().zip(devices) {
         let latency = match d {
             Device::Node(_) => Time::ZERO,
@@ -367,7 +380,7 @@ pub fn run_mode(
     let total: u64 = remote_nnz.iter().sum();
     let phase = phase_name(mode);
     let start = Instant::now();
-    let outcome = engine.run_parallel(opts.threads, &mut |e: &Engine<ClusterDevice>| {
+    let outcome = engine.run_parallel(opts.threads, &mut |e: &ClusterEngine| {
         let done = (0..nodes)
             .filter_map(|n| match e.device(n) {
                 Some(ClusterDevice::Nic(nic)) => Some(nic.stats_ref().idxs_read),
@@ -511,6 +524,9 @@ pub fn run_mode(
     mr.cache_hit_rate = (lookups > 0).then(|| ratio(hits, lookups));
     mr.middle_pipes = pipes;
     mr.fabric = Some(fabric_use(&engine, cfg, &t));
+    if let Some(tap) = engine.tap() {
+        mr.link_flows = tap.report(&t);
+    }
     mr.verification = (!stopped).then_some(ver);
     mr.run = Some(stats);
     if kernels.is_some() && !stopped {
@@ -630,7 +646,7 @@ impl Host {
 }
 
 /// Buffers and flow control over the run, from the engine's counters.
-fn fabric_use(engine: &Engine<ClusterDevice>, cfg: &SimConfig, t: &Topology) -> FabricUse {
+fn fabric_use(engine: &ClusterEngine, cfg: &SimConfig, t: &Topology) -> FabricUse {
     let mut f = FabricUse {
         switch_buffer: cfg.switch_buffer().map(|b| b.capacity),
         nic_buffer: cfg.nic_buffer().map(|b| b.capacity),

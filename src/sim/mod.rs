@@ -18,6 +18,8 @@
 //!   or triggered by the compute kernel's chunks) and how much
 //!   communication overlaps computation.
 //! * [`report`]: Table 7's columns as a table, JSON and CSV; [`plot`]: SVG.
+//! * [`linkflows`]: `--link-flows`, a link tap that counts the flows
+//!   (PR type, requester, owner) crossing named link directions.
 //! * [`rng`]: the seeded generators' PRNG.
 //! * [`spmm2d`]: Brock et al.'s RDMA SpMM (stationary C, stationary A,
 //!   work stealing) with one-sided READ/WRITE/FETCH_ADD PRs on the cluster.
@@ -56,6 +58,7 @@ pub mod devices;
 pub mod fabric;
 pub mod hostmem;
 pub mod hostmodel;
+pub mod linkflows;
 pub mod locality;
 pub mod matrix;
 pub mod memory;

@@ -23,6 +23,7 @@
 
 use super::compute::{evaluate, ComputeResult};
 use super::hostmodel::HostResult;
+use super::linkflows::LinkFlows;
 use std::fmt::Write as _;
 use std::io::{self, Write};
 
@@ -172,6 +173,9 @@ pub struct ModeResult {
     /// modes with a compute time: `compute` or `compute-rate`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub host: Option<HostResult>,
+    /// What the links named by `--link-flows` carried (none without it).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub link_flows: Vec<LinkFlows>,
 }
 
 /// Buffers and lossless flow control over a run (`fabric` in the report).
@@ -266,6 +270,7 @@ impl ModeResult {
             compute: None,
             middle_pipes: None,
             fabric: None,
+            link_flows: Vec::new(),
             host: None,
         }
     }
@@ -532,6 +537,7 @@ impl Report {
                     }
                 }
             }
+            s.push_str(&super::linkflows::describe(&m.mode, &m.link_flows));
             if let Some(u) = &m.middle_pipes {
                 if u.busiest > 0.0 {
                     let _ = writeln!(

@@ -49,6 +49,18 @@ impl LinkTap for NoTap {
     }
 }
 
+/// A tap that may be absent: `None` passes every frame on untouched (one
+/// branch per frame), so a simulator can turn a tap on at run time.
+impl<T: LinkTap> LinkTap for Option<T> {
+    #[inline]
+    fn on_frame(&mut self, frame: &TapFrame<'_>, dropped: bool) -> bool {
+        match self {
+            Some(t) => t.on_frame(frame, dropped),
+            None => dropped,
+        }
+    }
+}
+
 impl<A: LinkTap, B: LinkTap> LinkTap for (A, B) {
     /// `A` first, then `B` with `A`'s verdict.
     #[inline]
