@@ -508,11 +508,13 @@ fn link_flows_count_what_crosses_a_link_and_change_nothing() {
     assert_eq!(spines[2]["link"], "tor1 -> spine2");
     let frames: u64 = spines.iter().map(|l| l["frames"].as_u64().unwrap()).sum();
     assert!(frames > 0, "{spines:?}");
-    // Names that are not there, before anything is generated.
-    for (bad, why) in [
-        ("tor0->tor1", "no link from tor0 to tor1"),
-        ("tor2->spine0", "no device named \"tor2\""),
-        ("h3", "expected a link direction FROM->TO"),
+    // Names that are not there, before anything is generated; and a
+    // run with nothing to watch.
+    for (bad, mode, why) in [
+        ("tor0->tor1", "netsparse", "no link from tor0 to tor1"),
+        ("tor2->spine0", "netsparse", "no device named \"tor2\""),
+        ("h3", "netsparse", "expected a link direction FROM->TO"),
+        ("h3->tor0", "su,sa", "needs a simulated mode"),
     ] {
         let o = run(&[
             "sim",
@@ -523,7 +525,7 @@ fn link_flows_count_what_crosses_a_link_and_change_nothing() {
             "--racks",
             "2",
             "--mode",
-            "netsparse",
+            mode,
             "--link-flows",
             bad,
         ]);

@@ -603,6 +603,16 @@ fn check_memory(args: &Args, cfg: &SimConfig) -> anyhow::Result<()> {
 
 /// Run `netsparse sim`.
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+    if args.link_flows.is_some() {
+        // A flag that would do nothing is refused, not ignored.
+        if args.workload.is_some() || args.spmm2d.kernel.is_some() || args.coll.collective.is_some()
+        {
+            bail!("--link-flows watches the gather modes' links; it does not apply to --workload, --kernel or --collective");
+        }
+        if args.mode.iter().all(|m| m.ablation().is_none()) {
+            bail!("--link-flows needs a simulated mode (rig ... netsparse); su and sa are analytic models without links");
+        }
+    }
     if let Some(w) = &args.workload {
         return spin_workload(w, &args);
     }
