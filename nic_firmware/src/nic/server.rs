@@ -66,7 +66,7 @@ impl<M: HostMemory> Nic<M> {
 
 #[cfg(test)]
 mod tests {
-    use super::super::test_support::{deliver, from_peer, node0, run, PROP};
+    use super::super::test_support::{deliver, from_peer, node0, peer_reads, run, PROP};
     use crate::memory::is_property;
     use netsparse_externs::wire::{Frame, PrRepr, PrType};
     use netsparse_externs::Time;
@@ -74,14 +74,7 @@ mod tests {
     #[test]
     fn a_read_is_answered_with_the_property_after_its_dma_read() {
         let mut nic = node0(&[], |_| {});
-        let reads: Vec<PrRepr> = (5..8)
-            .map(|idx| PrRepr {
-                src: 1,
-                tid: 0,
-                idx,
-                req_id: idx as u32,
-            })
-            .collect();
+        let reads = peer_reads(5..8);
         let t0 = Time::from_us(1);
         assert!(deliver(&mut nic, t0, &from_peer(PrType::Read, &reads)).is_empty());
         let dma = nic.config().dma_one_way();

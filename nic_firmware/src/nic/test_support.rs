@@ -65,6 +65,17 @@ pub(super) fn deliver(nic: &mut Nic<DenseMemory>, now: Time, frame: &[u8]) -> Ve
     out.iter().map(|(_, f)| f.to_vec()).collect()
 }
 
+/// Read PRs of node 1 for `idxs` (request id = idx).
+pub(super) fn peer_reads(idxs: std::ops::Range<u64>) -> Vec<PrRepr> {
+    idxs.map(|idx| PrRepr {
+        src: 1,
+        tid: 0,
+        idx,
+        req_id: idx as u32,
+    })
+    .collect()
+}
+
 /// A frame from node 1 to node 0 carrying `prs` (payloads: the property of
 /// each idx for responses).
 pub(super) fn from_peer(pr_type: PrType, prs: &[PrRepr]) -> Vec<u8> {

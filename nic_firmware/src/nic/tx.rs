@@ -143,10 +143,10 @@ impl<M: HostMemory> Nic<M> {
 
 #[cfg(test)]
 mod tests {
-    use super::super::test_support::{deliver, from_peer, node0, run, PROP};
+    use super::super::test_support::{deliver, from_peer, node0, peer_reads, run, PROP};
     use crate::workload::batch_commands;
     use netsparse_externs::time::serialization_time;
-    use netsparse_externs::wire::{PrRepr, PrType};
+    use netsparse_externs::wire::PrType;
     use netsparse_externs::Time;
 
     #[test]
@@ -182,15 +182,7 @@ mod tests {
             c.link_gbps = 1;
             c.tx_buffer_bytes = 2048;
         });
-        let reads: Vec<PrRepr> = (0..64)
-            .map(|idx| PrRepr {
-                src: 1,
-                tid: 0,
-                idx,
-                req_id: idx as u32,
-            })
-            .collect();
-        let frame = from_peer(PrType::Read, &reads);
+        let frame = from_peer(PrType::Read, &peer_reads(0..64));
         for i in 0..20 {
             deliver(&mut nic, Time::from_ns(i), &frame);
         }
