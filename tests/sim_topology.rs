@@ -243,8 +243,8 @@ fn routings_between_racks_keep_their_promises() {
     let (n, r) = (128u32, 8u32);
     let base = Topology::new(n, r, None).unwrap();
     let (h, s) = (base.hosts_per_rack(), base.spines());
-    let rack_pair = base.with_routing(Routing::RackPair);
-    let node_pair = base.with_routing(Routing::NodePair);
+    let rack_pair = base.clone().with_routing(Routing::RackPair);
+    let node_pair = base.clone().with_routing(Routing::NodePair);
     let owner = base.with_routing(Routing::Owner);
     for rack in 0..r {
         let mut used_np = std::collections::BTreeSet::new();
@@ -325,4 +325,59 @@ fn routings_between_racks_keep_their_promises() {
     }
     let e = "ecmp".parse::<Routing>().unwrap_err();
     assert!(e.contains("rack-pair, node-pair, owner"), "{e}");
+}
+
+/// owner-load: one spine per (requester rack, owner) pair for the reads
+/// and their responses (§6.2.1's condition, as `owner`), chosen from the
+/// loads: three heavy pairs that `owner` puts on one spine (stokes/8's
+/// `tor5 -> spine15`: h95 to rack 0, h93 to rack 2, h92 to rack 3) get
+/// three spines; without loads it routes as `owner`.
+#[test]
+fn owner_load_spreads_heavy_pairs_and_keeps_reads_and_responses_together() {
+    let (n, r) = (128u32, 8u32);
+    let base = Topology::new(n, r, None).unwrap();
+    let h = base.hosts_per_rack();
+    let owner = base.clone().with_routing(Routing::Owner);
+    let unloaded = base.clone().with_routing(Routing::OwnerLoad);
+    let heavy = |a: u32, y: u32| matches!((a, y), (0, 95) | (2, 93) | (3, 92));
+    let loaded = base
+        .clone()
+        .with_routing(Routing::OwnerLoad)
+        .with_pair_loads(|a, y| if heavy(a, y) { 1000 } else { 1 });
+    let resp = |t: &Topology, y: u32, a: u32| t.flow_port(y / h, PR_TYPE_RESPONSE, y, a * h);
+    let read = |t: &Topology, a: u32, y: u32| t.flow_port(a, PR_TYPE_READ, a * h + 3, y);
+    // `owner` puts the three on one uplink of rack 5.
+    let under_owner: Vec<_> = [(95, 0), (93, 2), (92, 3)]
+        .iter()
+        .map(|&(y, a)| resp(&owner, y, a))
+        .collect();
+    assert!(
+        under_owner.iter().all(|p| *p == under_owner[0]),
+        "{under_owner:?}"
+    );
+    let spread: std::collections::BTreeSet<_> = [(95, 0), (93, 2), (92, 3)]
+        .iter()
+        .map(|&(y, a)| resp(&loaded, y, a))
+        .collect();
+    assert_eq!(spread.len(), 3, "{spread:?}");
+    for a in 0..r {
+        for y in (0..n).filter(|&y| y / h != a) {
+            // Reads of rack a to y and y's responses to rack a: one spine,
+            // from every node of the rack.
+            let up = read(&loaded, a, y).unwrap();
+            assert!(up >= h && up < h + base.spines(), "{a} {y} {up}");
+            assert_eq!(resp(&loaded, y, a), Some(up), "pair ({a}, {y})");
+            assert_eq!(loaded.flow_port(a, PR_TYPE_READ, a * h + 11, y), Some(up));
+            // Without loads, `owner`'s spines.
+            assert_eq!(read(&unloaded, a, y), read(&owner, a, y));
+            assert_eq!(resp(&unloaded, y, a), resp(&owner, y, a));
+        }
+    }
+    // The choice is a function of the loads alone.
+    let again = base
+        .clone()
+        .with_routing(Routing::OwnerLoad)
+        .with_pair_loads(|a, y| if heavy(a, y) { 1000 } else { 1 });
+    assert_eq!(again, loaded);
+    assert_eq!("owner-load".parse::<Routing>(), Ok(Routing::OwnerLoad));
 }

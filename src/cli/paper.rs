@@ -71,7 +71,7 @@ pub struct Args {
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
     /// How the leaf-spine's ToRs pick a spine for traffic between racks:
-    /// owner (default), rack-pair or node-pair (see `netsparse sim
+    /// owner (default), rack-pair, node-pair or owner-load (see `netsparse sim
     /// --routing`); part of every run's configuration and cache key.
     #[arg(long, value_name = "ROUTING", default_value_t = PaperOptions::default().routing)]
     pub routing: netsparse::sim::topology::Routing,

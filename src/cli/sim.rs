@@ -217,7 +217,9 @@ pub struct Args {
     /// Property Cache's port condition for the whole rack), node-pair
     /// (every uplink; the condition per node pair only), owner (every
     /// uplink; the condition for the whole rack, less concatenation; what
-    /// `netsparse paper` uses: at the paper's size it is 1.3–3x faster).
+    /// `netsparse paper` uses: at the paper's size it is 1.3–3x faster),
+    /// owner-load (as owner, but each (rack, owner) pair's spine is chosen
+    /// from the matrix's needs so that heavy pairs do not share a link).
     #[arg(long, value_name = "ROUTING")]
     pub routing: Option<netsparse::sim::topology::Routing>,
     /// The network: leaf-spine (default; --racks, --spines, --routing),

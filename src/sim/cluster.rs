@@ -76,7 +76,7 @@ use super::partition::Partition;
 use super::report::{
     Bytes, FabricUse, MemoryAccount, MiddlePipeUse, ModeResult, NodeResult, RunStats, Verification,
 };
-use super::topology::{Device, Endpoint, TableTemplates, Topology};
+use super::topology::{Device, Endpoint, Routing, TableTemplates, Topology};
 use super::{Mode, Progress, SimError};
 use crate::programs::{Bundled, ProgramCache};
 
@@ -187,7 +187,11 @@ pub fn run_mode(
     };
     check_mode(cfg, mode)?;
     let setup_start = Instant::now();
-    let t = cfg.topology().map_err(ConfigError::from)?;
+    let mut t = cfg.topology().map_err(ConfigError::from)?;
+    if t.routing() == Routing::OwnerLoad {
+        let loads = pair_loads(m, part, cfg, &t);
+        t = t.with_pair_loads(loads);
+    }
     let tap = if opts.link_flows.is_empty() {
         None
     } else {
@@ -642,6 +646,32 @@ impl Host {
             accepted += self.post(nic, n, first, count, start, j as u64, ver);
         }
         (accepted, fallback.len() as u64)
+    }
+}
+
+/// `owner-load` routing's loads: the response bytes each (requester rack,
+/// owner) pair is expected to carry, from the distinct remote idxs each
+/// node of the rack needs from the owner (the partition's needs; what the
+/// Idx Filters and the Property Cache remove is not known in advance).
+fn pair_loads(
+    m: &CsrMatrix,
+    part: &Partition,
+    cfg: &SimConfig,
+    t: &Topology,
+) -> impl Fn(u32, u32) -> u64 {
+    let a = super::partition::analyze(m, part, 1, &mut |_| true);
+    let (nodes, racks) = (t.nodes() as usize, t.racks() as usize);
+    let mut load = vec![0u64; racks * nodes];
+    for p in &a.nodes {
+        let rack = t.rack_of(p.node) as usize;
+        for (owner, &d) in p.distinct_per_owner.iter().enumerate().take(nodes) {
+            load[rack * nodes + owner] += d;
+        }
+    }
+    let prop = u64::from(cfg.prop_bytes());
+    move |rack, owner| {
+        load.get(rack as usize * nodes + owner as usize)
+            .map_or(0, |&d| d * prop)
     }
 }
 

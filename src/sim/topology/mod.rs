@@ -43,8 +43,9 @@
 //! rack the ToR delivers directly. [`Routing::NodePair`] and
 //! [`Routing::Owner`] spread a rack's traffic over every uplink, by node
 //! pair or by owner node, through the ToR programs' `flow_port` table
-//! ([`Topology::flow_port`]); each variant says what it keeps of the
-//! cache condition.
+//! ([`Topology::flow_port`]); [`Routing::OwnerLoad`] does it per (rack,
+//! owner) pair from the workload's loads ([`Topology::with_pair_loads`]);
+//! each variant says what it keeps of the cache condition.
 //!
 //! # Device addresses
 //!
@@ -185,11 +186,19 @@ pub enum Routing {
     /// to one requester spread over several uplinks, so they concatenate
     /// less. The ToRs tell reads from responses by the packet's PR type.
     Owner,
+    /// Like [`Routing::Owner`], one spine per (requester rack, owner node)
+    /// pair for its reads and their responses, but chosen by the control
+    /// plane from the workload instead of the addresses
+    /// ([`Topology::with_pair_loads`]: the bytes each pair is expected to
+    /// carry, heaviest first, each to the spine whose two response links
+    /// are least loaded). Keeps the condition for the whole rack. Without
+    /// loads (a topology written without its matrix) it routes as `owner`.
+    OwnerLoad,
 }
 
 impl Routing {
     /// The CLI and TOML names.
-    pub const NAMES: &'static str = "rack-pair, node-pair, owner";
+    pub const NAMES: &'static str = "rack-pair, node-pair, owner, owner-load";
 
     /// The name.
     pub fn name(self) -> &'static str {
@@ -197,6 +206,7 @@ impl Routing {
             Routing::RackPair => "rack-pair",
             Routing::NodePair => "node-pair",
             Routing::Owner => "owner",
+            Routing::OwnerLoad => "owner-load",
         }
     }
 }
@@ -208,6 +218,7 @@ impl std::str::FromStr for Routing {
             "rack-pair" => Ok(Routing::RackPair),
             "node-pair" => Ok(Routing::NodePair),
             "owner" => Ok(Routing::Owner),
+            "owner-load" => Ok(Routing::OwnerLoad),
             other => Err(format!(
                 "unknown routing {other:?} (one of {})",
                 Routing::NAMES
@@ -243,13 +254,17 @@ pub enum Shape {
 }
 
 /// A validated cluster: nodes, switches, cables and routing.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
 pub struct Topology {
     nodes: u32,
     racks: u32,
     hosts_per_rack: u32,
     shape: Shape,
     routing: Routing,
+    /// [`Routing::OwnerLoad`]'s spine of each (requester rack, owner)
+    /// pair, `rack * nodes + owner` (`None`: not computed).
+    #[serde(skip)]
+    pair_spines: Option<std::sync::Arc<[u16]>>,
 }
 
 impl Topology {
@@ -290,6 +305,7 @@ impl Topology {
             hosts_per_rack: h,
             shape: Shape::LeafSpine { spines: s },
             routing: Routing::RackPair,
+            pair_spines: None,
         })
     }
 
@@ -334,6 +350,7 @@ impl Topology {
             hosts_per_rack: hosts,
             shape,
             routing: Routing::RackPair,
+            pair_spines: None,
         })
     }
 
@@ -341,6 +358,52 @@ impl Topology {
     /// topologies have their own minimal routing, see [`Topology::hop`]).
     pub fn with_routing(mut self, routing: Routing) -> Topology {
         self.routing = routing;
+        self
+    }
+
+    /// Choose [`Routing::OwnerLoad`]'s spines from `load(rack, owner)`,
+    /// the bytes the pair's responses are expected to carry: heaviest pair
+    /// first, each pair to the spine that minimises the larger load of its
+    /// two response links (owner's ToR → spine → requester's ToR), ties to
+    /// the spine `owner` routing would take, so equal loads spread as
+    /// there; pairs without load keep `owner`'s spine. A deterministic
+    /// function of the loads. Other routings and topologies are returned
+    /// unchanged.
+    pub fn with_pair_loads(mut self, load: impl Fn(u32, u32) -> u64) -> Topology {
+        let Shape::LeafSpine { spines } = self.shape else {
+            return self;
+        };
+        if self.routing != Routing::OwnerLoad {
+            return self;
+        }
+        let (n, r, s) = (self.nodes as usize, self.racks as usize, spines as usize);
+        let owner_spine = |a: usize, y: usize| ((a + y) % s) as u16;
+        let mut map: Vec<u16> = (0..r * n).map(|i| owner_spine(i / n, i % n)).collect();
+        let mut pairs: Vec<(u64, u32, u32)> = Vec::new();
+        for a in 0..self.racks {
+            for y in 0..self.nodes {
+                let l = load(a, y);
+                if l > 0 && self.rack_of(y) != a {
+                    pairs.push((l, a, y));
+                }
+            }
+        }
+        pairs.sort_by(|p, q| q.0.cmp(&p.0).then((p.1, p.2).cmp(&(q.1, q.2))));
+        // Response bytes on each ToR's uplink to each spine (`up`) and on
+        // each spine's downlink to each ToR (`down`), [rack * s + spine].
+        let (mut up, mut down) = (vec![0u64; r * s], vec![0u64; r * s]);
+        for (l, a, y) in pairs {
+            let (a, y) = (a as usize, y as usize);
+            let b = self.rack_of(y as u32) as usize;
+            let home = owner_spine(a, y) as usize;
+            let best = (0..s)
+                .min_by_key(|&k| (up[b * s + k].max(down[a * s + k]) + l, (k + s - home) % s))
+                .unwrap_or(home);
+            up[b * s + best] += l;
+            down[a * s + best] += l;
+            map[a * n + y] = best as u16;
+        }
+        self.pair_spines = Some(map.into());
         self
     }
 
@@ -393,6 +456,18 @@ impl Topology {
             (Routing::Owner, PR_TYPE_READ) => (u64::from(r) + u64::from(dst)) % s,
             (Routing::Owner, PR_TYPE_RESPONSE) => (u64::from(dst_rack) + u64::from(src)) % s,
             (Routing::Owner, _) => return None,
+            (Routing::OwnerLoad, PR_TYPE_READ | PR_TYPE_RESPONSE) => {
+                let (rack, owner) = if ty == PR_TYPE_READ {
+                    (r, dst)
+                } else {
+                    (dst_rack, src)
+                };
+                match &self.pair_spines {
+                    Some(m) => u64::from(m[(rack * self.nodes + owner) as usize]),
+                    None => (u64::from(rack) + u64::from(owner)) % s,
+                }
+            }
+            (Routing::OwnerLoad, _) => return None,
         };
         Some(h + spine as u32)
     }
