@@ -125,7 +125,7 @@ fn cli_refuses_bad_options_with_status_2() {
         ),
         (
             vec!["--routing", "spray"],
-            "'spray' for '--routing <ROUTING>': unknown routing \"spray\" (one of rack-pair, node-pair, owner)",
+            "'spray' for '--routing <ROUTING>': unknown routing \"spray\" (one of rack-pair, node-pair, owner, owner-load)",
         ),
     ] {
         let o = Command::new(bin)

@@ -462,8 +462,9 @@ impl Topology {
                 } else {
                     (dst_rack, src)
                 };
-                match &self.pair_spines {
-                    Some(m) => u64::from(m[(rack * self.nodes + owner) as usize]),
+                let pair = rack as usize * self.nodes as usize + owner as usize;
+                match self.pair_spines.as_deref().and_then(|m| m.get(pair)) {
+                    Some(&spine) => u64::from(spine),
                     None => (u64::from(rack) + u64::from(owner)) % s,
                 }
             }
