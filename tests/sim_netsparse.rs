@@ -815,3 +815,130 @@ fn a_cyclic_buffer_dependency_is_reported_with_its_cycle() {
     assert!(hops.len() >= 3 && hops.first() == hops.last(), "{e}");
     assert!(hops.iter().all(|h| h.starts_with("tor")), "{e}");
 }
+
+/// `owner-load` routing places its pairs by the partition's per-(node,
+/// owner) needs, counted once and handed to the runs on the same
+/// partition (the modes of a run, a sweep's points, the paper's runs).
+/// The needs equal an independent count; handed in, they give the same run
+/// as counting them inside; counted for another partition (other node
+/// count, or the same count with other bounds) they are not used; with
+/// SAOpt first, its analysis supplies them and the run is the same again.
+#[test]
+fn owner_load_needs_are_the_partitions_and_shared_only_with_it() {
+    use netsparse::sim::partition::OwnerNeeds;
+    use netsparse::sim::topology::Routing;
+    use std::sync::Arc;
+    let spec: GenSpec = "rmat:scale=11,ef=4".parse().unwrap();
+    let (m, _) = spec.generate(5).unwrap();
+    let nodes = 16u32;
+    let part = Partition::equal(&m, nodes).unwrap();
+    let needs = OwnerNeeds::count(&m, &part);
+    // An independent count: each node's distinct remote idxs by owner.
+    let cols = shares(u64::from(m.cols()), u64::from(nodes));
+    for (n, (_, distinct)) in oracle(&m, u64::from(nodes)).iter().enumerate() {
+        for o in 0..nodes as usize {
+            let want = distinct.iter().filter(|&&c| owner(&cols, c) == o).count();
+            assert_eq!(
+                needs.get(n as u32, o as u32),
+                want as u64,
+                "node {n} owner {o}"
+            );
+        }
+    }
+    assert!(needs.fits(&part));
+    let cfg = SimConfig {
+        nodes,
+        racks: 4,
+        routing: Routing::OwnerLoad,
+        ..SimConfig::default()
+    };
+    let netsparse_json = |modes: &[Mode], given: Option<OwnerNeeds>| {
+        let mut r = run(
+            &m,
+            &cfg,
+            modes,
+            &RunOptions {
+                owner_needs: given.map(Arc::new),
+                ..RunOptions::default()
+            },
+        );
+        r.check().unwrap();
+        let mr = r
+            .modes
+            .iter_mut()
+            .find(|mr| mr.mode == "netsparse")
+            .unwrap();
+        // A comparison with SAOpt, present when it ran beside.
+        mr.pr_reduction_vs_sa = None;
+        if let Some(s) = mr.run.as_mut() {
+            s.wall_secs = 0.0;
+            s.setup_secs = 0.0;
+            s.idxs_per_sec = 0.0;
+            s.prs_per_sec = 0.0;
+        }
+        serde_json::to_string(&mr).unwrap()
+    };
+    let counted_inside = netsparse_json(&[Mode::NetSparse], None);
+    let same = |json: String, what: &str| assert!(json == counted_inside, "{what}");
+    same(
+        netsparse_json(&[Mode::NetSparse], Some(needs.clone())),
+        "needs handed in changed the run",
+    );
+    let eight = OwnerNeeds::count(&m, &Partition::equal(&m, 8).unwrap());
+    assert!(!eight.fits(&part));
+    same(
+        netsparse_json(&[Mode::NetSparse], Some(eight)),
+        "an 8-node partition's needs were used",
+    );
+    // Sixteen nodes, the first boundary moved by one row.
+    let mut bounds = part.rows.bounds().to_vec();
+    bounds[1] += 1;
+    let text: String = bounds
+        .windows(2)
+        .map(|w| format!("{} {}\n", w[0], w[1]))
+        .collect();
+    let shifted = Partition::from_text(&text, "shifted", &m, Some(nodes)).unwrap();
+    let other = OwnerNeeds::count(&m, &shifted);
+    assert!(!other.fits(&part), "a partition with other bounds");
+    assert_ne!(other, needs);
+    same(
+        netsparse_json(&[Mode::NetSparse], Some(other)),
+        "another partition's needs were used",
+    );
+    // One node owning every row and column: no pair has a load, so these
+    // needs, if used, would route as `owner` does, which differs here.
+    let rows = m.rows();
+    let text: String = (0..nodes)
+        .map(|n| {
+            if n + 1 < nodes {
+                "0 0\n".to_string()
+            } else {
+                format!("0 {rows}\n")
+            }
+        })
+        .collect();
+    let lopsided = Partition::from_text(&text, "lopsided", &m, Some(nodes)).unwrap();
+    let unloaded = OwnerNeeds::count(&m, &lopsided);
+    assert!((0..nodes).all(|n| (0..nodes).all(|o| unloaded.get(n, o) == 0)));
+    same(
+        netsparse_json(&[Mode::NetSparse], Some(unloaded)),
+        "a lopsided partition's needs were used",
+    );
+    let owner_cfg = SimConfig {
+        routing: Routing::Owner,
+        ..cfg.clone()
+    };
+    let owner_run = run(&m, &owner_cfg, &[Mode::NetSparse], &RunOptions::default());
+    assert_ne!(
+        owner_run.modes[0].run.as_ref().map(|s| s.sim_time),
+        run(&m, &cfg, &[Mode::NetSparse], &RunOptions::default()).modes[0]
+            .run
+            .as_ref()
+            .map(|s| s.sim_time),
+        "owner-load routes this matrix as owner does: the check above proves nothing"
+    );
+    same(
+        netsparse_json(&[Mode::Sa, Mode::NetSparse], None),
+        "SAOpt's analysis gave other needs",
+    );
+}

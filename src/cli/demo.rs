@@ -148,6 +148,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         stop: Some(stop.clone()),
         threads: super::sim::sim_threads(args.threads),
         link_flows: Vec::new(),
+        owner_needs: None,
     };
     let mut bar = DelayedBar::new(!args.quiet && std::io::stderr().is_terminal());
     let report = simulate_with(

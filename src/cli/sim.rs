@@ -12,12 +12,12 @@ use anyhow::{bail, Context as _};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
 use netsparse::programs::ProgramCache;
-use netsparse::sim::cluster::{check_mode, RunOptions};
+use netsparse::sim::cluster::{check_mode, needs_owner_loads, RunOptions};
 use netsparse::sim::compute::ComputeModel;
 use netsparse::sim::config::SimConfig;
 use netsparse::sim::matrix::{self, CsrMatrix, GenSpec, ReadOptions};
 use netsparse::sim::memory;
-use netsparse::sim::partition::Partition;
+use netsparse::sim::partition::{OwnerNeeds, Partition};
 use netsparse::sim::plot;
 use netsparse::sim::report::{MatrixSummary, Report};
 use netsparse::sim::topology::TableTemplates;
@@ -498,6 +498,7 @@ fn run_one(
     args: &Args,
     cfg: &SimConfig,
     opts: &RunOptions,
+    needs: &mut Option<Arc<OwnerNeeds>>,
     programs: &mut ProgramCache,
     stop: &AtomicBool,
     bar: &mut DelayedBar,
@@ -506,13 +507,24 @@ fn run_one(
         Some(p) => Partition::read_file(p, m, Some(cfg.nodes))?,
         None => Partition::equal(m, cfg.nodes)?,
     };
+    // `owner-load` routing's needs are counted once for a sweep's points on
+    // the same partition (SAOpt's analysis gives them when it runs anyway).
+    let mut opts = std::borrow::Cow::Borrowed(opts);
+    if needs_owner_loads(cfg, &args.mode) && !args.mode.contains(&Mode::Sa) {
+        let counted = match needs.take() {
+            Some(n) if n.fits(&part) => n,
+            _ => Arc::new(OwnerNeeds::count(m, &part)),
+        };
+        opts.to_mut().owner_needs = Some(counted.clone());
+        *needs = Some(counted);
+    }
     let report = simulate_with(
         m,
         summary.clone(),
         &part,
         cfg,
         &args.mode,
-        opts,
+        &opts,
         programs,
         &mut |p: Progress| {
             bar.update(p.phase, p.done, p.total);
@@ -688,7 +700,9 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         stop: Some(stop.clone()),
         threads: sim_threads(args.threads),
         link_flows,
+        owner_needs: None,
     };
+    let mut needs = None;
     let mut programs = ProgramCache::new();
     match &sweep {
         None => reports.push(run_one(
@@ -697,6 +711,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             &args,
             &cfg,
             &opts,
+            &mut needs,
             &mut programs,
             &stop,
             &mut bar,
@@ -724,6 +739,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
                     &args,
                     c,
                     &opts,
+                    &mut needs,
                     &mut programs,
                     &stop,
                     &mut bar,

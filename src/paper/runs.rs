@@ -8,17 +8,17 @@
 //! generated.
 
 use std::sync::atomic::AtomicBool;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use serde::{Deserialize, Serialize};
 
 use crate::programs::ProgramCache;
-use crate::sim::cluster::RunOptions;
+use crate::sim::cluster::{self, RunOptions};
 use crate::sim::compute;
 use crate::sim::config::SimConfig;
 use crate::sim::matrix::paper::{self, PaperMatrix};
 use crate::sim::matrix::{CsrMatrix, GenSpec};
-use crate::sim::partition::Partition;
+use crate::sim::partition::{OwnerNeeds, Partition};
 use crate::sim::report::{MatrixSummary, ModeResult};
 use crate::sim::{simulate_with, Mode, Progress, SimError};
 
@@ -203,6 +203,9 @@ pub struct Prepared {
     pub summary: MatrixSummary,
     /// The contiguous 1D partition over the configured nodes.
     pub partition: Partition,
+    /// Its per-(node, owner) needs, counted by the first run that routes
+    /// by them (`owner-load`) and shared by the rest.
+    pub owner_needs: OnceLock<Arc<OwnerNeeds>>,
 }
 
 /// Generate stand-in `m` at 1/`scale` with `seed`, partitioned over `nodes`.
@@ -223,6 +226,7 @@ pub fn prepare(m: PaperMatrix, scale: u32, seed: u64, nodes: u32) -> Result<Prep
         matrix,
         summary,
         partition,
+        owner_needs: OnceLock::new(),
     })
 }
 
@@ -263,6 +267,11 @@ pub fn execute(
         stop,
         threads,
         link_flows: Vec::new(),
+        owner_needs: cluster::needs_owner_loads(cfg, &[mode]).then(|| {
+            p.owner_needs
+                .get_or_init(|| Arc::new(OwnerNeeds::count(&p.matrix, &p.partition)))
+                .clone()
+        }),
     };
     let start = std::time::Instant::now();
     let report = simulate_with(

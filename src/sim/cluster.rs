@@ -72,7 +72,7 @@ use super::hostmem::{SimMemory, DEST_BASE, IDX_BASE, PROP_BASE};
 use super::hostmodel::{self, Chunk, HostModel, HostNode, HostResult};
 use super::linkflows::{self, FlowTap};
 use super::matrix::CsrMatrix;
-use super::partition::Partition;
+use super::partition::{OwnerNeeds, Partition};
 use super::report::{
     Bytes, FabricUse, MemoryAccount, MiddlePipeUse, ModeResult, NodeResult, RunStats, Verification,
 };
@@ -100,6 +100,16 @@ pub struct RunOptions {
     /// Link directions whose flows to count (`--link-flows`), by device
     /// name: (from, to).
     pub link_flows: Vec<(String, String)>,
+    /// The partition's per-(node, owner) needs, when the caller already
+    /// counted them (`owner-load` routing places its pairs by them; counted
+    /// here when absent or counted for another partition).
+    pub owner_needs: Option<Arc<OwnerNeeds>>,
+}
+
+/// Whether running `modes` under `cfg` needs the partition's
+/// [`OwnerNeeds`]: a NetSparse mode with `owner-load` routing.
+pub fn needs_owner_loads(cfg: &SimConfig, modes: &[Mode]) -> bool {
+    cfg.routing == Routing::OwnerLoad && modes.iter().any(|m| m.ablation().is_some())
 }
 
 /// One device of the simulated cluster.
@@ -189,7 +199,11 @@ pub fn run_mode(
     let setup_start = Instant::now();
     let mut t = cfg.topology().map_err(ConfigError::from)?;
     if t.routing() == Routing::OwnerLoad {
-        let loads = pair_loads(m, part, cfg, &t);
+        let needs = match &opts.owner_needs {
+            Some(n) if n.fits(part) => n.clone(),
+            _ => Arc::new(OwnerNeeds::count(m, part)),
+        };
+        let loads = pair_loads(&needs, cfg, &t);
         t = t.with_pair_loads(loads);
     }
     let tap = if opts.link_flows.is_empty() {
@@ -653,19 +667,15 @@ impl Host {
 /// owner) pair is expected to carry, from the distinct remote idxs each
 /// node of the rack needs from the owner (the partition's needs; what the
 /// Idx Filters and the Property Cache remove is not known in advance).
-fn pair_loads(
-    m: &CsrMatrix,
-    part: &Partition,
-    cfg: &SimConfig,
-    t: &Topology,
-) -> impl Fn(u32, u32) -> u64 {
-    let a = super::partition::analyze(m, part, 1, &mut |_| true);
+fn pair_loads(needs: &OwnerNeeds, cfg: &SimConfig, t: &Topology) -> impl Fn(u32, u32) -> u64 {
     let (nodes, racks) = (t.nodes() as usize, t.racks() as usize);
     let mut load = vec![0u64; racks * nodes];
-    for p in &a.nodes {
-        let rack = t.rack_of(p.node) as usize;
-        for (owner, &d) in p.distinct_per_owner.iter().enumerate().take(nodes) {
-            load[rack * nodes + owner] += d;
+    for node in 0..needs.nodes().min(t.nodes()) {
+        let rack = t.rack_of(node) as usize;
+        for owner in 0..needs.nodes().min(t.nodes()) {
+            if let Some(slot) = load.get_mut(rack * nodes + owner as usize) {
+                *slot += needs.get(node, owner);
+            }
         }
     }
     let prop = u64::from(cfg.prop_bytes());

@@ -75,6 +75,7 @@ pub use netsparse_netsim as engine;
 
 use std::fmt;
 use std::str::FromStr;
+use std::sync::Arc;
 
 use serde::Serialize;
 use thiserror::Error;
@@ -313,6 +314,9 @@ pub fn simulate_with(
         cluster::check_mode(cfg, mode)?;
     }
     let mut report = Report::new(summary, cfg.clone());
+    // `owner-load` routing's needs, counted at most once for all the modes
+    // (taken from SAOpt's analysis when that comes first).
+    let mut opts = std::borrow::Cow::Borrowed(opts);
     let mut seen = Vec::new();
     for &mode in modes {
         if seen.contains(&mode) {
@@ -333,6 +337,13 @@ pub fn simulate_with(
                     go_on
                 });
                 let partial = a.nodes.len() < part.nodes() as usize;
+                if !partial && cluster::needs_owner_loads(cfg, modes) {
+                    let fresh = opts.owner_needs.as_ref().is_none_or(|n| !n.fits(part));
+                    if fresh {
+                        opts.to_mut().owner_needs =
+                            Some(Arc::new(partition::OwnerNeeds::of(&a, part)));
+                    }
+                }
                 report.modes.push(analytic::sa(&a, cfg, partial));
                 if partial || !go_on {
                     report.stopped = true;
@@ -340,7 +351,13 @@ pub fn simulate_with(
                 }
             }
             _ => {
-                let r = cluster::run_mode(m, part, cfg, mode, programs, opts, progress)?;
+                if cluster::needs_owner_loads(cfg, &[mode])
+                    && opts.owner_needs.as_ref().is_none_or(|n| !n.fits(part))
+                {
+                    opts.to_mut().owner_needs =
+                        Some(Arc::new(partition::OwnerNeeds::count(m, part)));
+                }
+                let r = cluster::run_mode(m, part, cfg, mode, programs, &opts, progress)?;
                 let partial = r.partial;
                 report.modes.push(r);
                 if partial {

@@ -522,6 +522,71 @@ pub fn analyze(
     Analysis { groups, nodes: out }
 }
 
+/// The distinct remote idxs each node needs from each owner, for one
+/// matrix and partition: the part of an [`Analysis`] that `owner-load`
+/// routing places its (rack, owner) pairs by. Counted once per partition
+/// and shared by the runs on it (the modes of a run, a sweep's points).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct OwnerNeeds {
+    nodes: u32,
+    row_bounds: Vec<u32>,
+    col_bounds: Vec<u32>,
+    /// `distinct[node * nodes + owner]`.
+    distinct: Vec<u64>,
+}
+
+impl OwnerNeeds {
+    /// Count them (one pass over the matrix).
+    pub fn count(m: &CsrMatrix, part: &Partition) -> OwnerNeeds {
+        Self::of(&analyze(m, part, 1, &mut |_| true), part)
+    }
+
+    /// Take them from an analysis of `part` (any number of groups). Nodes
+    /// the analysis did not reach (stopped early) count nothing.
+    pub fn of(a: &Analysis, part: &Partition) -> OwnerNeeds {
+        let nodes = part.nodes();
+        let n = nodes as usize;
+        let mut distinct = vec![0u64; n * n];
+        for p in &a.nodes {
+            let row = p.node as usize * n;
+            for (owner, &d) in p.distinct_per_owner.iter().enumerate().take(n) {
+                if let Some(slot) = distinct.get_mut(row + owner) {
+                    *slot = d;
+                }
+            }
+        }
+        OwnerNeeds {
+            nodes,
+            row_bounds: part.rows.bounds().to_vec(),
+            col_bounds: part.cols.bounds().to_vec(),
+            distinct,
+        }
+    }
+
+    /// Whether these were counted for a partition with `part`'s bounds.
+    pub fn fits(&self, part: &Partition) -> bool {
+        self.nodes == part.nodes()
+            && self.row_bounds == part.rows.bounds()
+            && self.col_bounds == part.cols.bounds()
+    }
+
+    /// The nodes.
+    pub fn nodes(&self) -> u32 {
+        self.nodes
+    }
+
+    /// The distinct idxs `node` needs from `owner` (0 out of range).
+    pub fn get(&self, node: u32, owner: u32) -> u64 {
+        if node >= self.nodes || owner >= self.nodes {
+            return 0;
+        }
+        self.distinct
+            .get(node as usize * self.nodes as usize + owner as usize)
+            .copied()
+            .unwrap_or(0)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
