@@ -83,7 +83,7 @@ struct StopAfter {
 }
 
 impl Observer for StopAfter {
-    fn run_done(&mut self, _label: &str, _wall: f64, _verified: bool) {
+    fn run_done(&mut self, _slot: usize, _label: &str, _wall: f64, _verified: bool) {
         self.done += 1;
         if self.done >= self.after {
             self.stop.store(true, Ordering::Relaxed);
@@ -162,4 +162,63 @@ fn corrupt_cache_files_are_reported_and_rerun() {
     // Rewritten: the next invocation trusts them again.
     let s = paper::run(&opts, &mut Silent).unwrap();
     assert_eq!((s.runs_executed, s.corrupt.len()), (0, 0));
+}
+
+/// Runs started and finished per worker slot.
+#[derive(Default)]
+struct Slots {
+    started: std::collections::BTreeMap<usize, usize>,
+    done: std::collections::BTreeMap<usize, usize>,
+}
+
+impl Observer for Slots {
+    fn run_start(&mut self, slot: usize, _label: &str, _work: u64) {
+        *self.started.entry(slot).or_default() += 1;
+    }
+    fn run_done(&mut self, slot: usize, _label: &str, _wall: f64, _verified: bool) {
+        *self.done.entry(slot).or_default() += 1;
+    }
+}
+
+/// `--jobs 2` executes the runs two at a time and writes the same report
+/// as one at a time; a stop while two are running keeps every run that
+/// finished (in the cache) and the next invocation runs only the rest.
+#[test]
+fn two_jobs_at_once_give_the_same_report_and_resume() {
+    let one = tempfile::tempdir().unwrap();
+    paper::run(&small(one.path()), &mut Silent).unwrap();
+    let before = results(one.path());
+
+    let two = tempfile::tempdir().unwrap();
+    let mut opts = small(two.path());
+    opts.jobs = 2;
+    let mut seen = Slots::default();
+    let s = paper::run(&opts, &mut seen).unwrap();
+    assert_eq!((s.runs_executed, s.runs_cached), (6, 0), "{s:?}");
+    assert_eq!(results(two.path()), before);
+    // Both workers ran, and each run started and ended on one.
+    assert_eq!(seen.started.keys().copied().collect::<Vec<_>>(), [0, 1]);
+    assert_eq!(seen.started, seen.done);
+
+    let dir = tempfile::tempdir().unwrap();
+    let stop = Arc::new(AtomicBool::new(false));
+    let mut opts = small(dir.path());
+    opts.jobs = 2;
+    opts.stop = Some(stop.clone());
+    let mut obs = StopAfter {
+        after: 2,
+        done: 0,
+        stop: stop.clone(),
+    };
+    let s = paper::run(&opts, &mut obs).unwrap();
+    assert!(s.interrupted, "{s:?}");
+    // The run beside the second may have finished before it saw the stop.
+    assert!((2..=3).contains(&s.runs_executed), "{s:?}");
+    assert_eq!(s.runs_executed + s.runs_missing, 6, "{s:?}");
+    assert_eq!(cache_files(dir.path()).len(), s.runs_executed);
+    let kept = s.runs_executed;
+    stop.store(false, Ordering::Relaxed);
+    let s = paper::run(&opts, &mut Silent).unwrap();
+    assert_eq!((s.runs_executed, s.runs_cached), (6 - kept, kept), "{s:?}");
+    assert_eq!(results(dir.path()), before);
 }

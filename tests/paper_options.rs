@@ -52,6 +52,16 @@ fn bad_options_name_the_parameter_and_range() {
         e.starts_with("--racks = 7 is out of range: a divisor of --nodes 128"),
         "{e}"
     );
+    for jobs in [0, 65] {
+        let e = err(PaperOptions {
+            jobs,
+            ..base.clone()
+        });
+        assert!(
+            e.starts_with(&format!("--jobs = {jobs} is out of range: 1..=64")),
+            "{e}"
+        );
+    }
     let e = "fig99".parse::<paper::Section>().unwrap_err().to_string();
     assert!(
         e.contains("--only = fig99") && e.contains("fig12, table7"),
@@ -103,6 +113,43 @@ fn runs_that_do_not_fit_are_refused_before_anything_is_generated() {
     );
 }
 
+/// With `--jobs N` the memory check counts N runs at once, and when fewer
+/// would fit it says how many.
+#[test]
+fn runs_at_once_are_counted_in_the_memory_check() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    let base = PaperOptions {
+        out: out.clone(),
+        scale: 64,
+        only: vec![paper::Section::Table7],
+        version: "test".into(),
+        ..PaperOptions::default()
+    };
+    // One run's need, from the refusal of a tiny limit ("needs about X GiB").
+    let e = err(PaperOptions {
+        memory_limit: Some(1 << 20),
+        ..base.clone()
+    });
+    let gib: f64 = e
+        .split("needs about ")
+        .nth(1)
+        .and_then(|t| t.split(' ').next())
+        .and_then(|t| t.parse().ok())
+        .unwrap_or_else(|| panic!("no need in {e:?}"));
+    let limit = ((gib + 0.01) * 1.5 * f64::from(1u32 << 30)) as u64;
+    // That limit holds one run but not sixty-four at once.
+    let e = err(PaperOptions {
+        memory_limit: Some(limit),
+        jobs: 64,
+        ..base.clone()
+    });
+    assert!(e.contains(", 64 runs at once)"), "{e}");
+    assert!(e.contains("; --jobs "), "{e}");
+    assert!(!e.contains("--scale"), "{e}");
+    assert!(!out.exists(), "wrote before refusing");
+}
+
 #[test]
 fn cli_refuses_bad_options_with_status_2() {
     let bin = env!("CARGO_BIN_EXE_netsparse");
@@ -119,6 +166,7 @@ fn cli_refuses_bad_options_with_status_2() {
             "--matrices = nope is out of range",
         ),
         (vec!["--racks", "5"], "--racks = 5 is out of range"),
+        (vec!["--jobs", "0"], "'0' for '--jobs <N>': 0 is not in 1..=64"),
         (
             vec!["--memory-limit=-1"],
             "--memory-limit = -1 is out of range",

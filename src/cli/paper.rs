@@ -63,10 +63,16 @@ pub struct Args {
     /// Racks (Table 5: 8).
     #[arg(long, default_value_t = 8)]
     pub racks: u32,
-    /// Threads for each run's event loop (default: the machine's cores);
-    /// the results, and so the cache, are the same for every value.
+    /// Threads for each run's event loop (default: the machine's cores
+    /// divided among the --jobs); the results, and so the cache, are the
+    /// same for every value.
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..=256))]
     pub threads: Option<u16>,
+    /// Runs at once, each on its own thread (default 1). Each holds its own
+    /// run memory, so the memory check counts N of the largest run; the
+    /// results, and so the cache, are the same for every value.
+    #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u16).range(1..=64))]
+    pub jobs: u16,
     /// Seed of the generators.
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
@@ -115,7 +121,11 @@ fn options(a: &Args) -> anyhow::Result<PaperOptions> {
         out: a.out.clone(),
         nodes: a.nodes,
         racks: a.racks,
-        threads: super::sim::sim_threads(a.threads),
+        threads: match a.threads {
+            Some(_) => super::sim::sim_threads(a.threads),
+            None => (super::sim::sim_threads(None) / usize::from(a.jobs)).max(1),
+        },
+        jobs: usize::from(a.jobs),
         seed: a.seed,
         routing: a.routing,
         memory_limit,

@@ -32,6 +32,7 @@
 pub mod cache;
 pub mod data;
 pub mod e2e;
+pub mod jobs;
 pub mod plan;
 pub mod plots;
 pub mod progress;
@@ -60,7 +61,7 @@ use crate::sim::SimError;
 use cache::{Cache, CacheError, Lookup};
 pub use plan::{key_id, Planned, Setup};
 use progress::Observer;
-use runs::{MemoryEstimate, Outcome, RunKey, RunRecord};
+use runs::{MemoryEstimate, RunKey, RunRecord};
 
 pub use crate::sim::memory::{available_memory, gib, peak_rss};
 
@@ -202,6 +203,10 @@ pub struct PaperOptions {
     /// Threads for each run's event loop (0: the serial loop); results
     /// are identical for every value, so it is not part of a run's key.
     pub threads: usize,
+    /// Runs executed at once (1..=64), each on its own thread (plus its
+    /// event loop's `threads`); the memory check counts this many of the
+    /// largest run. Results do not depend on it.
+    pub jobs: usize,
     /// Seed of the generators.
     pub seed: u64,
     /// How the leaf-spine's ToRs pick a spine (default `owner`, the
@@ -228,6 +233,7 @@ impl Default for PaperOptions {
             nodes: 128,
             racks: 8,
             threads: 1,
+            jobs: 1,
             seed: 1,
             routing: Routing::Owner,
             memory_limit: None,
@@ -415,12 +421,21 @@ impl Results {
     }
 }
 
-/// The largest memory need of `plan` under `setup`: (estimate, run label).
-fn peak_estimate(setup: &Setup, plan: &[Planned]) -> (MemoryEstimate, String) {
+/// The peak of estimate `e` with `jobs` such runs at once on one matrix
+/// (each holds its own run memory; the matrix is shared, and is built
+/// while no run is going).
+fn with_jobs(e: &MemoryEstimate, jobs: usize) -> u64 {
+    e.build_bytes
+        .max(e.matrix_bytes + e.run_bytes.saturating_mul(jobs as u64))
+}
+
+/// The largest memory need of `plan` under `setup` with `jobs` runs at
+/// once: (estimate of one run, run label).
+fn peak_estimate(setup: &Setup, plan: &[Planned], jobs: usize) -> (MemoryEstimate, String) {
     let mut best = (MemoryEstimate::default(), String::new());
     for p in plan {
         let e = runs::estimate(p.matrix, setup.opts.scale, &p.key.config, p.mode);
-        if e.total() > best.0.total() {
+        if with_jobs(&e, jobs) > with_jobs(&best.0, jobs) {
             best = (e, p.label.clone());
         }
     }
@@ -429,34 +444,51 @@ fn peak_estimate(setup: &Setup, plan: &[Planned]) -> (MemoryEstimate, String) {
 
 /// Refuse before anything is generated if the largest run will not fit.
 fn check_memory(setup: &Setup, plan: &[Planned]) -> Result<(u64, u64), PaperError> {
-    let (need, largest) = peak_estimate(setup, plan);
+    let jobs = setup.opts.jobs.max(1);
+    let (need, largest) = peak_estimate(setup, plan, jobs);
     let limit = setup
         .opts
         .memory_limit
         .or_else(available_memory)
         .unwrap_or(u64::MAX);
-    if need.total() <= limit {
-        return Ok((need.total(), limit));
+    let total = with_jobs(&need, jobs);
+    if total <= limit {
+        return Ok((total, limit));
     }
-    // The smallest larger scale that fits, if any.
+    // Fewer runs at once, or else the smallest larger scale, that fits.
     let mut hint = String::new();
+    if let Some(j) = (1..jobs)
+        .rev()
+        .find(|&j| with_jobs(&peak_estimate(setup, plan, j).0, j) <= limit)
+    {
+        let e = peak_estimate(setup, plan, j).0;
+        hint = format!("; --jobs {j} would need about {}", gib(with_jobs(&e, j)));
+    }
     let mut s = setup.opts.scale;
-    while s < max_scale() {
+    while hint.is_empty() && s < max_scale() {
         s = (s * 2).min(max_scale());
         let mut o = setup.opts.clone();
         o.scale = s;
         if let Ok(st) = Setup::new(&o) {
-            let (e, _) = peak_estimate(&st, &st.plan());
-            if e.total() <= limit {
-                hint = format!("; --scale {s} would need about {}", gib(e.total()));
+            let (e, _) = peak_estimate(&st, &st.plan(), jobs);
+            if with_jobs(&e, jobs) <= limit {
+                hint = format!(
+                    "; --scale {s} would need about {}",
+                    gib(with_jobs(&e, jobs))
+                );
                 break;
             }
         }
     }
+    let largest = if jobs > 1 {
+        format!("{largest}, {jobs} runs at once")
+    } else {
+        largest
+    };
     Err(PaperError::Memory(Box::new(MemoryShortfall {
-        need: gib(need.total()),
+        need: gib(total),
         matrix: gib(need.matrix_bytes),
-        run: gib(need.run_bytes),
+        run: gib(need.run_bytes.saturating_mul(jobs as u64)),
         available: gib(limit),
         largest,
         hint,
@@ -515,9 +547,11 @@ pub fn run(opts: &PaperOptions, obs: &mut dyn Observer) -> Result<Summary, Paper
             .as_ref()
             .is_some_and(|s| s.load(Ordering::Relaxed))
     };
-    let mut programs = ProgramCache::new();
+    // One program cache per worker, kept across stand-ins.
+    let mut programs: Vec<ProgramCache> =
+        (0..opts.jobs.max(1)).map(|_| ProgramCache::new()).collect();
     let mut i = 0;
-    'matrices: while i < todo.len() {
+    while i < todo.len() {
         let m = todo[i].matrix;
         let group: Vec<&Planned> = todo[i..]
             .iter()
@@ -536,45 +570,19 @@ pub fn run(opts: &PaperOptions, obs: &mut dyn Observer) -> Result<Summary, Paper
                 source: Box::new(source),
             }
         })?;
-        for p in group {
-            if stopped() {
-                summary.interrupted = true;
-                break 'matrices;
-            }
-            obs.run_start(&p.label, p.work);
-            let stop = opts.stop.clone();
-            let outcome = runs::execute(
-                &prepared,
-                &p.key.config,
-                p.mode,
-                &mut programs,
-                opts.threads,
-                stop,
-                &mut |done, total| {
-                    obs.run_progress(done, total);
-                    !stopped()
-                },
-            )
-            .map_err(|source| PaperError::Sim {
-                run: p.label.clone(),
-                source: Box::new(source),
-            })?;
-            match outcome {
-                Outcome::Done(rec) => {
-                    let rec = *rec;
-                    cache.put(&p.key, &rec)?;
-                    if !rec.verified() {
-                        summary.failed.push(p.label.clone());
-                    }
-                    obs.run_done(&p.label, rec.wall_secs, rec.verified());
-                    results.insert(p, rec, false);
-                    summary.runs_executed += 1;
-                }
-                Outcome::Stopped => {
-                    summary.interrupted = true;
-                    break 'matrices;
-                }
-            }
+        let ended = jobs::run_group(
+            &group,
+            &prepared,
+            opts,
+            &mut programs,
+            &cache,
+            &mut results,
+            &mut summary,
+            obs,
+        )?;
+        if matches!(ended, jobs::Ended::Stopped) {
+            summary.interrupted = true;
+            break;
         }
     }
     obs.finish();

@@ -65,6 +65,13 @@ impl Setup {
                 range: "1..=256".into(),
             });
         }
+        if opts.jobs == 0 || opts.jobs > 64 {
+            return Err(PaperError::Option {
+                name: "--jobs",
+                value: opts.jobs.to_string(),
+                range: "1..=64 (runs at once; each holds its own run memory)".into(),
+            });
+        }
         if opts.memory_limit == Some(0) {
             return Err(PaperError::Option {
                 name: "--memory-limit",

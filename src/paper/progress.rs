@@ -19,17 +19,18 @@ pub trait Observer {
     fn matrix(&mut self, spec: &str) {
         let _ = spec;
     }
-    /// A run starts; `work` is its estimated work.
-    fn run_start(&mut self, label: &str, work: u64) {
-        let _ = (label, work);
+    /// A run starts on worker `slot` (0..jobs); `work` is its estimated
+    /// work.
+    fn run_start(&mut self, slot: usize, label: &str, work: u64) {
+        let _ = (slot, label, work);
     }
-    /// The run's own progress (remote idxs done of total).
-    fn run_progress(&mut self, done: u64, total: u64) {
-        let _ = (done, total);
+    /// The progress of worker `slot`'s run (remote idxs done of total).
+    fn run_progress(&mut self, slot: usize, done: u64, total: u64) {
+        let _ = (slot, done, total);
     }
-    /// A run finished.
-    fn run_done(&mut self, label: &str, wall_secs: f64, verified: bool) {
-        let _ = (label, wall_secs, verified);
+    /// Worker `slot`'s run finished.
+    fn run_done(&mut self, slot: usize, label: &str, wall_secs: f64, verified: bool) {
+        let _ = (slot, label, wall_secs, verified);
     }
     /// Something the user should know (a corrupt cache file).
     fn note(&mut self, msg: &str) {
@@ -45,16 +46,17 @@ pub struct Silent;
 
 impl Observer for Silent {}
 
-/// Two progress bars on stderr (hidden when stderr is not a terminal or
-/// `quiet`): the evaluation's work with an ETA, and the current run; one
-/// line per finished run when not quiet.
+/// Progress bars on stderr (hidden when stderr is not a terminal or
+/// `quiet`): the evaluation's work with an ETA, and one per worker for its
+/// current run; one line per finished run when not quiet.
 pub struct Bars {
     multi: MultiProgress,
     total: ProgressBar,
-    current: ProgressBar,
+    /// Per worker: its bar, its run's estimated work and the part done.
+    slots: Vec<(ProgressBar, u64, u64)>,
     quiet: bool,
-    run_work: u64,
-    run_base: u64,
+    /// Estimated work of the finished runs.
+    work_done: u64,
     runs_done: usize,
     runs_todo: usize,
 }
@@ -74,21 +76,36 @@ impl Bars {
         ) {
             total.set_style(s.progress_chars("=> "));
         }
-        let current = multi.add(ProgressBar::new(0));
-        if let Ok(s) = ProgressStyle::with_template("{msg} [{bar:30}] {pos}/{len}") {
-            current.set_style(s.progress_chars("=> "));
-        }
         total.enable_steady_tick(Duration::from_millis(500));
-        Bars {
+        let mut bars = Bars {
             multi,
             total,
-            current,
+            slots: Vec::new(),
             quiet,
-            run_work: 0,
-            run_base: 0,
+            work_done: 0,
             runs_done: 0,
             runs_todo: 0,
+        };
+        bars.slot(0);
+        bars
+    }
+
+    /// Worker `i`'s bar and work, added on first use.
+    fn slot(&mut self, i: usize) -> &mut (ProgressBar, u64, u64) {
+        while self.slots.len() <= i {
+            let bar = self.multi.add(ProgressBar::new(0));
+            if let Ok(s) = ProgressStyle::with_template("{msg} [{bar:30}] {pos}/{len}") {
+                bar.set_style(s.progress_chars("=> "));
+            }
+            self.slots.push((bar, 0, 0));
         }
+        &mut self.slots[i]
+    }
+
+    /// The evaluation's bar: finished runs plus the running ones' parts.
+    fn update_total(&self) {
+        let running: u64 = self.slots.iter().map(|s| s.2).sum();
+        self.total.set_position(self.work_done + running);
     }
 
     fn say(&self, s: &str) {
@@ -114,32 +131,39 @@ impl Observer for Bars {
     }
 
     fn matrix(&mut self, spec: &str) {
-        self.current.set_message(format!("generating {spec}"));
-        self.current.set_length(0);
-        self.current.set_position(0);
-    }
-
-    fn run_start(&mut self, label: &str, work: u64) {
-        self.run_work = work;
-        self.run_base = self.total.position();
-        self.current.set_message(label.to_string());
-        self.current.set_length(0);
-        self.current.set_position(0);
-    }
-
-    fn run_progress(&mut self, done: u64, total: u64) {
-        self.current.set_length(total);
-        self.current.set_position(done);
-        if total > 0 {
-            let part = (self.run_work as f64 * done as f64 / total as f64) as u64;
-            self.total
-                .set_position(self.run_base + part.min(self.run_work));
+        for (bar, _, _) in &self.slots {
+            bar.set_message(format!("generating {spec}"));
+            bar.set_length(0);
+            bar.set_position(0);
         }
     }
 
-    fn run_done(&mut self, label: &str, wall_secs: f64, verified: bool) {
+    fn run_start(&mut self, slot: usize, label: &str, work: u64) {
+        let s = self.slot(slot);
+        s.1 = work;
+        s.2 = 0;
+        s.0.set_message(label.to_string());
+        s.0.set_length(0);
+        s.0.set_position(0);
+    }
+
+    fn run_progress(&mut self, slot: usize, done: u64, total: u64) {
+        let s = self.slot(slot);
+        s.0.set_length(total);
+        s.0.set_position(done);
+        if total > 0 {
+            s.2 = ((s.1 as f64 * done as f64 / total as f64) as u64).min(s.1);
+        }
+        self.update_total();
+    }
+
+    fn run_done(&mut self, slot: usize, label: &str, wall_secs: f64, verified: bool) {
         self.runs_done += 1;
-        self.total.set_position(self.run_base + self.run_work);
+        let s = self.slot(slot);
+        let work = s.1;
+        (s.1, s.2) = (0, 0);
+        self.work_done += work;
+        self.update_total();
         self.total
             .set_prefix(format!("{}/{} runs", self.runs_done, self.runs_todo));
         self.say(&format!(
@@ -158,7 +182,9 @@ impl Observer for Bars {
     }
 
     fn finish(&mut self) {
-        self.current.finish_and_clear();
+        for (bar, _, _) in &self.slots {
+            bar.finish_and_clear();
+        }
         self.total.finish_and_clear();
     }
 }
