@@ -30,6 +30,24 @@ enum Event<'p> {
         p: &'p Planned,
         outcome: Result<Outcome, SimError>,
     },
+    /// Worker `slot` panicked (a bug): the dispatcher stops handing out
+    /// runs instead of waiting for it, and the panic reaches the caller
+    /// when the workers are joined.
+    Died { slot: usize },
+}
+
+/// Sends [`Event::Died`] if its worker unwinds.
+struct Obituary<'p> {
+    slot: usize,
+    events: mpsc::Sender<Event<'p>>,
+}
+
+impl Drop for Obituary<'_> {
+    fn drop(&mut self) {
+        if std::thread::panicking() {
+            let _ = self.events.send(Event::Died { slot: self.slot });
+        }
+    }
 }
 
 /// Why the group's loop ended early.
@@ -79,6 +97,10 @@ pub fn run_group<'p>(
                 .name(format!("paper-job-{slot}"))
                 .stack_size(64 << 20)
                 .spawn_scoped(s, move || {
+                    let _obituary = Obituary {
+                        slot,
+                        events: events.clone(),
+                    };
                     for p in work {
                         if events.send(Event::Start { slot, p }).is_err() {
                             return;
@@ -126,6 +148,13 @@ pub fn run_group<'p>(
             match ev {
                 Event::Start { slot, p } => obs.run_start(slot, &p.label, p.work),
                 Event::Progress { slot, done, total } => obs.run_progress(slot, done, total),
+                Event::Died { slot } => {
+                    busy -= 1;
+                    abort.store(true, Ordering::Relaxed);
+                    if let Some(hand) = hands.get_mut(slot) {
+                        *hand = None;
+                    }
+                }
                 Event::Done { slot, p, outcome } => {
                     busy -= 1;
                     match outcome {

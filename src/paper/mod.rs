@@ -14,6 +14,7 @@
 //! * [`data`]: the paper's published numbers, by table and figure;
 //! * [`plan`]: the configuration of every run and the list of runs;
 //! * [`runs`]: one run's key, record, execution and memory estimate;
+//! * [`jobs`]: a stand-in's runs, up to `jobs` at once on worker threads;
 //! * [`cache`]: finished runs on disk (resume after Ctrl-C);
 //! * [`report`]: the results beside the paper's, written as Markdown
 //!   ([`render`]), JSON and CSV; [`plots`]: its SVG figures;
