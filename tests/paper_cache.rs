@@ -91,11 +91,12 @@ impl Observer for StopAfter {
     }
 }
 
-#[test]
-fn interrupted_run_resumes_only_the_missing_runs() {
-    let dir = tempfile::tempdir().unwrap();
+/// [`small`] with `jobs` at once, stopped (as by Ctrl-C) once two runs
+/// have finished: its options, the stop flag and the invocation's summary.
+fn stopped_after_two(out: &Path, jobs: usize) -> (PaperOptions, Arc<AtomicBool>, paper::Summary) {
     let stop = Arc::new(AtomicBool::new(false));
-    let mut opts = small(dir.path());
+    let mut opts = small(out);
+    opts.jobs = jobs;
     opts.stop = Some(stop.clone());
     let mut obs = StopAfter {
         after: 2,
@@ -103,6 +104,13 @@ fn interrupted_run_resumes_only_the_missing_runs() {
         stop: stop.clone(),
     };
     let s = paper::run(&opts, &mut obs).unwrap();
+    (opts, stop, s)
+}
+
+#[test]
+fn interrupted_run_resumes_only_the_missing_runs() {
+    let dir = tempfile::tempdir().unwrap();
+    let (opts, stop, s) = stopped_after_two(dir.path(), 1);
     assert!(s.interrupted);
     assert_eq!((s.runs_executed, s.runs_missing), (2, 4), "{s:?}");
     assert_eq!(cache_files(dir.path()).len(), 2);
@@ -201,16 +209,7 @@ fn two_jobs_at_once_give_the_same_report_and_resume() {
     assert_eq!(seen.started, seen.done);
 
     let dir = tempfile::tempdir().unwrap();
-    let stop = Arc::new(AtomicBool::new(false));
-    let mut opts = small(dir.path());
-    opts.jobs = 2;
-    opts.stop = Some(stop.clone());
-    let mut obs = StopAfter {
-        after: 2,
-        done: 0,
-        stop: stop.clone(),
-    };
-    let s = paper::run(&opts, &mut obs).unwrap();
+    let (opts, stop, s) = stopped_after_two(dir.path(), 2);
     assert!(s.interrupted, "{s:?}");
     // The run beside the second may have finished before it saw the stop.
     assert!((2..=3).contains(&s.runs_executed), "{s:?}");
