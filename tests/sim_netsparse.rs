@@ -845,7 +845,7 @@ fn owner_load_needs_are_the_partitions_and_shared_only_with_it() {
             );
         }
     }
-    assert!(needs.fits(&part));
+    assert!(needs.fits(&m, &part));
     let cfg = SimConfig {
         nodes,
         racks: 4,
@@ -885,7 +885,7 @@ fn owner_load_needs_are_the_partitions_and_shared_only_with_it() {
         "needs handed in changed the run",
     );
     let eight = OwnerNeeds::count(&m, &Partition::equal(&m, 8).unwrap());
-    assert!(!eight.fits(&part));
+    assert!(!eight.fits(&m, &part));
     same(
         netsparse_json(&[Mode::NetSparse], Some(eight)),
         "an 8-node partition's needs were used",
@@ -899,11 +899,23 @@ fn owner_load_needs_are_the_partitions_and_shared_only_with_it() {
         .collect();
     let shifted = Partition::from_text(&text, "shifted", &m, Some(nodes)).unwrap();
     let other = OwnerNeeds::count(&m, &shifted);
-    assert!(!other.fits(&part), "a partition with other bounds");
+    assert!(!other.fits(&m, &part), "a partition with other bounds");
     assert_ne!(other, needs);
     same(
         netsparse_json(&[Mode::NetSparse], Some(other)),
         "another partition's needs were used",
+    );
+    // The same partition's bounds on another matrix of the same size.
+    let (sparser, _) = "rmat:scale=11,ef=2"
+        .parse::<GenSpec>()
+        .unwrap()
+        .generate(5)
+        .unwrap();
+    let elsewhere = OwnerNeeds::count(&sparser, &Partition::equal(&sparser, nodes).unwrap());
+    assert!(!elsewhere.fits(&m, &part), "another matrix's needs");
+    same(
+        netsparse_json(&[Mode::NetSparse], Some(elsewhere)),
+        "another matrix's needs were used",
     );
     // One node owning every row and column: no pair has a load, so these
     // needs, if used, would route as `owner` does, which differs here.

@@ -512,7 +512,7 @@ fn run_one(
     let mut opts = std::borrow::Cow::Borrowed(opts);
     if needs_owner_loads(cfg, &args.mode) && !args.mode.contains(&Mode::Sa) {
         let counted = match needs.take() {
-            Some(n) if n.fits(&part) => n,
+            Some(n) if n.fits(m, &part) => n,
             _ => Arc::new(OwnerNeeds::count(m, &part)),
         };
         opts.to_mut().owner_needs = Some(counted.clone());

@@ -102,7 +102,7 @@ pub struct RunOptions {
     pub link_flows: Vec<(String, String)>,
     /// The partition's per-(node, owner) needs, when the caller already
     /// counted them (`owner-load` routing places its pairs by them; counted
-    /// here when absent or counted for another partition).
+    /// here when absent or counted for another partition or matrix).
     pub owner_needs: Option<Arc<OwnerNeeds>>,
 }
 
@@ -200,7 +200,7 @@ pub fn run_mode(
     let mut t = cfg.topology().map_err(ConfigError::from)?;
     if t.routing() == Routing::OwnerLoad {
         let needs = match &opts.owner_needs {
-            Some(n) if n.fits(part) => n.clone(),
+            Some(n) if n.fits(m, part) => n.clone(),
             _ => Arc::new(OwnerNeeds::count(m, part)),
         };
         let loads = pair_loads(&needs, cfg, &t);

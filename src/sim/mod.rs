@@ -338,7 +338,7 @@ pub fn simulate_with(
                 });
                 let partial = a.nodes.len() < part.nodes() as usize;
                 if !partial && cluster::needs_owner_loads(cfg, modes) {
-                    let fresh = opts.owner_needs.as_ref().is_none_or(|n| !n.fits(part));
+                    let fresh = opts.owner_needs.as_ref().is_none_or(|n| !n.fits(m, part));
                     if fresh {
                         opts.to_mut().owner_needs =
                             Some(Arc::new(partition::OwnerNeeds::of(&a, part)));
@@ -352,7 +352,7 @@ pub fn simulate_with(
             }
             _ => {
                 if cluster::needs_owner_loads(cfg, &[mode])
-                    && opts.owner_needs.as_ref().is_none_or(|n| !n.fits(part))
+                    && opts.owner_needs.as_ref().is_none_or(|n| !n.fits(m, part))
                 {
                     opts.to_mut().owner_needs =
                         Some(Arc::new(partition::OwnerNeeds::count(m, part)));

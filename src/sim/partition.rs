@@ -529,6 +529,8 @@ pub fn analyze(
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct OwnerNeeds {
     nodes: u32,
+    /// The matrix's nonzeros the count went over.
+    nnz: u64,
     row_bounds: Vec<u32>,
     col_bounds: Vec<u32>,
     /// `distinct[node * nodes + owner]`.
@@ -547,6 +549,7 @@ impl OwnerNeeds {
         let nodes = part.nodes();
         let n = nodes as usize;
         let mut distinct = vec![0u64; n * n];
+        let nnz = a.nodes.iter().map(|p| p.nnz).sum();
         for p in &a.nodes {
             let row = p.node as usize * n;
             for (owner, &d) in p.distinct_per_owner.iter().enumerate().take(n) {
@@ -557,15 +560,19 @@ impl OwnerNeeds {
         }
         OwnerNeeds {
             nodes,
+            nnz,
             row_bounds: part.rows.bounds().to_vec(),
             col_bounds: part.cols.bounds().to_vec(),
             distinct,
         }
     }
 
-    /// Whether these were counted for a partition with `part`'s bounds.
-    pub fn fits(&self, part: &Partition) -> bool {
+    /// Whether these were counted for a partition with `part`'s bounds of
+    /// a matrix with `m`'s nonzeros (a cheap check: the caller hands in
+    /// needs counted on the same matrix).
+    pub fn fits(&self, m: &CsrMatrix, part: &Partition) -> bool {
         self.nodes == part.nodes()
+            && self.nnz == m.nnz()
             && self.row_bounds == part.rows.bounds()
             && self.col_bounds == part.cols.bounds()
     }
