@@ -511,10 +511,7 @@ fn run_one(
     // the same partition (SAOpt's analysis gives them when it runs anyway).
     let mut opts = std::borrow::Cow::Borrowed(opts);
     if needs_owner_loads(cfg, &args.mode) && !args.mode.contains(&Mode::Sa) {
-        let counted = match needs.take() {
-            Some(n) if n.fits(m, &part) => n,
-            _ => Arc::new(OwnerNeeds::count(m, &part)),
-        };
+        let counted = OwnerNeeds::reuse_or_count(needs.as_ref(), m, &part);
         opts.to_mut().owner_needs = Some(counted.clone());
         *needs = Some(counted);
     }

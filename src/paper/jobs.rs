@@ -84,7 +84,6 @@ pub fn run_group<'p>(
     let halted = || user_stop() || abort.load(Ordering::Relaxed);
     let workers = programs.len().min(group.len()).max(1);
     let mut first_error: Option<PaperError> = None;
-    let mut ended = Ended::All;
     std::thread::scope(|s| {
         let (events, inbox) = mpsc::channel::<Event<'p>>();
         let mut hands = Vec::with_capacity(workers);
@@ -171,7 +170,8 @@ pub fn run_group<'p>(
                             results.insert(p, rec, false);
                             summary.runs_executed += 1;
                         }
-                        Ok(Outcome::Stopped) => ended = Ended::Stopped,
+                        // Its result is missing: the group ends Stopped.
+                        Ok(Outcome::Stopped) => {}
                         Err(source) => {
                             abort.store(true, Ordering::Relaxed);
                             first_error.get_or_insert(PaperError::Sim {
@@ -194,10 +194,10 @@ pub fn run_group<'p>(
     if let Some(e) = first_error {
         return Err(e);
     }
-    if user_stop() || next_missing(group, results) {
-        ended = Ended::Stopped;
+    if user_stop() || group.iter().any(|p| results.get(&p.key).is_none()) {
+        return Ok(Ended::Stopped);
     }
-    Ok(ended)
+    Ok(Ended::All)
 }
 
 /// Give worker `hand` the next run, unless the loop is halted or the
@@ -222,9 +222,4 @@ fn give<'p>(
             false
         }
     }
-}
-
-/// Whether some run of the group has no result (it was not handed out).
-fn next_missing(group: &[&Planned], results: &Results) -> bool {
-    group.iter().any(|p| results.get(&p.key).is_none())
 }

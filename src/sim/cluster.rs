@@ -199,10 +199,7 @@ pub fn run_mode(
     let setup_start = Instant::now();
     let mut t = cfg.topology().map_err(ConfigError::from)?;
     if t.routing() == Routing::OwnerLoad {
-        let needs = match &opts.owner_needs {
-            Some(n) if n.fits(m, part) => n.clone(),
-            _ => Arc::new(OwnerNeeds::count(m, part)),
-        };
+        let needs = OwnerNeeds::reuse_or_count(opts.owner_needs.as_ref(), m, part);
         let loads = pair_loads(&needs, cfg, &t);
         t = t.with_pair_loads(loads);
     }

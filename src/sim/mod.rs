@@ -351,11 +351,10 @@ pub fn simulate_with(
                 }
             }
             _ => {
-                if cluster::needs_owner_loads(cfg, &[mode])
-                    && opts.owner_needs.as_ref().is_none_or(|n| !n.fits(m, part))
-                {
-                    opts.to_mut().owner_needs =
-                        Some(Arc::new(partition::OwnerNeeds::count(m, part)));
+                if cluster::needs_owner_loads(cfg, &[mode]) {
+                    let needs =
+                        partition::OwnerNeeds::reuse_or_count(opts.owner_needs.as_ref(), m, part);
+                    opts.to_mut().owner_needs = Some(needs);
                 }
                 let r = cluster::run_mode(m, part, cfg, mode, programs, &opts, progress)?;
                 let partial = r.partial;

@@ -19,6 +19,7 @@
 
 use std::ops::Range;
 use std::path::Path;
+use std::sync::Arc;
 
 use serde::Serialize;
 use thiserror::Error;
@@ -564,6 +565,19 @@ impl OwnerNeeds {
             row_bounds: part.rows.bounds().to_vec(),
             col_bounds: part.cols.bounds().to_vec(),
             distinct,
+        }
+    }
+
+    /// `given` if it was counted for `m` and `part` ([`OwnerNeeds::fits`]),
+    /// else a fresh count.
+    pub fn reuse_or_count(
+        given: Option<&Arc<OwnerNeeds>>,
+        m: &CsrMatrix,
+        part: &Partition,
+    ) -> Arc<OwnerNeeds> {
+        match given {
+            Some(n) if n.fits(m, part) => n.clone(),
+            _ => Arc::new(OwnerNeeds::count(m, part)),
         }
     }
 
