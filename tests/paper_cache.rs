@@ -172,14 +172,23 @@ fn corrupt_cache_files_are_reported_and_rerun() {
     assert_eq!((s.runs_executed, s.corrupt.len()), (0, 0));
 }
 
-/// Runs started and finished per worker slot.
+/// Runs started and finished per worker slot, the stand-ins generated
+/// and the notes.
 #[derive(Default)]
 struct Slots {
     started: std::collections::BTreeMap<usize, usize>,
     done: std::collections::BTreeMap<usize, usize>,
+    generated: Vec<String>,
+    notes: Vec<String>,
 }
 
 impl Observer for Slots {
+    fn matrix(&mut self, _slot: usize, spec: &str) {
+        self.generated.push(spec.to_string());
+    }
+    fn note(&mut self, msg: &str) {
+        self.notes.push(msg.to_string());
+    }
     fn run_start(&mut self, slot: usize, _label: &str, _work: u64) {
         *self.started.entry(slot).or_default() += 1;
     }
@@ -207,6 +216,35 @@ fn two_jobs_at_once_give_the_same_report_and_resume() {
     // Both workers ran, and each run started and ended on one.
     assert_eq!(seen.started.keys().copied().collect::<Vec<_>>(), [0, 1]);
     assert_eq!(seen.started, seen.done);
+    // uk was generated while europe's last run still went: once its
+    // three runs are out, the first worker to end is idle and the other
+    // is still on a run.
+    assert_eq!(s.stand_ins_beside_runs, 1, "{s:?}");
+    let spec = |m: &str| format!("paper:{m}/{}", paper::max_scale());
+    assert_eq!(seen.generated, [spec("europe"), spec("uk")]);
+    assert!(seen.notes.is_empty(), "{:?}", seen.notes);
+
+    // A memory limit that holds the runs but not two stand-ins at once:
+    // uk waits for europe's runs to end, with a note saying why, and the
+    // numbers are the same.
+    let tight = tempfile::tempdir().unwrap();
+    let mut opts = small(tight.path());
+    opts.jobs = 2;
+    opts.memory_limit = Some(s.memory_estimate);
+    let mut seen = Slots::default();
+    let t = paper::run(&opts, &mut seen).unwrap();
+    assert_eq!((t.runs_executed, t.stand_ins_beside_runs), (6, 0), "{t:?}");
+    assert_eq!(results(tight.path()), before);
+    assert_eq!(seen.notes.len(), 1, "{:?}", seen.notes);
+    assert!(
+        seen.notes[0].contains(&format!(
+            "generating {} beside the runs of {}",
+            spec("uk"),
+            spec("europe")
+        )),
+        "{:?}",
+        seen.notes
+    );
 
     let dir = tempfile::tempdir().unwrap();
     let (opts, stop, s) = stopped_after_two(dir.path(), 2);

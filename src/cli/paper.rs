@@ -70,7 +70,9 @@ pub struct Args {
     pub threads: Option<u16>,
     /// Runs at once, each on its own thread (default 1). Each holds its own
     /// run memory, so the memory check counts N of the largest run; the
-    /// results, and so the cache, are the same for every value.
+    /// next stand-in is generated beside the last runs of the previous one
+    /// when both fit. The results, and so the cache, are the same for
+    /// every value.
     #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u16).range(1..=64))]
     pub jobs: u16,
     /// Seed of the generators.
@@ -159,7 +161,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         s.runs_missing,
         s.wall_secs,
         s.peak_rss.map_or("?".into(), paper::gib),
-        paper::gib(s.memory_estimate)
+        paper::gib(s.memory_estimate.max(s.memory_overlap))
     );
     if let Some(md) = s.files.first() {
         println!("report: {}", md.display());

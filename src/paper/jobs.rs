@@ -1,15 +1,25 @@
-//! The runs of one stand-in on up to `jobs` worker threads at once
-//! (`netsparse paper --jobs N`). The calling thread is the dispatcher: it
-//! hands each idle worker the next run in plan order, and it alone talks to
-//! the observer, writes the cache and records the results, so a stop (Ctrl-C,
-//! or an observer that sets the flag) is seen before any further run is
-//! handed out, exactly as with one job. A run's result does not depend on
-//! which worker ran it or on what ran beside it.
+//! The missing runs of the evaluation on up to `jobs` worker threads at
+//! once (`netsparse paper --jobs N`), stand-in after stand-in. The calling
+//! thread is the dispatcher: it hands each idle worker the next run in plan
+//! order, starts generating each stand-in on a thread of its own, and it
+//! alone talks to the observer, writes the cache and records the results,
+//! so a stop (Ctrl-C, or an observer that sets the flag) is seen before any
+//! further run is handed out, exactly as with one job.
+//!
+//! What happens when is decided by [`Schedule`], a synchronous state
+//! machine the dispatcher feeds with events. Once every run of a stand-in
+//! has been handed out and a worker is idle, the next stand-in is generated
+//! on that worker's core while the last runs go on, if the memory check
+//! allows both stand-ins at once (`overlap`); at most two are ever held.
+//! With one job this is the plain sequence: generate, run, run, ..., drop,
+//! generate. A run's result does not depend on which worker ran it or on
+//! what ran beside it.
 
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::mpsc;
+use std::sync::{mpsc, Arc};
 
 use crate::programs::ProgramCache;
+use crate::sim::matrix::paper::PaperMatrix;
 use crate::sim::SimError;
 
 use super::cache::Cache;
@@ -18,7 +28,182 @@ use super::progress::Observer;
 use super::runs::{self, Outcome, Prepared};
 use super::{PaperError, PaperOptions, Results, Summary};
 
-/// What a worker tells the dispatcher.
+/// The missing runs of one stand-in, in plan order.
+pub struct Group<'p> {
+    /// The stand-in.
+    pub matrix: PaperMatrix,
+    /// Its runs.
+    pub runs: Vec<&'p Planned>,
+}
+
+/// What the dispatcher should do next.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Action {
+    /// Hand run `index` of group `group` to worker `slot`.
+    Run {
+        /// The idle worker.
+        slot: usize,
+        /// The group.
+        group: usize,
+        /// The run's index in the group.
+        index: usize,
+    },
+    /// Start generating group `group`'s stand-in, in place of idle worker
+    /// `slot` (whose bar shows it).
+    Generate {
+        /// The group.
+        group: usize,
+        /// The idle worker whose core it uses.
+        slot: usize,
+    },
+}
+
+/// The dispatcher's decisions, without threads: which worker runs what,
+/// and when each stand-in is generated and may be dropped.
+#[derive(Debug)]
+pub struct Schedule {
+    /// Runs per group.
+    sizes: Vec<usize>,
+    /// `overlap[g]`: group g + 1's stand-in may be generated (and its runs
+    /// started) while group g's runs still go.
+    overlap: Vec<bool>,
+    /// The group being handed out, generated or waited for.
+    cur: usize,
+    /// Its next run.
+    next: usize,
+    /// Its stand-in exists.
+    ready: bool,
+    /// Its stand-in is being generated.
+    generating: bool,
+    /// Runs in flight per group.
+    in_flight: Vec<usize>,
+    /// Per worker: the group of the run it is on, if any.
+    running: Vec<Option<usize>>,
+    /// Workers lost (a panic): never handed work again.
+    lost: Vec<bool>,
+    /// Stand-ins generated while an earlier stand-in's runs still went.
+    beside: usize,
+}
+
+impl Schedule {
+    /// A schedule of groups of `sizes` runs on `workers` workers.
+    pub fn new(sizes: Vec<usize>, overlap: Vec<bool>, workers: usize) -> Schedule {
+        let n = sizes.len();
+        Schedule {
+            sizes,
+            overlap,
+            cur: 0,
+            next: 0,
+            ready: false,
+            generating: false,
+            in_flight: vec![0; n],
+            running: vec![None; workers.max(1)],
+            lost: vec![false; workers.max(1)],
+            beside: 0,
+        }
+    }
+
+    fn idle(&self) -> Option<usize> {
+        (0..self.running.len()).find(|&s| self.running[s].is_none() && !self.lost[s])
+    }
+
+    /// The next thing to do now, or `None` to wait for an event (or, when
+    /// nothing is [`busy`](Self::busy), because everything is done or
+    /// `halted`).
+    pub fn next(&mut self, halted: bool) -> Option<Action> {
+        if halted {
+            return None;
+        }
+        while self.cur < self.sizes.len() {
+            if self.ready {
+                if self.next < self.sizes[self.cur] {
+                    let slot = self.idle()?;
+                    let (group, index) = (self.cur, self.next);
+                    self.next += 1;
+                    self.in_flight[group] += 1;
+                    self.running[slot] = Some(group);
+                    return Some(Action::Run { slot, group, index });
+                }
+                // Every run of this group is out: on to the next stand-in.
+                (self.cur, self.next, self.ready) = (self.cur + 1, 0, false);
+                continue;
+            }
+            if self.generating {
+                return None;
+            }
+            let slot = self.idle()?;
+            let busy: Vec<usize> = (0..self.cur).filter(|&g| self.in_flight[g] > 0).collect();
+            let allowed = match busy[..] {
+                [] => true,
+                [g] => g + 1 == self.cur && self.overlap.get(g).copied().unwrap_or(false),
+                _ => false,
+            };
+            if !allowed {
+                return None;
+            }
+            if !busy.is_empty() {
+                self.beside += 1;
+            }
+            self.generating = true;
+            return Some(Action::Generate {
+                group: self.cur,
+                slot,
+            });
+        }
+        None
+    }
+
+    /// The stand-in being generated is ready.
+    pub fn generated(&mut self) {
+        self.generating = false;
+        self.ready = true;
+    }
+
+    /// Its generation failed: nothing more is generated or handed out.
+    pub fn generation_failed(&mut self) {
+        self.generating = false;
+        self.cur = self.sizes.len();
+    }
+
+    /// Worker `slot`'s run ended; it is idle.
+    pub fn done(&mut self, slot: usize) {
+        if let Some(g) = self.running.get_mut(slot).and_then(Option::take) {
+            self.in_flight[g] -= 1;
+        }
+    }
+
+    /// Worker `slot` is gone (it panicked): its run, if any, ended.
+    pub fn lose(&mut self, slot: usize) {
+        self.done(slot);
+        if let Some(l) = self.lost.get_mut(slot) {
+            *l = true;
+        }
+    }
+
+    /// Whether a run is in flight or a stand-in is being generated.
+    pub fn busy(&self) -> bool {
+        self.generating || self.in_flight.iter().any(|&n| n > 0)
+    }
+
+    /// Whether group `g`'s stand-in is no longer needed: all its runs were
+    /// handed out and have ended.
+    pub fn finished(&self, g: usize) -> bool {
+        g < self.cur && self.in_flight[g] == 0
+    }
+
+    /// Stand-ins generated while an earlier stand-in's runs still went.
+    pub fn beside(&self) -> usize {
+        self.beside
+    }
+}
+
+/// A run handed to a worker.
+struct Work<'p> {
+    p: &'p Planned,
+    prepared: Arc<Prepared>,
+}
+
+/// What a worker or the generator tells the dispatcher.
 enum Event<'p> {
     /// Run `p` started on worker `slot`.
     Start { slot: usize, p: &'p Planned },
@@ -32,41 +217,53 @@ enum Event<'p> {
     },
     /// Worker `slot` panicked (a bug): the dispatcher stops handing out
     /// runs instead of waiting for it, and the panic reaches the caller
-    /// when the workers are joined.
+    /// when the threads are joined.
     Died { slot: usize },
+    /// The stand-in of group `group` was generated (or failed).
+    Generated {
+        group: usize,
+        result: Result<Prepared, SimError>,
+    },
+    /// The generator panicked (a bug).
+    GeneratorDied,
 }
 
-/// Sends [`Event::Died`] if its worker unwinds.
+/// Sends its event if its thread unwinds.
 struct Obituary<'p> {
-    slot: usize,
+    /// `Some(slot)` for a worker, `None` for the generator.
+    slot: Option<usize>,
     events: mpsc::Sender<Event<'p>>,
 }
 
 impl Drop for Obituary<'_> {
     fn drop(&mut self) {
         if std::thread::panicking() {
-            let _ = self.events.send(Event::Died { slot: self.slot });
+            let _ = self.events.send(match self.slot {
+                Some(slot) => Event::Died { slot },
+                None => Event::GeneratorDied,
+            });
         }
     }
 }
 
-/// Why the group's loop ended early.
+/// Why the loop ended.
 pub enum Ended {
-    /// Every run of the group finished.
+    /// Every run finished.
     All,
     /// A stop was requested: some runs are missing.
     Stopped,
 }
 
-/// Execute `group` (runs on `prepared`'s matrix, in plan order) with up to
-/// `opts.jobs` at once; `programs` holds one program cache per worker,
-/// kept across groups. Finished runs go to the cache, `results` and
-/// `summary` as they end. A simulator error ends the group once the runs
+/// Execute `groups` with up to `opts.jobs` runs at once; `overlap[g]` says
+/// whether group g + 1's stand-in may be generated while group g's runs
+/// still go (the memory check's call). `programs` holds one program cache
+/// per worker. Finished runs go to the cache, `results` and `summary` as
+/// they end. A simulator or generator error ends the loop once the runs
 /// beside it have stopped, and is returned.
 #[allow(clippy::too_many_arguments)]
-pub fn run_group<'p>(
-    group: &[&'p Planned],
-    prepared: &Prepared,
+pub fn run_all<'p>(
+    groups: &[Group<'p>],
+    overlap: Vec<bool>,
     opts: &PaperOptions,
     programs: &mut [ProgramCache],
     cache: &Cache,
@@ -82,14 +279,19 @@ pub fn run_group<'p>(
     // Set when a run failed: the others stop at their next progress call.
     let abort = AtomicBool::new(false);
     let halted = || user_stop() || abort.load(Ordering::Relaxed);
-    let workers = programs.len().min(group.len()).max(1);
+    let total_runs: usize = groups.iter().map(|g| g.runs.len()).sum();
+    let workers = programs.len().min(total_runs).max(1);
+    let mut sched = Schedule::new(
+        groups.iter().map(|g| g.runs.len()).collect(),
+        overlap,
+        workers,
+    );
     let mut first_error: Option<PaperError> = None;
     std::thread::scope(|s| {
         let (events, inbox) = mpsc::channel::<Event<'p>>();
-        let mut hands = Vec::with_capacity(workers);
+        let mut hands: Vec<Option<mpsc::Sender<Work<'p>>>> = Vec::with_capacity(workers);
         for (slot, programs) in programs.iter_mut().take(workers).enumerate() {
-            let (hand, work) = mpsc::channel::<&'p Planned>();
-            hands.push(Some(hand));
+            let (hand, work) = mpsc::channel::<Work<'p>>();
             let events = events.clone();
             let halted = &halted;
             let spawned = std::thread::Builder::new()
@@ -97,15 +299,15 @@ pub fn run_group<'p>(
                 .stack_size(64 << 20)
                 .spawn_scoped(s, move || {
                     let _obituary = Obituary {
-                        slot,
+                        slot: Some(slot),
                         events: events.clone(),
                     };
-                    for p in work {
+                    for Work { p, prepared } in work {
                         if events.send(Event::Start { slot, p }).is_err() {
                             return;
                         }
                         let outcome = runs::execute(
-                            prepared,
+                            &prepared,
                             &p.key.config,
                             p.mode,
                             programs,
@@ -116,46 +318,113 @@ pub fn run_group<'p>(
                                 !halted()
                             },
                         );
+                        // The stand-in may be dropped once its runs are done.
+                        drop(prepared);
                         if events.send(Event::Done { slot, p, outcome }).is_err() {
                             return;
                         }
                     }
                 });
-            if let Err(e) = spawned {
-                hands.pop();
-                if hands.is_empty() {
-                    first_error = Some(PaperError::Io {
-                        path: "a worker thread".into(),
-                        source: e,
-                    });
+            match spawned {
+                Ok(_) => hands.push(Some(hand)),
+                Err(e) => {
+                    if hands.is_empty() {
+                        first_error = Some(PaperError::Io {
+                            path: "a worker thread".into(),
+                            source: e,
+                        });
+                    }
+                    break;
                 }
-                break;
             }
         }
-        drop(events);
-        // Hand out the first runs, then one more each time a run ends.
-        let mut next = 0;
-        let mut busy = 0;
-        for hand in hands.iter_mut() {
-            if !give(hand, group, &mut next, halted()) {
+        // Workers that could not be started are never handed work.
+        for slot in hands.len()..workers {
+            sched.lose(slot);
+        }
+        if hands.is_empty() {
+            abort.store(true, Ordering::Relaxed);
+        }
+        let mut live: Vec<Option<Arc<Prepared>>> = (0..groups.len()).map(|_| None).collect();
+        loop {
+            {
+                while let Some(action) = sched.next(halted()) {
+                    match action {
+                        Action::Run { slot, group, index } => {
+                            let p = groups[group].runs[index];
+                            let prepared = live[group]
+                                .clone()
+                                .expect("a group's runs are handed out once its stand-in is ready");
+                            let sent = hands[slot]
+                                .as_ref()
+                                .is_some_and(|h| h.send(Work { p, prepared }).is_ok());
+                            if !sent {
+                                // The worker is gone; its Died event says why.
+                                sched.lose(slot);
+                                abort.store(true, Ordering::Relaxed);
+                            }
+                        }
+                        Action::Generate { group, slot } => {
+                            let m = groups[group].matrix;
+                            obs.matrix(slot, &runs::spec(m, opts.scale));
+                            let events = events.clone();
+                            let spawned = std::thread::Builder::new()
+                                .name("paper-generate".into())
+                                .spawn_scoped(s, move || {
+                                    let _obituary = Obituary {
+                                        slot: None,
+                                        events: events.clone(),
+                                    };
+                                    let result =
+                                        runs::prepare(m, opts.scale, opts.seed, opts.nodes);
+                                    let _ = events.send(Event::Generated { group, result });
+                                });
+                            if let Err(e) = spawned {
+                                sched.generation_failed();
+                                abort.store(true, Ordering::Relaxed);
+                                first_error.get_or_insert(PaperError::Io {
+                                    path: "the generator thread".into(),
+                                    source: e,
+                                });
+                            }
+                        }
+                    }
+                }
+            }
+            if !sched.busy() {
                 break;
             }
-            busy += 1;
-        }
-        while busy > 0 {
             let Ok(ev) = inbox.recv() else { break };
             match ev {
                 Event::Start { slot, p } => obs.run_start(slot, &p.label, p.work),
                 Event::Progress { slot, done, total } => obs.run_progress(slot, done, total),
                 Event::Died { slot } => {
-                    busy -= 1;
+                    sched.lose(slot);
                     abort.store(true, Ordering::Relaxed);
                     if let Some(hand) = hands.get_mut(slot) {
                         *hand = None;
                     }
                 }
+                Event::GeneratorDied => {
+                    sched.generation_failed();
+                    abort.store(true, Ordering::Relaxed);
+                }
+                Event::Generated { group, result } => match result {
+                    Ok(prepared) => {
+                        live[group] = Some(Arc::new(prepared));
+                        sched.generated();
+                    }
+                    Err(source) => {
+                        sched.generation_failed();
+                        abort.store(true, Ordering::Relaxed);
+                        first_error.get_or_insert(PaperError::Sim {
+                            run: runs::spec(groups[group].matrix, opts.scale),
+                            source: Box::new(source),
+                        });
+                    }
+                },
                 Event::Done { slot, p, outcome } => {
-                    busy -= 1;
+                    sched.done(slot);
                     match outcome {
                         Ok(Outcome::Done(rec)) => {
                             let rec = *rec;
@@ -170,7 +439,7 @@ pub fn run_group<'p>(
                             results.insert(p, rec, false);
                             summary.runs_executed += 1;
                         }
-                        // Its result is missing: the group ends Stopped.
+                        // Its result is missing: the loop ends Stopped.
                         Ok(Outcome::Stopped) => {}
                         Err(source) => {
                             abort.store(true, Ordering::Relaxed);
@@ -180,46 +449,131 @@ pub fn run_group<'p>(
                             });
                         }
                     }
-                    if let Some(hand) = hands.get_mut(slot) {
-                        if give(hand, group, &mut next, halted()) {
-                            busy += 1;
-                        }
-                    }
+                }
+            }
+            // Drop every stand-in whose runs are all done, before anything
+            // new is generated.
+            for (g, l) in live.iter_mut().enumerate() {
+                if l.is_some() && sched.finished(g) {
+                    *l = None;
                 }
             }
         }
         // Dropping the hands ends the workers' loops.
         hands.clear();
     });
+    summary.stand_ins_beside_runs += sched.beside();
     if let Some(e) = first_error {
         return Err(e);
     }
-    if user_stop() || group.iter().any(|p| results.get(&p.key).is_none()) {
+    let missing = groups
+        .iter()
+        .flat_map(|g| &g.runs)
+        .any(|p| results.get(&p.key).is_none());
+    if user_stop() || missing {
         return Ok(Ended::Stopped);
     }
     Ok(Ended::All)
 }
 
-/// Give worker `hand` the next run, unless the loop is halted or the
-/// group is done; then its hand is dropped and it exits. Returns whether it
-/// got one.
-fn give<'p>(
-    hand: &mut Option<mpsc::Sender<&'p Planned>>,
-    group: &[&'p Planned],
-    next: &mut usize,
-    halted: bool,
-) -> bool {
-    let Some(h) = hand.as_ref() else {
-        return false;
-    };
-    match group.get(*next) {
-        Some(&p) if !halted && h.send(p).is_ok() => {
-            *next += 1;
-            true
-        }
-        _ => {
-            *hand = None;
-            false
-        }
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Drive `sched` to its next wait: every action it gives now.
+    fn drain(sched: &mut Schedule) -> Vec<Action> {
+        std::iter::from_fn(|| sched.next(false)).collect()
+    }
+
+    fn run(slot: usize, group: usize, index: usize) -> Action {
+        Action::Run { slot, group, index }
+    }
+
+    #[test]
+    fn one_job_is_generate_run_drop_in_sequence() {
+        let mut s = Schedule::new(vec![2, 1], vec![true], 1);
+        assert_eq!(drain(&mut s), [Action::Generate { group: 0, slot: 0 }]);
+        s.generated();
+        assert_eq!(drain(&mut s), [run(0, 0, 0)]);
+        s.done(0);
+        assert_eq!(drain(&mut s), [run(0, 0, 1)]);
+        assert!(!s.finished(0));
+        s.done(0);
+        // The first stand-in is dropped before the next is generated.
+        assert_eq!(drain(&mut s), [Action::Generate { group: 1, slot: 0 }]);
+        assert!(s.finished(0));
+        s.generated();
+        assert_eq!(drain(&mut s), [run(0, 1, 0)]);
+        s.done(0);
+        assert_eq!(drain(&mut s), []);
+        assert!(!s.busy() && s.finished(1));
+        assert_eq!(s.beside(), 0);
+    }
+
+    #[test]
+    fn the_next_stand_in_is_generated_beside_the_last_runs_when_both_fit() {
+        let mut s = Schedule::new(vec![3, 2, 2], vec![true, true], 2);
+        assert_eq!(drain(&mut s), [Action::Generate { group: 0, slot: 0 }]);
+        s.generated();
+        assert_eq!(drain(&mut s), [run(0, 0, 0), run(1, 0, 1)]);
+        s.done(1);
+        assert_eq!(drain(&mut s), [run(1, 0, 2)]);
+        // Every run of group 0 is out; worker 0 ends and its core
+        // generates group 1 while worker 1's run goes on.
+        s.done(0);
+        assert_eq!(drain(&mut s), [Action::Generate { group: 1, slot: 0 }]);
+        assert!(!s.finished(0));
+        s.generated();
+        assert_eq!(drain(&mut s), [run(0, 1, 0)]);
+        // Group 1 is all out while group 0 still runs: group 2 waits, as a
+        // third stand-in would be held.
+        s.done(0);
+        assert_eq!(drain(&mut s), [run(0, 1, 1)]);
+        assert_eq!(drain(&mut s), []);
+        s.done(1);
+        assert!(s.finished(0));
+        assert_eq!(drain(&mut s), [Action::Generate { group: 2, slot: 1 }]);
+        s.generated();
+        assert_eq!(drain(&mut s), [run(1, 2, 0)]);
+        s.done(0);
+        s.done(1);
+        assert_eq!(drain(&mut s), [run(0, 2, 1)]);
+        s.done(0);
+        assert_eq!(drain(&mut s), []);
+        assert!(!s.busy());
+        assert_eq!(s.beside(), 2);
+    }
+
+    #[test]
+    fn without_room_for_two_stand_ins_the_next_waits_for_the_last_run() {
+        let mut s = Schedule::new(vec![2, 1], vec![false], 2);
+        assert_eq!(drain(&mut s), [Action::Generate { group: 0, slot: 0 }]);
+        s.generated();
+        assert_eq!(drain(&mut s), [run(0, 0, 0), run(1, 0, 1)]);
+        s.done(0);
+        assert_eq!(drain(&mut s), []);
+        s.done(1);
+        assert_eq!(drain(&mut s), [Action::Generate { group: 1, slot: 0 }]);
+        assert_eq!(s.beside(), 0);
+    }
+
+    #[test]
+    fn a_halt_or_a_lost_worker_hands_out_nothing_more() {
+        let mut s = Schedule::new(vec![3], vec![], 2);
+        assert_eq!(drain(&mut s), [Action::Generate { group: 0, slot: 0 }]);
+        s.generated();
+        assert_eq!(s.next(true), None);
+        assert_eq!(drain(&mut s), [run(0, 0, 0), run(1, 0, 1)]);
+        s.lose(1);
+        s.done(0);
+        assert_eq!(drain(&mut s), [run(0, 0, 2)]);
+        s.done(0);
+        assert!(!s.busy());
+
+        // A failed generation leaves nothing busy.
+        let mut s = Schedule::new(vec![1], vec![], 1);
+        assert_eq!(drain(&mut s), [Action::Generate { group: 0, slot: 0 }]);
+        s.generation_failed();
+        assert!(!s.busy());
     }
 }

@@ -45,7 +45,7 @@ use std::collections::HashMap;
 use std::fmt;
 use std::path::{Path, PathBuf};
 use std::str::FromStr;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -325,6 +325,13 @@ pub struct Summary {
     pub corrupt: Vec<String>,
     /// Runs whose verification failed.
     pub failed: Vec<String>,
+    /// Stand-ins generated while the previous stand-in's last runs still
+    /// went (`--jobs` > 1, when the memory check allows two at once).
+    pub stand_ins_beside_runs: usize,
+    /// Estimated peak while a stand-in is generated beside the previous
+    /// one's runs, bytes: the largest of the pairs allowed to (0 if none
+    /// is). The peak estimate is the larger of this and `memory_estimate`.
+    pub memory_overlap: u64,
     /// Stopped by Ctrl-C before every run finished.
     pub interrupted: bool,
     /// Estimated peak memory of the largest run, bytes.
@@ -443,6 +450,76 @@ fn peak_estimate(setup: &Setup, plan: &[Planned], jobs: usize) -> (MemoryEstimat
     best
 }
 
+/// The largest need of each kind among `runs` (all on one stand-in).
+fn group_estimate(setup: &Setup, runs: &[&Planned]) -> MemoryEstimate {
+    let mut e = MemoryEstimate::default();
+    for p in runs {
+        let r = runs::estimate(p.matrix, setup.opts.scale, &p.key.config, p.mode);
+        e.build_bytes = e.build_bytes.max(r.build_bytes);
+        e.matrix_bytes = e.matrix_bytes.max(r.matrix_bytes);
+        e.run_bytes = e.run_bytes.max(r.run_bytes);
+    }
+    e
+}
+
+/// The peak while stand-in `b` is generated beside the last runs of `a`
+/// and then runs beside them, with `jobs` workers: `a`'s matrix, plus
+/// `b`'s build beside `jobs - 1` of `a`'s runs, or both matrices beside
+/// `jobs` runs.
+fn overlap_need(a: &MemoryEstimate, b: &MemoryEstimate, jobs: usize) -> u64 {
+    let runs = |n: usize| a.run_bytes.max(b.run_bytes).saturating_mul(n as u64);
+    let generating = a.matrix_bytes + b.build_bytes + runs(jobs.saturating_sub(1));
+    let running = a.matrix_bytes + b.matrix_bytes + runs(jobs);
+    generating.max(running)
+}
+
+/// Per group but the last: whether the next stand-in may be generated
+/// while this one's last runs go (`--jobs` > 1 and both fit in `limit`),
+/// and the largest need of those that may. Says once when some may not.
+fn overlaps(
+    setup: &Setup,
+    groups: &[jobs::Group],
+    limit: u64,
+    obs: &mut dyn Observer,
+) -> (Vec<bool>, u64) {
+    let jobs = setup.opts.jobs.max(1);
+    if jobs == 1 {
+        return (vec![false; groups.len().saturating_sub(1)], 0);
+    }
+    let est: Vec<MemoryEstimate> = groups
+        .iter()
+        .map(|g| group_estimate(setup, &g.runs))
+        .collect();
+    let mut worst: Option<(u64, usize)> = None;
+    let mut largest = 0;
+    let ok = est
+        .windows(2)
+        .enumerate()
+        .map(|(i, w)| {
+            let need = overlap_need(&w[0], &w[1], jobs);
+            if need > limit && worst.is_none_or(|(n, _)| need > n) {
+                worst = Some((need, i));
+            }
+            if need <= limit {
+                largest = largest.max(need);
+            }
+            need <= limit
+        })
+        .collect();
+    if let Some((need, i)) = worst {
+        let spec = |g: &jobs::Group| runs::spec(g.matrix, setup.opts.scale);
+        obs.note(&format!(
+            "some stand-ins are generated only after the previous one's runs have ended: \
+             generating {} beside the runs of {} would need about {} of {}",
+            spec(&groups[i + 1]),
+            spec(&groups[i]),
+            gib(need),
+            gib(limit)
+        ));
+    }
+    (ok, largest)
+}
+
 /// Refuse before anything is generated if the largest run will not fit.
 fn check_memory(setup: &Setup, plan: &[Planned]) -> Result<(u64, u64), PaperError> {
     let jobs = setup.opts.jobs.max(1);
@@ -542,49 +619,34 @@ pub fn run(opts: &PaperOptions, obs: &mut dyn Observer) -> Result<Summary, Paper
     let work: u64 = todo.iter().map(|p| p.work).sum();
     obs.plan(plan.len(), summary.runs_cached, todo.len(), work);
 
-    // 2. The missing runs, one matrix at a time.
-    let stopped = || {
-        opts.stop
-            .as_ref()
-            .is_some_and(|s| s.load(Ordering::Relaxed))
-    };
+    // 2. The missing runs, stand-in after stand-in (see `jobs`).
     // One program cache per worker, kept across stand-ins.
     let mut programs: Vec<ProgramCache> =
         (0..opts.jobs.max(1)).map(|_| ProgramCache::new()).collect();
-    let mut i = 0;
-    while i < todo.len() {
-        let m = todo[i].matrix;
-        let group: Vec<&Planned> = todo[i..]
-            .iter()
-            .take_while(|p| p.matrix == m)
-            .copied()
-            .collect();
-        i += group.len();
-        if stopped() {
-            summary.interrupted = true;
-            break;
+    let mut groups: Vec<jobs::Group> = Vec::new();
+    for p in todo {
+        match groups.last_mut() {
+            Some(g) if g.matrix == p.matrix => g.runs.push(p),
+            _ => groups.push(jobs::Group {
+                matrix: p.matrix,
+                runs: vec![p],
+            }),
         }
-        obs.matrix(&runs::spec(m, opts.scale));
-        let prepared = runs::prepare(m, opts.scale, opts.seed, opts.nodes).map_err(|source| {
-            PaperError::Sim {
-                run: runs::spec(m, opts.scale),
-                source: Box::new(source),
-            }
-        })?;
-        let ended = jobs::run_group(
-            &group,
-            &prepared,
-            opts,
-            &mut programs,
-            &cache,
-            &mut results,
-            &mut summary,
-            obs,
-        )?;
-        if matches!(ended, jobs::Ended::Stopped) {
-            summary.interrupted = true;
-            break;
-        }
+    }
+    let (overlap, need) = overlaps(&setup, &groups, limit, obs);
+    summary.memory_overlap = need;
+    let ended = jobs::run_all(
+        &groups,
+        overlap,
+        opts,
+        &mut programs,
+        &cache,
+        &mut results,
+        &mut summary,
+        obs,
+    )?;
+    if matches!(ended, jobs::Ended::Stopped) {
+        summary.interrupted = true;
     }
     obs.finish();
     for p in &plan {

@@ -15,9 +15,10 @@ pub trait Observer {
     fn plan(&mut self, total: usize, cached: usize, todo: usize, work: u64) {
         let _ = (total, cached, todo, work);
     }
-    /// A stand-in is being generated.
-    fn matrix(&mut self, spec: &str) {
-        let _ = spec;
+    /// A stand-in is being generated, on the core of idle worker `slot`
+    /// (other workers may still be running the previous stand-in's runs).
+    fn matrix(&mut self, slot: usize, spec: &str) {
+        let _ = (slot, spec);
     }
     /// A run starts on worker `slot` (0..jobs); `work` is its estimated
     /// work.
@@ -130,12 +131,11 @@ impl Observer for Bars {
         ));
     }
 
-    fn matrix(&mut self, spec: &str) {
-        for (bar, _, _) in &self.slots {
-            bar.set_message(format!("generating {spec}"));
-            bar.set_length(0);
-            bar.set_position(0);
-        }
+    fn matrix(&mut self, slot: usize, spec: &str) {
+        let s = self.slot(slot);
+        s.0.set_message(format!("generating {spec}"));
+        s.0.set_length(0);
+        s.0.set_position(0);
     }
 
     fn run_start(&mut self, slot: usize, label: &str, work: u64) {
