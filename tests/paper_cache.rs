@@ -180,6 +180,8 @@ struct Slots {
     done: std::collections::BTreeMap<usize, usize>,
     generated: Vec<String>,
     notes: Vec<String>,
+    /// (label, work) of each run, in the order they started.
+    starts: Vec<(String, u64)>,
 }
 
 impl Observer for Slots {
@@ -189,8 +191,9 @@ impl Observer for Slots {
     fn note(&mut self, msg: &str) {
         self.notes.push(msg.to_string());
     }
-    fn run_start(&mut self, slot: usize, _label: &str, _work: u64) {
+    fn run_start(&mut self, slot: usize, label: &str, work: u64) {
         *self.started.entry(slot).or_default() += 1;
+        self.starts.push((label.to_string(), work));
     }
     fn run_done(&mut self, slot: usize, _label: &str, _wall: f64, _verified: bool) {
         *self.done.entry(slot).or_default() += 1;
@@ -223,6 +226,19 @@ fn two_jobs_at_once_give_the_same_report_and_resume() {
     let spec = |m: &str| format!("paper:{m}/{}", paper::max_scale());
     assert_eq!(seen.generated, [spec("europe"), spec("uk")]);
     assert!(seen.notes.is_empty(), "{:?}", seen.notes);
+    // Each stand-in's longest run is handed out first, so it is among the
+    // first two of that stand-in to start (the two workers may report
+    // their starts in either order).
+    for m in ["europe", "uk"] {
+        let runs: Vec<&(String, u64)> = seen
+            .starts
+            .iter()
+            .filter(|(l, _)| l.starts_with(&spec(m)))
+            .collect();
+        let longest = runs.iter().map(|r| r.1).max().unwrap();
+        assert!(runs.iter().take(2).any(|r| r.1 == longest), "{m}: {runs:?}");
+        assert!(runs.iter().skip(2).all(|r| r.1 < longest), "{m}: {runs:?}");
+    }
 
     // A memory limit that holds the runs but not two stand-ins at once:
     // uk waits for europe's runs to end, with a note saying why, and the

@@ -1,7 +1,8 @@
 //! The missing runs of the evaluation on up to `jobs` worker threads at
 //! once (`netsparse paper --jobs N`), stand-in after stand-in. The calling
-//! thread is the dispatcher: it hands each idle worker the next run in plan
-//! order, starts generating each stand-in on a thread of its own, and it
+//! thread is the dispatcher: it hands each idle worker the next run (in
+//! the order of its stand-in's [`Group`]: the caller puts the longest
+//! first), starts generating each stand-in on a thread of its own, and it
 //! alone talks to the observer, writes the cache and records the results,
 //! so a stop (Ctrl-C, or an observer that sets the flag) is seen before any
 //! further run is handed out, exactly as with one job.
@@ -28,7 +29,7 @@ use super::progress::Observer;
 use super::runs::{self, Outcome, Prepared};
 use super::{PaperError, PaperOptions, Results, Summary};
 
-/// The missing runs of one stand-in, in plan order.
+/// The missing runs of one stand-in, in the order they are handed out.
 pub struct Group<'p> {
     /// The stand-in.
     pub matrix: PaperMatrix,

@@ -633,6 +633,14 @@ pub fn run(opts: &PaperOptions, obs: &mut dyn Observer) -> Result<Summary, Paper
             }),
         }
     }
+    // With more than one job, each stand-in's longest runs go first, so
+    // its last runs (beside which the next stand-in is generated and
+    // started) are short ones.
+    if opts.jobs > 1 {
+        for g in &mut groups {
+            g.runs.sort_by_key(|p| std::cmp::Reverse(p.work));
+        }
+    }
     let (overlap, need) = overlaps(&setup, &groups, limit, obs);
     summary.memory_overlap = need;
     let ended = jobs::run_all(

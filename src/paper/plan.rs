@@ -379,7 +379,7 @@ impl Setup {
                         key,
                         matrix: m,
                         mode,
-                        work: runs::work_units(m, self.opts.scale, self.opts.nodes, mode),
+                        work: runs::work_units(m, self.opts.scale, cfg.k, mode),
                     });
                 }
             };

@@ -316,16 +316,19 @@ fn mode_weight(mode: Mode) -> u64 {
 }
 
 /// The estimated work of a run in abstract units (about one remote idx of
-/// the NetSparse mode each), for the ETA. SU and SA count one unit per
-/// 64 nonzeros (one pass over the matrix).
-pub fn work_units(m: PaperMatrix, scale: u32, nodes: u32, mode: Mode) -> u64 {
+/// the NetSparse mode at K = 1 each), for the ETA and for handing out the
+/// longest runs first under `--jobs`. SU and SA count one unit per 64
+/// nonzeros (one pass over the matrix). Wider properties make more bytes
+/// and packets per idx: the full-size runs of Figure 12 (2026-11-26) took
+/// 2.1–3.2x as long at K = 128 as at K = 16 and 0.5–1.1x at K = 1, which
+/// `1 + K/64` (3.0 / 1.25 / 1.02) follows.
+pub fn work_units(m: PaperMatrix, scale: u32, k: u32, mode: Mode) -> u64 {
     let s = paper::shape(m, scale);
     let remote = s.remote_nnz_per_node * paper::NODES;
-    let _ = nodes;
     match mode {
         Mode::Su => 1,
         Mode::Sa => (s.nnz / 64).max(1),
-        _ => (remote * mode_weight(mode)).max(1),
+        _ => (remote * mode_weight(mode) * (64 + u64::from(k)) / 64).max(1),
     }
 }
 
