@@ -133,17 +133,17 @@ impl Schedule {
                 return None;
             }
             let slot = self.idle()?;
-            let busy: Vec<usize> = (0..self.cur).filter(|&g| self.in_flight[g] > 0).collect();
-            let allowed = match busy[..] {
-                [] => true,
-                [g] => g + 1 == self.cur && self.overlap.get(g).copied().unwrap_or(false),
-                _ => false,
-            };
-            if !allowed {
-                return None;
-            }
-            if !busy.is_empty() {
-                self.beside += 1;
+            // Earlier stand-ins whose runs still go: none, or only the
+            // previous one if both may be held.
+            let mut busy = (0..self.cur).filter(|&g| self.in_flight[g] > 0);
+            match (busy.next(), busy.next()) {
+                (None, _) => {}
+                (Some(g), None)
+                    if g + 1 == self.cur && self.overlap.get(g).copied().unwrap_or(false) =>
+                {
+                    self.beside += 1;
+                }
+                _ => return None,
             }
             self.generating = true;
             return Some(Action::Generate {
@@ -348,46 +348,43 @@ pub fn run_all<'p>(
         }
         let mut live: Vec<Option<Arc<Prepared>>> = (0..groups.len()).map(|_| None).collect();
         loop {
-            {
-                while let Some(action) = sched.next(halted()) {
-                    match action {
-                        Action::Run { slot, group, index } => {
-                            let p = groups[group].runs[index];
-                            let prepared = live[group]
-                                .clone()
-                                .expect("a group's runs are handed out once its stand-in is ready");
-                            let sent = hands[slot]
-                                .as_ref()
-                                .is_some_and(|h| h.send(Work { p, prepared }).is_ok());
-                            if !sent {
-                                // The worker is gone; its Died event says why.
-                                sched.lose(slot);
-                                abort.store(true, Ordering::Relaxed);
-                            }
+            while let Some(action) = sched.next(halted()) {
+                match action {
+                    Action::Run { slot, group, index } => {
+                        let p = groups[group].runs[index];
+                        let prepared = live[group]
+                            .clone()
+                            .expect("a group's runs are handed out once its stand-in is ready");
+                        let sent = hands[slot]
+                            .as_ref()
+                            .is_some_and(|h| h.send(Work { p, prepared }).is_ok());
+                        if !sent {
+                            // The worker is gone; its Died event says why.
+                            sched.lose(slot);
+                            abort.store(true, Ordering::Relaxed);
                         }
-                        Action::Generate { group, slot } => {
-                            let m = groups[group].matrix;
-                            obs.matrix(slot, &runs::spec(m, opts.scale));
-                            let events = events.clone();
-                            let spawned = std::thread::Builder::new()
-                                .name("paper-generate".into())
-                                .spawn_scoped(s, move || {
-                                    let _obituary = Obituary {
-                                        slot: None,
-                                        events: events.clone(),
-                                    };
-                                    let result =
-                                        runs::prepare(m, opts.scale, opts.seed, opts.nodes);
-                                    let _ = events.send(Event::Generated { group, result });
-                                });
-                            if let Err(e) = spawned {
-                                sched.generation_failed();
-                                abort.store(true, Ordering::Relaxed);
-                                first_error.get_or_insert(PaperError::Io {
-                                    path: "the generator thread".into(),
-                                    source: e,
-                                });
-                            }
+                    }
+                    Action::Generate { group, slot } => {
+                        let m = groups[group].matrix;
+                        obs.matrix(slot, &runs::spec(m, opts.scale));
+                        let events = events.clone();
+                        let spawned = std::thread::Builder::new()
+                            .name("paper-generate".into())
+                            .spawn_scoped(s, move || {
+                                let _obituary = Obituary {
+                                    slot: None,
+                                    events: events.clone(),
+                                };
+                                let result = runs::prepare(m, opts.scale, opts.seed, opts.nodes);
+                                let _ = events.send(Event::Generated { group, result });
+                            });
+                        if let Err(e) = spawned {
+                            sched.generation_failed();
+                            abort.store(true, Ordering::Relaxed);
+                            first_error.get_or_insert(PaperError::Io {
+                                path: "the generator thread".into(),
+                                source: e,
+                            });
                         }
                     }
                 }
