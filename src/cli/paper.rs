@@ -161,7 +161,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         s.runs_missing,
         s.wall_secs,
         s.peak_rss.map_or("?".into(), paper::gib),
-        paper::gib(s.memory_estimate.max(s.memory_overlap))
+        paper::gib(s.peak_estimate())
     );
     if let Some(md) = s.files.first() {
         println!("report: {}", md.display());

@@ -346,6 +346,14 @@ pub struct Summary {
     pub files: Vec<PathBuf>,
 }
 
+impl Summary {
+    /// The estimated peak memory, bytes: the largest run(s), or a stand-in
+    /// generated beside the previous one's runs, whichever is more.
+    pub fn peak_estimate(&self) -> u64 {
+        self.memory_estimate.max(self.memory_overlap)
+    }
+}
+
 /// The version that keys the cache: the crate version, a hash of the
 /// running executable (any change to the simulator or the programs makes a
 /// new binary) and of the bundled P4 programs.

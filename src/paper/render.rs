@@ -86,7 +86,7 @@ pub fn markdown(r: &PaperReport, plots: &[(String, String)]) -> String {
         if su.interrupted { " (interrupted: run the same command again to resume)" } else { "" },
         su.wall_secs,
         su.peak_rss.map_or("?".to_string(), gib),
-        gib(su.memory_estimate.max(su.memory_overlap)),
+        gib(su.peak_estimate()),
         gib(su.memory_limit)
     );
     let _ = writeln!(
