@@ -5,7 +5,7 @@
 use netsparse::sim::devices::NodeRouter;
 use netsparse::sim::engine::{AnyDevice, Engine, EngineConfig, LinkParams};
 use netsparse::sim::topology::{
-    Device, Endpoint, Routing, TableTemplates, Topology, TopologyError, PR_TYPE_READ,
+    Device, Endpoint, PairCosts, Routing, TableTemplates, Topology, TopologyError, PR_TYPE_READ,
     PR_TYPE_RESPONSE,
 };
 use netsparse_externs::wire::DeviceAddr;
@@ -340,10 +340,15 @@ fn owner_load_spreads_heavy_pairs_and_keeps_reads_and_responses_together() {
     let owner = base.clone().with_routing(Routing::Owner);
     let unloaded = base.clone().with_routing(Routing::OwnerLoad);
     let heavy = |a: u32, y: u32| matches!((a, y), (0, 95) | (2, 93) | (3, 92));
+    // K = 16 at 400 Gb/s; one PR per cycle at 2 GHz.
+    let costs = PairCosts {
+        link_ps: 1640,
+        pipe_ps: 1000,
+    };
     let loaded = base
         .clone()
         .with_routing(Routing::OwnerLoad)
-        .with_pair_loads(|a, y| if heavy(a, y) { 1000 } else { 1 });
+        .with_pair_loads(costs, |a, y| if heavy(a, y) { 1000 } else { 1 });
     let resp = |t: &Topology, y: u32, a: u32| t.flow_port(y / h, PR_TYPE_RESPONSE, y, a * h);
     let read = |t: &Topology, a: u32, y: u32| t.flow_port(a, PR_TYPE_READ, a * h + 3, y);
     // `owner` puts the three on one uplink of rack 5.
@@ -377,7 +382,7 @@ fn owner_load_spreads_heavy_pairs_and_keeps_reads_and_responses_together() {
     let again = base
         .clone()
         .with_routing(Routing::OwnerLoad)
-        .with_pair_loads(|a, y| if heavy(a, y) { 1000 } else { 1 });
+        .with_pair_loads(costs, |a, y| if heavy(a, y) { 1000 } else { 1 });
     assert_eq!(again, loaded);
     assert_eq!("owner-load".parse::<Routing>(), Ok(Routing::OwnerLoad));
 }

@@ -219,7 +219,9 @@ pub struct Args {
     /// uplink; the condition for the whole rack, less concatenation; what
     /// `netsparse paper` uses: at the paper's size it is 1.3–3x faster),
     /// owner-load (as owner, but each (rack, owner) pair's spine is chosen
-    /// from the matrix's needs so that heavy pairs do not share a link).
+    /// from the matrix's needs: pairs leave owner's spine while that
+    /// lowers the load on their response links and their ToR's middle
+    /// pipe).
     #[arg(long, value_name = "ROUTING")]
     pub routing: Option<netsparse::sim::topology::Routing>,
     /// The network: leaf-spine (default; --racks, --spines, --routing),

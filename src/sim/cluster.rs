@@ -76,7 +76,7 @@ use super::partition::{OwnerNeeds, Partition};
 use super::report::{
     Bytes, FabricUse, MemoryAccount, MiddlePipeUse, ModeResult, NodeResult, RunStats, Verification,
 };
-use super::topology::{Device, Endpoint, Routing, TableTemplates, Topology};
+use super::topology::{Device, Endpoint, PairCosts, Routing, TableTemplates, Topology};
 use super::{Mode, Progress, SimError};
 use crate::programs::{Bundled, ProgramCache};
 
@@ -200,8 +200,8 @@ pub fn run_mode(
     let mut t = cfg.topology().map_err(ConfigError::from)?;
     if t.routing() == Routing::OwnerLoad {
         let needs = OwnerNeeds::reuse_or_count(opts.owner_needs.as_ref(), m, part);
-        let loads = pair_loads(&needs, cfg, &t);
-        t = t.with_pair_loads(loads);
+        let prs = pair_prs(&needs, &t);
+        t = t.with_pair_loads(pair_costs(cfg), prs);
     }
     let tap = if opts.link_flows.is_empty() {
         None
@@ -660,11 +660,11 @@ impl Host {
     }
 }
 
-/// `owner-load` routing's loads: the response bytes each (requester rack,
-/// owner) pair is expected to carry, from the distinct remote idxs each
-/// node of the rack needs from the owner (the partition's needs; what the
-/// Idx Filters and the Property Cache remove is not known in advance).
-fn pair_loads(needs: &OwnerNeeds, cfg: &SimConfig, t: &Topology) -> impl Fn(u32, u32) -> u64 {
+/// `owner-load` routing's loads: the PRs each (requester rack, owner)
+/// pair is expected to carry, from the distinct remote idxs each node of
+/// the rack needs from the owner (the partition's needs; what the Idx
+/// Filters and the Property Cache remove is not known in advance).
+fn pair_prs(needs: &OwnerNeeds, t: &Topology) -> impl Fn(u32, u32) -> u64 {
     let (nodes, racks) = (t.nodes() as usize, t.racks() as usize);
     let mut load = vec![0u64; racks * nodes];
     for node in 0..needs.nodes().min(t.nodes()) {
@@ -675,10 +675,21 @@ fn pair_loads(needs: &OwnerNeeds, cfg: &SimConfig, t: &Topology) -> impl Fn(u32,
             }
         }
     }
-    let prop = u64::from(cfg.prop_bytes());
     move |rack, owner| {
         load.get(rack as usize * nodes + owner as usize)
-            .map_or(0, |&d| d * prop)
+            .copied()
+            .unwrap_or(0)
+    }
+}
+
+/// What one PR costs `owner-load`'s resources, from the configuration: its
+/// response (property and PR header) at the link rate, and a read plus its
+/// response at a middle pipe's PR rate.
+fn pair_costs(cfg: &SimConfig) -> PairCosts {
+    let bytes = u64::from(cfg.prop_bytes()) + netsparse_externs::wire::PR_HEADER_LEN as u64;
+    PairCosts {
+        link_ps: (bytes * 8_000).div_ceil(cfg.link_gbps.max(1)),
+        pipe_ps: (2 * cfg.switch_pr_cycles * 1_000_000).div_ceil(cfg.switch_clock_mhz.max(1)),
     }
 }
 

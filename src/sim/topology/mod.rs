@@ -53,6 +53,8 @@
 //! spine `s` is `DeviceAddr::Switch(R + s)` (the wire module's addressing
 //! convention).
 
+mod balance;
+pub use balance::PairCosts;
 pub mod dragonfly;
 pub mod hyperx;
 mod spec;
@@ -189,9 +191,10 @@ pub enum Routing {
     /// Like [`Routing::Owner`], one spine per (requester rack, owner node)
     /// pair for its reads and their responses, but chosen by the control
     /// plane from the workload instead of the addresses
-    /// ([`Topology::with_pair_loads`]: the bytes each pair is expected to
-    /// carry, heaviest first, each to the spine whose two response links
-    /// are least loaded). Keeps the condition for the whole rack. Without
+    /// ([`Topology::with_pair_loads`]: from `owner`'s spines, pairs move
+    /// while that lowers the busy time they share on their two response
+    /// links and their requester ToR's middle pipe, by the PRs each pair
+    /// is expected to carry). Keeps the condition for the whole rack. Without
     /// loads (a topology written without its matrix) it routes as `owner`.
     OwnerLoad,
 }
@@ -361,48 +364,28 @@ impl Topology {
         self
     }
 
-    /// Choose [`Routing::OwnerLoad`]'s spines from `load(rack, owner)`,
-    /// the bytes the pair's responses are expected to carry: heaviest pair
-    /// first, each pair to the spine that minimises the larger load of its
-    /// two response links (owner's ToR → spine → requester's ToR), ties to
-    /// the spine `owner` routing would take, so equal loads spread as
-    /// there; pairs without load keep `owner`'s spine. A deterministic
-    /// function of the loads. Other routings and topologies are returned
-    /// unchanged.
-    pub fn with_pair_loads(mut self, load: impl Fn(u32, u32) -> u64) -> Topology {
+    /// Choose [`Routing::OwnerLoad`]'s spines from `prs(rack, owner)`,
+    /// the PRs each pair is expected to carry, and what a PR costs on the
+    /// links and the middle pipes: starting from the spines `owner`
+    /// routing takes, each pair moves to the spine where its two response
+    /// links and its requester ToR's middle pipe carry the least of the
+    /// other pairs' load, while that lowers it (see `balance.rs`); pairs
+    /// without PRs keep `owner`'s spine. A deterministic function of its
+    /// arguments. Other routings and topologies are returned unchanged.
+    pub fn with_pair_loads(mut self, costs: PairCosts, prs: impl Fn(u32, u32) -> u64) -> Topology {
         let Shape::LeafSpine { spines } = self.shape else {
             return self;
         };
         if self.routing != Routing::OwnerLoad {
             return self;
         }
-        let (n, r, s) = (self.nodes as usize, self.racks as usize, spines as usize);
-        let owner_spine = |a: usize, y: usize| ((a + y) % s) as u16;
-        let mut map: Vec<u16> = (0..r * n).map(|i| owner_spine(i / n, i % n)).collect();
-        let mut pairs: Vec<(u64, u32, u32)> = Vec::new();
-        for a in 0..self.racks {
-            for y in 0..self.nodes {
-                let l = load(a, y);
-                if l > 0 && self.rack_of(y) != a {
-                    pairs.push((l, a, y));
-                }
-            }
-        }
-        pairs.sort_by(|p, q| q.0.cmp(&p.0).then((p.1, p.2).cmp(&(q.1, q.2))));
-        // Response bytes on each ToR's uplink to each spine (`up`) and on
-        // each spine's downlink to each ToR (`down`), [rack * s + spine].
-        let (mut up, mut down) = (vec![0u64; r * s], vec![0u64; r * s]);
-        for (l, a, y) in pairs {
-            let (a, y) = (a as usize, y as usize);
-            let b = self.rack_of(y as u32) as usize;
-            let home = owner_spine(a, y) as usize;
-            let best = (0..s)
-                .min_by_key(|&k| (up[b * s + k].max(down[a * s + k]) + l, (k + s - home) % s))
-                .unwrap_or(home);
-            up[b * s + best] += l;
-            down[a * s + best] += l;
-            map[a * n + y] = best as u16;
-        }
+        let shape = balance::Shape {
+            racks: self.racks,
+            hosts: self.hosts_per_rack,
+            spines,
+            ports_per_pipe: self.tor_ports() / self.tor_pipes().max(1),
+        };
+        let map = balance::pair_spines(&shape, costs, prs);
         self.pair_spines = Some(map.into());
         self
     }
