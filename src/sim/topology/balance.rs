@@ -110,7 +110,8 @@ impl Loads {
     /// one of its PRs adds to each.
     fn shared(&self, a: usize, b: usize, k: usize) -> u128 {
         let (s, c) = (self.s, self.costs);
-        u128::from(c.link_ps) * u128::from(self.up[b * s + k] + self.down[a * s + k])
+        let links = u128::from(self.up[b * s + k]) + u128::from(self.down[a * s + k]);
+        u128::from(c.link_ps) * links
             + u128::from(c.pipe_ps) * u128::from(self.pipe[a * self.pipes + self.pipe_of(k)])
     }
 
