@@ -138,7 +138,7 @@ pub(super) fn pair_spines(
     let (racks, hosts) = (shape.racks, shape.hosts);
     let nodes = racks * hosts;
     let (n, r, s) = (nodes as usize, racks as usize, shape.spines.max(1) as usize);
-    let owner_spine = |a: usize, y: usize| ((a + y) % s) as u16;
+    let owner_spine = |a: usize, y: usize| super::owner_spine(a as u32, y as u32, s as u32) as u16;
     let owner: Vec<u16> = (0..r * n).map(|i| owner_spine(i / n, i % n)).collect();
     let mut map = owner.clone();
     // (PRs, requester rack, owner, owner's rack), heaviest first.

@@ -71,6 +71,14 @@ use netsparse_externs::wire::{DeviceAddr, MAX_NODE_ID, MAX_SWITCH_ID};
 use netsparse_externs::{Datapath, Time};
 use netsparse_netsim::{DeviceId, Engine, EngineConfig, EngineError, LinkParams};
 
+/// The spine [`Routing::Owner`] gives a (requester rack, owner node) pair
+/// on a leaf-spine of `spines` spines: `(rack + owner) mod spines`, so one
+/// rack's owners are spread over every spine, and so are one owner's
+/// requester racks (also `owner-load`'s starting point).
+pub(crate) fn owner_spine(rack: u32, owner: u32, spines: u32) -> u32 {
+    ((u64::from(rack) + u64::from(owner)) % u64::from(spines.max(1))) as u32
+}
+
 /// Largest port number a switch may use (BMv2 reserves 511 as the drop port).
 pub const MAX_SWITCH_PORTS: u32 = 511;
 
@@ -436,8 +444,8 @@ impl Topology {
             (Routing::NodePair, _) => (u64::from(src) + u64::from(dst)) % s,
             // Reads: requester rack r, owner dst; responses: requester rack
             // dst_rack, owner src.
-            (Routing::Owner, PR_TYPE_READ) => (u64::from(r) + u64::from(dst)) % s,
-            (Routing::Owner, PR_TYPE_RESPONSE) => (u64::from(dst_rack) + u64::from(src)) % s,
+            (Routing::Owner, PR_TYPE_READ) => u64::from(owner_spine(r, dst, spines)),
+            (Routing::Owner, PR_TYPE_RESPONSE) => u64::from(owner_spine(dst_rack, src, spines)),
             (Routing::Owner, _) => return None,
             (Routing::OwnerLoad, PR_TYPE_READ | PR_TYPE_RESPONSE) => {
                 let (rack, owner) = if ty == PR_TYPE_READ {
@@ -448,7 +456,7 @@ impl Topology {
                 let pair = rack as usize * self.nodes as usize + owner as usize;
                 match self.pair_spines.as_deref().and_then(|m| m.get(pair)) {
                     Some(&spine) => u64::from(spine),
-                    None => (u64::from(rack) + u64::from(owner)) % s,
+                    None => u64::from(owner_spine(rack, owner, spines)),
                 }
             }
             (Routing::OwnerLoad, _) => return None,
