@@ -138,8 +138,8 @@ pub(super) fn pair_spines(
     let (racks, hosts) = (shape.racks, shape.hosts);
     let nodes = racks * hosts;
     let (n, r, s) = (nodes as usize, racks as usize, shape.spines.max(1) as usize);
-    let owner_spine = |a: usize, y: usize| super::owner_spine(a as u32, y as u32, s as u32) as u16;
-    let owner: Vec<u16> = (0..r * n).map(|i| owner_spine(i / n, i % n)).collect();
+    let home = |a: usize, y: usize| super::owner_spine(a as u32, y as u32, s as u32) as u16;
+    let owner: Vec<u16> = (0..r * n).map(|i| home(i / n, i % n)).collect();
     let mut map = owner.clone();
     // (PRs, requester rack, owner, owner's rack), heaviest first.
     let mut pairs: Vec<(u64, usize, usize, usize)> = Vec::new();
@@ -164,9 +164,9 @@ pub(super) fn pair_spines(
             loads.apply(q, a, b, cur, false);
             // Strictly less than where it is; among equals the first from
             // `owner`'s spine on (as `owner` spreads them).
-            let home = owner_spine(a, y) as usize;
+            let first = home(a, y) as usize;
             let mut best = (loads.shared(a, b, cur), cur);
-            for k in (0..s).map(|step| (home + step) % s) {
+            for k in (0..s).map(|step| (first + step) % s) {
                 let v = loads.shared(a, b, k);
                 if v < best.0 {
                     best = (v, k);

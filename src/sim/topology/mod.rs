@@ -75,7 +75,7 @@ use netsparse_netsim::{DeviceId, Engine, EngineConfig, EngineError, LinkParams};
 /// on a leaf-spine of `spines` spines: `(rack + owner) mod spines`, so one
 /// rack's owners are spread over every spine, and so are one owner's
 /// requester racks (also `owner-load`'s starting point).
-pub(crate) fn owner_spine(rack: u32, owner: u32, spines: u32) -> u32 {
+fn owner_spine(rack: u32, owner: u32, spines: u32) -> u32 {
     ((u64::from(rack) + u64::from(owner)) % u64::from(spines.max(1))) as u32
 }
 
