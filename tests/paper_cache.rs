@@ -48,6 +48,24 @@ fn results(out: &Path) -> serde_json::Value {
     j
 }
 
+/// Each run's label and the memory sampled while it ran, from the run log
+/// of `report.json`.
+fn run_memory(out: &Path) -> Vec<(String, Option<u64>)> {
+    let j: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("report.json")).unwrap()).unwrap();
+    j["runs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| {
+            (
+                r["label"].as_str().unwrap().to_owned(),
+                r["peak_rss"].as_u64(),
+            )
+        })
+        .collect()
+}
+
 #[test]
 fn second_invocation_reuses_every_run() {
     let dir = tempfile::tempdir().unwrap();
@@ -57,13 +75,28 @@ fn second_invocation_reuses_every_run() {
     assert_eq!((first.runs_executed, first.runs_cached), (6, 0));
     assert_eq!(cache_files(dir.path()).len(), 6);
     let before = results(dir.path());
+    let memory = run_memory(dir.path());
+    if std::path::Path::new("/proc/self/status").exists() {
+        // Each run's sampled memory is the process's, so at most its peak.
+        let peak = first.peak_rss.expect("VmHWM is readable");
+        for (label, m) in &memory {
+            let m = m.unwrap_or_else(|| panic!("{label}: no memory sampled"));
+            assert!(m > 0 && m <= peak, "{label}: {m} of {peak}");
+        }
+    } else {
+        eprintln!("skipping the per-run memory check: no /proc/self/status here");
+    }
+    let md = std::fs::read_to_string(dir.path().join("report.md")).unwrap();
+    assert!(md.contains("| process memory at its highest while it ran |"));
 
     let second = paper::run(&opts, &mut Silent).unwrap();
     assert_eq!(second.runs_executed, 0, "{second:?}");
     assert_eq!(second.runs_cached, 6);
     assert!(second.corrupt.is_empty());
-    // The same numbers, from the cache.
+    // The same numbers, from the cache, and each run's memory as measured
+    // when it ran.
     assert_eq!(results(dir.path()), before);
+    assert_eq!(run_memory(dir.path()), memory);
 
     // Another binary version is another key: everything runs again, here
     // with the event loop on two threads, which gives the same numbers.

@@ -438,6 +438,7 @@ mod tests {
             matrix_nnz: 2_000_000,
             wall_secs: 0.0,
             events: None,
+            peak_rss: None,
         }
     }
 

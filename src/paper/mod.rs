@@ -401,6 +401,9 @@ pub struct RunLog {
     pub wall_secs: f64,
     /// It verified (SU and SA: true).
     pub verified: bool,
+    /// The process's resident memory at its highest while the run went,
+    /// sampled (see [`RunRecord::peak_rss`]), bytes.
+    pub peak_rss: Option<u64>,
 }
 
 impl Results {
@@ -424,6 +427,7 @@ impl Results {
                     cached: *cached,
                     wall_secs: r.wall_secs,
                     verified: r.verified(),
+                    peak_rss: r.peak_rss,
                 },
                 None => RunLog {
                     label: p.label.clone(),
@@ -431,6 +435,7 @@ impl Results {
                     cached: false,
                     wall_secs: 0.0,
                     verified: false,
+                    peak_rss: None,
                 },
             })
             .collect();

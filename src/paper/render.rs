@@ -513,6 +513,7 @@ pub fn markdown(r: &PaperReport, plots: &[(String, String)]) -> String {
                 } else {
                     "–".into()
                 },
+                x.peak_rss.filter(|_| x.finished).map_or("–".into(), gib),
                 match (x.finished, x.verified) {
                     (false, _) => "–".into(),
                     (true, true) => "yes".into(),
@@ -523,7 +524,13 @@ pub fn markdown(r: &PaperReport, plots: &[(String, String)]) -> String {
         .collect();
     table(
         &mut s,
-        &["run", "from", "wall time when run", "verified"],
+        &[
+            "run",
+            "from",
+            "wall time when run",
+            "process memory at its highest while it ran",
+            "verified",
+        ],
         &rows,
     );
     s

@@ -18,6 +18,7 @@ use crate::sim::compute;
 use crate::sim::config::SimConfig;
 use crate::sim::matrix::paper::{self, PaperMatrix};
 use crate::sim::matrix::{CsrMatrix, GenSpec};
+use crate::sim::memory::current_rss;
 use crate::sim::partition::{OwnerNeeds, Partition};
 use crate::sim::report::{MatrixSummary, ModeResult};
 use crate::sim::{simulate_with, Mode, Progress, SimError};
@@ -117,6 +118,15 @@ pub struct RunRecord {
     pub wall_secs: f64,
     /// Events the simulator processed (NetSparse modes).
     pub events: Option<u64>,
+    /// The process's resident memory at its highest while the run went,
+    /// bytes: sampled when it started and ended and at every progress
+    /// report (every 65,536 events), so a brief spike between samples is
+    /// missed. The process holds the stand-in's matrix too, and with
+    /// `--jobs` above 1 the runs beside this one. A measurement: not
+    /// compared; `None` where `/proc` cannot be read, and in cache files
+    /// written before it was recorded.
+    #[serde(default)]
+    pub peak_rss: Option<u64>,
 }
 
 impl RunRecord {
@@ -179,6 +189,7 @@ impl RunRecord {
             matrix_nnz: summary.nnz,
             wall_secs: r12(wall_secs),
             events: m.run.as_ref().map(|r| r.events),
+            peak_rss: None,
         }
     }
 }
@@ -274,6 +285,8 @@ pub fn execute(
         }),
     };
     let start = std::time::Instant::now();
+    let mut peak = current_rss();
+    let mut sample = || peak = peak.max(current_rss());
     let report = simulate_with(
         &p.matrix,
         p.summary.clone(),
@@ -282,19 +295,27 @@ pub fn execute(
         &[mode],
         &opts,
         programs,
-        &mut |pr: Progress| progress(pr.done, pr.total),
+        &mut |pr: Progress| {
+            sample();
+            progress(pr.done, pr.total)
+        },
     )?;
+    sample();
     let wall = start.elapsed().as_secs_f64();
     if report.stopped {
         return Ok(Outcome::Stopped);
     }
     match report.modes.first() {
-        Some(m) if !m.partial => Ok(Outcome::Done(Box::new(RunRecord::from_mode(
-            m,
-            &p.summary,
-            &compute::node_work(&p.matrix, &p.partition),
-            wall,
-        )))),
+        Some(m) if !m.partial => {
+            let mut rec = RunRecord::from_mode(
+                m,
+                &p.summary,
+                &compute::node_work(&p.matrix, &p.partition),
+                wall,
+            );
+            rec.peak_rss = peak;
+            Ok(Outcome::Done(Box::new(rec)))
+        }
         _ => Ok(Outcome::Stopped),
     }
 }
