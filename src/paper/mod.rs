@@ -340,7 +340,9 @@ pub struct Summary {
     pub memory_limit: u64,
     /// Wall time of this invocation, seconds.
     pub wall_secs: f64,
-    /// Peak resident memory of the process when the report was written, bytes.
+    /// Peak resident memory of the process when the report was written
+    /// (`VmHWM`, or the highest sample of a run executed here where that
+    /// is higher), bytes.
     pub peak_rss: Option<u64>,
     /// Files written.
     pub files: Vec<PathBuf>,
@@ -682,7 +684,16 @@ pub fn run(opts: &PaperOptions, obs: &mut dyn Observer) -> Result<Summary, Paper
 
     // 3. The report (partial if interrupted).
     summary.wall_secs = started.elapsed().as_secs_f64();
-    summary.peak_rss = peak_rss();
+    // VmHWM, or a run's sample where it is higher: the kernel's RSS
+    // counters are approximate and its high-water mark is not updated on
+    // every path, so a sample can pass it by a little.
+    let sampled = results
+        .log
+        .iter()
+        .filter(|r| r.finished && !r.cached)
+        .filter_map(|r| r.peak_rss)
+        .max();
+    summary.peak_rss = peak_rss().max(sampled);
     let rep = report::build(&setup, &results, &summary);
     summary.files = report::write(&rep, &opts.out)?;
     Ok(summary)
