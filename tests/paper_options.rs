@@ -147,6 +147,29 @@ fn runs_at_once_are_counted_in_the_memory_check() {
     assert!(e.contains(", 64 runs at once)"), "{e}");
     assert!(e.contains("; --jobs "), "{e}");
     assert!(!e.contains("--scale"), "{e}");
+    // Without --jobs the CLI runs as many as fit (at most a run per core):
+    // here at least one and fewer than 64, and one more is refused.
+    let fit = paper::jobs_that_fit(&PaperOptions {
+        memory_limit: Some(limit),
+        jobs: 64,
+        ..base.clone()
+    })
+    .unwrap();
+    assert!((1..64).contains(&fit), "{fit}");
+    let e = err(PaperOptions {
+        memory_limit: Some(limit),
+        jobs: fit + 1,
+        ..base.clone()
+    });
+    assert!(e.contains(&format!(", {} runs at once)", fit + 1)), "{e}");
+    // With room for every run, every job is kept.
+    let all = paper::jobs_that_fit(&PaperOptions {
+        memory_limit: Some(u64::MAX / 2),
+        jobs: 64,
+        ..base.clone()
+    })
+    .unwrap();
+    assert_eq!(all, 64);
     assert!(!out.exists(), "wrote before refusing");
 }
 

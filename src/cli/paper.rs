@@ -68,13 +68,14 @@ pub struct Args {
     /// same for every value.
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..=256))]
     pub threads: Option<u16>,
-    /// Runs at once, each on its own thread (default 1). Each holds its own
-    /// run memory, so the memory check counts N of the largest run; the
-    /// next stand-in is generated beside the last runs of the previous one
-    /// when both fit. The results, and so the cache, are the same for
-    /// every value.
-    #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u16).range(1..=64))]
-    pub jobs: u16,
+    /// Runs at once, each on its own thread (default: the machine's cores,
+    /// or fewer when the memory estimate of that many does not fit). Each
+    /// holds its own run memory, so the memory check counts N of the
+    /// largest run; the next stand-in is generated beside the last runs of
+    /// the previous one when both fit. The results, and so the cache, are
+    /// the same for every value.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..=64))]
+    pub jobs: Option<u16>,
     /// Seed of the generators.
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
@@ -91,7 +92,28 @@ pub struct Args {
     pub quiet: bool,
 }
 
+/// The options from the arguments; without `--jobs`, as many runs at once
+/// as the machine has cores and their memory estimate allows (each run's
+/// event loop then gets the cores left to it).
 fn options(a: &Args) -> anyhow::Result<PaperOptions> {
+    let mut opts = parse(a)?;
+    if a.jobs.is_none() && opts.jobs > 1 {
+        let fit = paper::jobs_that_fit(&opts)?;
+        if fit < opts.jobs {
+            eprintln!(
+                "note: {fit} run(s) at once instead of one per core ({}): the memory estimate of more does not fit (--jobs N chooses)",
+                opts.jobs
+            );
+            opts.jobs = fit;
+            if a.threads.is_none() {
+                opts.threads = (super::sim::sim_threads(None) / fit).max(1);
+            }
+        }
+    }
+    Ok(opts)
+}
+
+fn parse(a: &Args) -> anyhow::Result<PaperOptions> {
     let mut only = a
         .only
         .iter()
@@ -113,6 +135,10 @@ fn options(a: &Args) -> anyhow::Result<PaperOptions> {
         Some(g) if g.is_finite() && g > 0.0 && g <= 1e6 => Some((g * f64::from(1u32 << 30)) as u64),
         Some(g) => anyhow::bail!("--memory-limit = {g} is out of range: 0 < GiB <= 1000000"),
     };
+    // Without --jobs: a run per core, as many as fit (the check counts
+    // each run's memory); with it, exactly that many or a refusal.
+    let cores = super::sim::sim_threads(None).min(64);
+    let jobs = a.jobs.map_or(cores, usize::from);
     Ok(PaperOptions {
         scale: a
             .scale
@@ -125,9 +151,9 @@ fn options(a: &Args) -> anyhow::Result<PaperOptions> {
         racks: a.racks,
         threads: match a.threads {
             Some(_) => super::sim::sim_threads(a.threads),
-            None => (super::sim::sim_threads(None) / usize::from(a.jobs)).max(1),
+            None => (super::sim::sim_threads(None) / jobs).max(1),
         },
-        jobs: usize::from(a.jobs),
+        jobs,
         seed: a.seed,
         routing: a.routing,
         memory_limit,

@@ -588,6 +588,23 @@ fn check_memory(setup: &Setup, plan: &[Planned]) -> Result<(u64, u64), PaperErro
     })))
 }
 
+/// The most runs at once, up to `opts.jobs`, whose memory estimate fits
+/// the limit (as [`run`]'s check counts it); 1 when none does, so that
+/// [`run`] then refuses with the numbers. Bad options are reported as
+/// [`run`] reports them.
+pub fn jobs_that_fit(opts: &PaperOptions) -> Result<usize, PaperError> {
+    let setup = Setup::new(opts)?;
+    let plan = setup.plan();
+    let limit = opts
+        .memory_limit
+        .or_else(available_memory)
+        .unwrap_or(u64::MAX);
+    Ok((1..=opts.jobs.max(1))
+        .rev()
+        .find(|&j| with_jobs(&peak_estimate(&setup, &plan, j).0, j) <= limit)
+        .unwrap_or(1))
+}
+
 /// Run the evaluation: check the options and memory, take finished runs
 /// from the cache, execute the missing ones (matrix by matrix, each
 /// stand-in generated once), and write the report into `opts.out`. Returns
