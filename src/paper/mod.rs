@@ -539,21 +539,14 @@ fn overlaps(
 fn check_memory(setup: &Setup, plan: &[Planned]) -> Result<(u64, u64), PaperError> {
     let jobs = setup.opts.jobs.max(1);
     let (need, largest) = peak_estimate(setup, plan, jobs);
-    let limit = setup
-        .opts
-        .memory_limit
-        .or_else(available_memory)
-        .unwrap_or(u64::MAX);
+    let limit = memory_limit(&setup.opts);
     let total = with_jobs(&need, jobs);
     if total <= limit {
         return Ok((total, limit));
     }
     // Fewer runs at once, or else the smallest larger scale, that fits.
     let mut hint = String::new();
-    if let Some(j) = (1..jobs)
-        .rev()
-        .find(|&j| with_jobs(&peak_estimate(setup, plan, j).0, j) <= limit)
-    {
+    if let Some(j) = most_that_fit(setup, plan, jobs - 1, limit) {
         let e = peak_estimate(setup, plan, j).0;
         hint = format!("; --jobs {j} would need about {}", gib(with_jobs(&e, j)));
     }
@@ -595,14 +588,22 @@ fn check_memory(setup: &Setup, plan: &[Planned]) -> Result<(u64, u64), PaperErro
 pub fn jobs_that_fit(opts: &PaperOptions) -> Result<usize, PaperError> {
     let setup = Setup::new(opts)?;
     let plan = setup.plan();
-    let limit = opts
-        .memory_limit
+    Ok(most_that_fit(&setup, &plan, opts.jobs.max(1), memory_limit(opts)).unwrap_or(1))
+}
+
+/// The memory the runs may use: `--memory-limit`, or what the system has
+/// available.
+fn memory_limit(opts: &PaperOptions) -> u64 {
+    opts.memory_limit
         .or_else(available_memory)
-        .unwrap_or(u64::MAX);
-    Ok((1..=opts.jobs.max(1))
+        .unwrap_or(u64::MAX)
+}
+
+/// The most runs at once, at most `up_to`, whose estimate fits `limit`.
+fn most_that_fit(setup: &Setup, plan: &[Planned], up_to: usize, limit: u64) -> Option<usize> {
+    (1..=up_to)
         .rev()
-        .find(|&j| with_jobs(&peak_estimate(&setup, &plan, j).0, j) <= limit)
-        .unwrap_or(1))
+        .find(|&j| with_jobs(&peak_estimate(setup, plan, j).0, j) <= limit)
 }
 
 /// Run the evaluation: check the options and memory, take finished runs
