@@ -105,12 +105,19 @@ fn options(a: &Args) -> anyhow::Result<PaperOptions> {
                 opts.jobs
             );
             opts.jobs = fit;
-            if a.threads.is_none() {
-                opts.threads = (super::sim::sim_threads(None) / fit).max(1);
-            }
+            opts.threads = threads(a, fit);
         }
     }
     Ok(opts)
+}
+
+/// Each run's event-loop threads: `--threads`, or the machine's cores
+/// divided among `jobs` runs at once.
+fn threads(a: &Args, jobs: usize) -> usize {
+    match a.threads {
+        Some(_) => super::sim::sim_threads(a.threads),
+        None => (super::sim::sim_threads(None) / jobs.max(1)).max(1),
+    }
 }
 
 fn parse(a: &Args) -> anyhow::Result<PaperOptions> {
@@ -149,10 +156,7 @@ fn parse(a: &Args) -> anyhow::Result<PaperOptions> {
         out: a.out.clone(),
         nodes: a.nodes,
         racks: a.racks,
-        threads: match a.threads {
-            Some(_) => super::sim::sim_threads(a.threads),
-            None => (super::sim::sim_threads(None) / jobs).max(1),
-        },
+        threads: threads(a, jobs),
         jobs,
         seed: a.seed,
         routing: a.routing,
