@@ -310,3 +310,87 @@ fn two_jobs_at_once_give_the_same_report_and_resume() {
     assert_eq!((s.runs_executed, s.runs_cached), (6 - kept, kept), "{s:?}");
     assert_eq!(results(dir.path()), before);
 }
+
+/// `--report-only` rebuilds the report from the cache alone: the same
+/// numbers, nothing executed; the CLI finds the runs' version in the old
+/// `report.json`. Runs missing from the cache (another version, a deleted
+/// file, no cache at all) are refused with nothing written.
+#[test]
+fn report_only_rebuilds_from_the_cache_alone() {
+    let dir = tempfile::tempdir().unwrap();
+    let opts = small(dir.path());
+    paper::run(&opts, &mut Silent).unwrap();
+    let before = results(dir.path());
+    let md_path = dir.path().join("report.md");
+    std::fs::remove_file(&md_path).unwrap();
+
+    let mut only = opts.clone();
+    only.report_only = true;
+    let s = paper::run(&only, &mut Silent).unwrap();
+    assert!(s.report_only);
+    assert_eq!((s.runs_executed, s.runs_cached, s.runs_missing), (0, 6, 0));
+    assert_eq!(results(dir.path()), before);
+    let md = std::fs::read_to_string(&md_path).unwrap();
+    assert!(
+        md.contains("rebuilt from them by `netsparse paper --report-only`"),
+        "{md}"
+    );
+    assert_eq!(cache_files(dir.path()).len(), 6);
+
+    // Another version's runs are not there: refused, the report untouched.
+    let mut other = only.clone();
+    other.version = "test-2".into();
+    let e = paper::run(&other, &mut Silent).unwrap_err().to_string();
+    assert!(e.contains("6 of 6 runs are not in"), "{e}");
+    assert!(e.contains("version test-2"), "{e}");
+    assert_eq!(std::fs::read_to_string(&md_path).unwrap(), md);
+    // One run's file deleted: refused, naming one missing run.
+    let files = cache_files(dir.path());
+    std::fs::remove_file(&files[2]).unwrap();
+    let e = paper::run(&only, &mut Silent).unwrap_err().to_string();
+    assert!(e.contains("1 of 6 runs are not in"), "{e}");
+    assert_eq!(std::fs::read_to_string(&md_path).unwrap(), md);
+    assert_eq!(
+        cache_files(dir.path()).len(),
+        5,
+        "report-only executed a run"
+    );
+    // No cache at all: refused before anything is created.
+    let none = dir.path().join("none");
+    let mut empty = only.clone();
+    empty.out = none.clone();
+    let e = paper::run(&empty, &mut Silent).unwrap_err().to_string();
+    assert!(e.contains("6 of 6 runs are not in"), "{e}");
+    assert!(!none.exists());
+
+    // The CLI takes the runs' version ("test") from report.json.
+    paper::run(&opts, &mut Silent).unwrap(); // the deleted run again
+    let bin = env!("CARGO_BIN_EXE_netsparse");
+    let cli = |extra: &[&str]| {
+        std::process::Command::new(bin)
+            .args(["paper", "--report-only", "-q", "--only", "table7"])
+            .args(["--matrices", "europe,uk", "--nodes", "16", "--racks", "2"])
+            .args(["--scale", &paper::max_scale().to_string()])
+            .arg("--out")
+            .arg(dir.path())
+            .args(extra)
+            .output()
+            .unwrap()
+    };
+    let o = cli(&[]);
+    let (out, err) = (
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr),
+    );
+    assert!(o.status.success(), "{out}{err}");
+    assert!(err.contains("the cached runs of version test in"), "{err}");
+    assert!(
+        out.contains("6 runs from the cache of version test"),
+        "{out}"
+    );
+    assert_eq!(results(dir.path()), before);
+    let o = cli(&["--runs-version", "nope"]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(err.contains("6 of 6 runs are not in"), "{err}");
+}

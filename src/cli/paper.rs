@@ -26,6 +26,7 @@ report.csv into --out, each of our numbers beside the paper's.\n\
 \n\
 Finished runs are cached in OUT/cache/ (keyed by the full configuration and\n\
 the binary's version): Ctrl-C keeps them, and the same command resumes.\n\
+--report-only rebuilds the report from them without running anything.\n\
 \n\
 Exit status: 0 done, 1 a verification failed, 2 usage or input error,\n\
 130 stopped by Ctrl-C (the report holds what finished).\n\
@@ -87,9 +88,43 @@ pub struct Args {
     /// Memory the runs may use, GiB (default: what the system has available).
     #[arg(long, value_name = "GIB")]
     pub memory_limit: Option<f64>,
+    /// Rebuild the report in --out from its cached runs, executing
+    /// nothing: for a report's text or plots changed by a newer binary
+    /// without running again. The runs looked up are those of the version
+    /// in OUT/report.json (else this binary's), or --runs-version's; every
+    /// planned run must be cached, or nothing is written.
+    #[arg(long)]
+    pub report_only: bool,
+    /// With --report-only: the version whose cached runs to use (a
+    /// report's `setup.version`, e.g. 0.1.0+342bf106f387d489).
+    #[arg(long, value_name = "VERSION", requires = "report_only")]
+    pub runs_version: Option<String>,
     /// No progress bars.
     #[arg(long, short = 'q')]
     pub quiet: bool,
+}
+
+/// The version whose cached runs `--report-only` uses: `--runs-version`,
+/// or the one OUT/report.json was made from, or else this binary's.
+fn runs_version(a: &Args) -> anyhow::Result<String> {
+    if let Some(v) = &a.runs_version {
+        return Ok(v.clone());
+    }
+    let path = a.out.join("report.json");
+    let text = match std::fs::read_to_string(&path) {
+        Ok(t) => t,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(paper::binary_version()),
+        Err(e) => anyhow::bail!("cannot read {}: {e}", path.display()),
+    };
+    let j: serde_json::Value = serde_json::from_str(&text)
+        .map_err(|e| anyhow::anyhow!("{}: not a report: {e}", path.display()))?;
+    match j.pointer("/setup/version").and_then(|v| v.as_str()) {
+        Some(v) => Ok(v.to_string()),
+        None => anyhow::bail!(
+            "{}: no setup.version (give --runs-version VERSION)",
+            path.display()
+        ),
+    }
 }
 
 /// The options from the arguments; without `--jobs`, as many runs at once
@@ -97,6 +132,15 @@ pub struct Args {
 /// event loop then gets the cores left to it).
 fn options(a: &Args) -> anyhow::Result<PaperOptions> {
     let mut opts = parse(a)?;
+    if a.report_only {
+        opts.version = runs_version(a)?;
+        eprintln!(
+            "report only: the cached runs of version {} in {}",
+            opts.version,
+            a.out.join("cache").display()
+        );
+        return Ok(opts);
+    }
     if a.jobs.is_none() && opts.jobs > 1 {
         let fit = paper::jobs_that_fit(&opts)?;
         if fit < opts.jobs {
@@ -162,6 +206,7 @@ fn parse(a: &Args) -> anyhow::Result<PaperOptions> {
         routing: a.routing,
         memory_limit,
         version: paper::binary_version(),
+        report_only: a.report_only,
         stop: None,
     })
 }
@@ -183,7 +228,13 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     opts.stop = Some(stop.clone());
     let mut bars = Bars::new(args.quiet);
     let s = paper::run(&opts, &mut bars)?;
-    println!(
+    if s.report_only {
+        println!(
+            "{} runs from the cache of version {}; report rebuilt, nothing executed",
+            s.runs_cached, opts.version
+        );
+    } else {
+        println!(
         "{} runs: {} executed, {} from the cache, {} missing; {:.1} s; peak memory {} (estimated {})",
         s.runs_planned,
         s.runs_executed,
@@ -193,6 +244,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         s.peak_rss.map_or("?".into(), paper::gib),
         paper::gib(s.peak_estimate())
     );
+    }
     if let Some(md) = s.files.first() {
         println!("report: {}", md.display());
     }

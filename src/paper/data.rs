@@ -292,21 +292,29 @@ pub const FIG21_HBM_PAPER: Speedups = Speedups {
 pub const FIG22_TOPOLOGIES: [&str; 3] = ["leaf-spine", "hyperx", "dragonfly"];
 
 /// What the text says about Figure 22 (no values are printed; the
-/// leaf-spine bars are Figure 12's at K = 16).
-pub fn fig22_claims() -> Vec<Claim> {
+/// leaf-spine bars are Figure 12's at K = 16), each with the network it
+/// is about (a [`TopologySpec::kind`](crate::sim::topology::TopologySpec::kind)),
+/// if one: `None` means every network but leaf-spine.
+pub fn fig22_claims() -> Vec<(Claim, Option<&'static str>)> {
     vec![
-        Claim {
-            source: "§9.6",
-            text: "the performance of NetSparse remains high for all three networks",
-            matrix: None,
-            value: None,
-        },
-        Claim {
-            source: "§9.6",
-            text: "stokes with HyperX: the speedup drops by more than 2x compared to leaf-spine (more hops)",
-            matrix: Some("stokes"),
-            value: Some(0.5),
-        },
+        (
+            Claim {
+                source: "§9.6",
+                text: "the performance of NetSparse remains high for all three networks",
+                matrix: None,
+                value: None,
+            },
+            None,
+        ),
+        (
+            Claim {
+                source: "§9.6",
+                text: "stokes with HyperX: the speedup drops by more than 2x compared to leaf-spine (more hops)",
+                matrix: Some("stokes"),
+                value: Some(0.5),
+            },
+            Some("hyperx"),
+        ),
     ]
 }
 

@@ -219,6 +219,11 @@ pub struct PaperOptions {
     pub memory_limit: Option<u64>,
     /// The program version that keys the cache ([`binary_version`]).
     pub version: String,
+    /// Build the report from the cached runs of `version` alone: nothing
+    /// is generated or executed and no memory is checked; refused, with
+    /// nothing written, when a planned run is not in the cache. Rebuilds a
+    /// report with a newer binary's text from the runs an older one made.
+    pub report_only: bool,
     /// Set by Ctrl-C: finish nothing more, keep what is finished.
     pub stop: Option<Arc<AtomicBool>>,
 }
@@ -239,6 +244,7 @@ impl Default for PaperOptions {
             routing: Routing::Owner,
             memory_limit: None,
             version: String::new(),
+            report_only: false,
             stop: None,
         }
     }
@@ -286,6 +292,23 @@ pub enum PaperError {
     /// A plot could not be drawn.
     #[error(transparent)]
     Plot(#[from] PlotError),
+    /// `report_only`, but runs are not in the cache.
+    #[error(
+        "{missing} of {planned} runs are not in {cache} for version {version} (the first: {first}); \
+         nothing written (run without --report-only to execute them)"
+    )]
+    NotCached {
+        /// Runs missing.
+        missing: usize,
+        /// Runs planned.
+        planned: usize,
+        /// The cache directory.
+        cache: String,
+        /// The version looked up.
+        version: String,
+        /// The first missing run.
+        first: String,
+    },
 }
 
 /// Why a plan does not fit in memory: the estimate of its largest run
@@ -334,6 +357,8 @@ pub struct Summary {
     pub memory_overlap: u64,
     /// Stopped by Ctrl-C before every run finished.
     pub interrupted: bool,
+    /// Built from the cache alone ([`PaperOptions::report_only`]).
+    pub report_only: bool,
     /// Estimated peak memory of the largest run, bytes.
     pub memory_estimate: u64,
     /// The memory limit it was checked against, bytes.
@@ -616,17 +641,31 @@ pub fn run(opts: &PaperOptions, obs: &mut dyn Observer) -> Result<Summary, Paper
     let started = Instant::now();
     let setup = Setup::new(opts)?;
     let plan = setup.plan();
-    let (estimate, limit) = check_memory(&setup, &plan)?;
+    let (estimate, limit) = if opts.report_only {
+        (0, memory_limit(opts))
+    } else {
+        check_memory(&setup, &plan)?
+    };
     let io = |path: &Path| {
         let path = path.display().to_string();
         move |source| PaperError::Io { path, source }
     };
+    if opts.report_only && !opts.out.join("cache").is_dir() {
+        return Err(PaperError::NotCached {
+            missing: plan.len(),
+            planned: plan.len(),
+            cache: opts.out.join("cache").display().to_string(),
+            version: opts.version.clone(),
+            first: plan.first().map_or(String::new(), |p| p.label.clone()),
+        });
+    }
     std::fs::create_dir_all(&opts.out).map_err(io(&opts.out))?;
     let cache = Cache::open(&opts.out.join("cache"))?;
     let mut summary = Summary {
         runs_planned: plan.len(),
         memory_estimate: estimate,
         memory_limit: limit,
+        report_only: opts.report_only,
         ..Summary::default()
     };
 
@@ -641,12 +680,26 @@ pub fn run(opts: &PaperOptions, obs: &mut dyn Observer) -> Result<Summary, Paper
             }
             Lookup::Miss => todo.push(p),
             Lookup::Corrupt(why) => {
-                obs.note(&format!(
-                    "ignoring a corrupt cache file, the run is repeated: {why}"
-                ));
+                let then = if opts.report_only {
+                    ""
+                } else {
+                    ", the run is repeated"
+                };
+                obs.note(&format!("ignoring a corrupt cache file{then}: {why}"));
                 summary.corrupt.push(why);
                 todo.push(p);
             }
+        }
+    }
+    if opts.report_only {
+        if let Some(first) = todo.first() {
+            return Err(PaperError::NotCached {
+                missing: todo.len(),
+                planned: plan.len(),
+                cache: cache.dir().display().to_string(),
+                version: opts.version.clone(),
+                first: first.label.clone(),
+            });
         }
     }
     let work: u64 = todo.iter().map(|p| p.work).sum();

@@ -74,21 +74,42 @@ pub fn markdown(r: &PaperReport, plots: &[(String, String)]) -> String {
         st.seed,
         if st.quick { ", `--quick` (fewer sweep points)" } else { "" }
     );
-    let _ =
-        writeln!(
-        s,
-        "Runs: {} planned, {} executed now, {} from the cache, {} missing{}; wall time {:.1} s; \
-         peak memory {} (estimated {}, limit {}).\n",
-        su.runs_planned,
-        su.runs_executed,
-        su.runs_cached,
-        su.runs_missing,
-        if su.interrupted { " (interrupted: run the same command again to resume)" } else { "" },
-        su.wall_secs,
-        su.peak_rss.map_or("?".to_string(), gib),
-        gib(su.peak_estimate()),
-        gib(su.memory_limit)
-    );
+    let run_secs: f64 = r
+        .runs
+        .iter()
+        .filter(|x| x.finished)
+        .map(|x| x.wall_secs)
+        .sum();
+    if su.report_only {
+        let _ = writeln!(
+            s,
+            "Runs: {} planned, all from the cache; this report was rebuilt from them by \
+             `netsparse paper --report-only` ({}), which executed nothing. The runs' own wall \
+             times (in the Runs table) sum to {run_secs:.1} s.\n",
+            su.runs_planned,
+            st.rendered_by.as_deref().unwrap_or("?"),
+        );
+    } else {
+        let _ = writeln!(
+            s,
+            "Runs: {} planned, {} executed now, {} from the cache, {} missing{}; wall time {:.1} s \
+             (the runs' own wall times sum to {run_secs:.1} s); peak memory {} (estimated {}, \
+             limit {}).\n",
+            su.runs_planned,
+            su.runs_executed,
+            su.runs_cached,
+            su.runs_missing,
+            if su.interrupted {
+                " (interrupted: run the same command again to resume)"
+            } else {
+                ""
+            },
+            su.wall_secs,
+            su.peak_rss.map_or("?".to_string(), gib),
+            gib(su.peak_estimate()),
+            gib(su.memory_limit)
+        );
+    }
     let _ = writeln!(
         s,
         "Scaled parameters: RIG batch {} (the paper's 32k/8k ÷ {}); Property Cache {} per switch \
@@ -472,15 +493,20 @@ pub fn markdown(r: &PaperReport, plots: &[(String, String)]) -> String {
         table(&mut s, &head, &rows);
         plot(&mut s, "fig22");
         for c in &fg.claims {
-            let ours = match (c.claim.matrix, c.ours_lowest_vs_leaf_spine) {
+            let on = c
+                .network
+                .as_ref()
+                .map_or("the slowest other network".to_string(), |n| {
+                    format!("`{n}`")
+                });
+            let ours = match (c.claim.matrix, c.ours_vs_leaf_spine) {
                 (Some(m), Some(v)) => format!(
-                    " — ours: {m} at {} of its leaf-spine speed on the slowest other network",
+                    " — ours: {m} at {} of its leaf-spine speed on {on}",
                     times(Some(v))
                 ),
-                (None, Some(v)) => format!(
-                    " — ours: gmean at {} of leaf-spine on the slowest other network",
-                    times(Some(v))
-                ),
+                (None, Some(v)) => {
+                    format!(" — ours: gmean at {} of leaf-spine on {on}", times(Some(v)))
+                }
                 _ => String::new(),
             };
             let paper = c
