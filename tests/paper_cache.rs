@@ -275,9 +275,12 @@ fn two_jobs_at_once_give_the_same_report_and_resume() {
         assert!(runs.iter().skip(2).all(|r| r.1 < longest), "{m}: {runs:?}");
     }
 
-    // A memory limit that holds the runs but not two stand-ins at once:
-    // uk waits for europe's runs to end, with a note saying why, and the
-    // numbers are the same.
+    // With two at once the estimate held is more than the largest run's.
+    assert!(s.memory_admitted > s.memory_estimate, "{s:?}");
+
+    // A memory limit that holds the largest run alone: two runs go at once
+    // only where their estimates fit together, uk waits for europe's runs
+    // to end, notes say both, and the numbers are the same.
     let tight = tempfile::tempdir().unwrap();
     let mut opts = small(tight.path());
     opts.jobs = 2;
@@ -285,10 +288,16 @@ fn two_jobs_at_once_give_the_same_report_and_resume() {
     let mut seen = Slots::default();
     let t = paper::run(&opts, &mut seen).unwrap();
     assert_eq!((t.runs_executed, t.stand_ins_beside_runs), (6, 0), "{t:?}");
+    assert!(t.memory_admitted <= s.memory_estimate, "{t:?}");
     assert_eq!(results(tight.path()), before);
-    assert_eq!(seen.notes.len(), 1, "{:?}", seen.notes);
+    assert_eq!(seen.notes.len(), 2, "{:?}", seen.notes);
     assert!(
-        seen.notes[0].contains(&format!(
+        seen.notes[0].starts_with("2 of the largest run"),
+        "{:?}",
+        seen.notes
+    );
+    assert!(
+        seen.notes[1].contains(&format!(
             "generating {} beside the runs of {}",
             spec("uk"),
             spec("europe")

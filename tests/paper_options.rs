@@ -3,6 +3,8 @@
 //! anything is generated or written.
 
 use std::process::Command;
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
 
 use netsparse::paper::{self, progress::Silent, PaperError, PaperOptions};
 
@@ -113,10 +115,11 @@ fn runs_that_do_not_fit_are_refused_before_anything_is_generated() {
     );
 }
 
-/// With `--jobs N` the memory check counts N runs at once, and when fewer
-/// would fit it says how many.
+/// More runs at once than fit in memory are not refused: the memory check
+/// counts the largest run alone, and the dispatcher hands runs out only
+/// while their estimates fit beside each other.
 #[test]
-fn runs_at_once_are_counted_in_the_memory_check() {
+fn runs_at_once_are_limited_by_memory_not_refused() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("out");
     let base = PaperOptions {
@@ -129,48 +132,52 @@ fn runs_at_once_are_counted_in_the_memory_check() {
     // One run's need, from the refusal of a tiny limit ("needs about X GiB").
     let e = err(PaperOptions {
         memory_limit: Some(1 << 20),
+        jobs: 64,
         ..base.clone()
     });
+    assert!(!e.contains("runs at once"), "{e}");
     let gib: f64 = e
         .split("needs about ")
         .nth(1)
         .and_then(|t| t.split(' ').next())
         .and_then(|t| t.parse().ok())
         .unwrap_or_else(|| panic!("no need in {e:?}"));
+    // A limit that holds one run but not sixty-four at once is accepted,
+    // with a note; the stop flag, set before, keeps anything from running.
     let limit = ((gib + 0.01) * 1.5 * f64::from(1u32 << 30)) as u64;
-    // That limit holds one run but not sixty-four at once.
-    let e = err(PaperOptions {
-        memory_limit: Some(limit),
-        jobs: 64,
-        ..base.clone()
-    });
-    assert!(e.contains(", 64 runs at once)"), "{e}");
-    assert!(e.contains("; --jobs "), "{e}");
-    assert!(!e.contains("--scale"), "{e}");
-    // Without --jobs the CLI runs as many as fit (at most a run per core):
-    // here at least one and fewer than 64, and one more is refused.
-    let fit = paper::jobs_that_fit(&PaperOptions {
-        memory_limit: Some(limit),
-        jobs: 64,
-        ..base.clone()
-    })
+    let mut notes = Notes(Vec::new());
+    let s = paper::run(
+        &PaperOptions {
+            memory_limit: Some(limit),
+            jobs: 64,
+            stop: Some(Arc::new(AtomicBool::new(true))),
+            ..base.clone()
+        },
+        &mut notes,
+    )
     .unwrap();
-    assert!((1..64).contains(&fit), "{fit}");
-    let e = err(PaperOptions {
-        memory_limit: Some(limit),
-        jobs: fit + 1,
-        ..base.clone()
-    });
-    assert!(e.contains(&format!(", {} runs at once)", fit + 1)), "{e}");
-    // With room for every run, every job is kept.
-    let all = paper::jobs_that_fit(&PaperOptions {
-        memory_limit: Some(u64::MAX / 2),
-        jobs: 64,
-        ..base.clone()
-    })
-    .unwrap();
-    assert_eq!(all, 64);
-    assert!(!out.exists(), "wrote before refusing");
+    assert!(s.interrupted && s.runs_executed == 0, "{s:?}");
+    assert!(s.peak_estimate() <= limit, "{s:?}");
+    assert!(
+        notes
+            .0
+            .iter()
+            .any(|n| n.starts_with("64 of the largest run")
+                && n.ends_with(
+                    "runs wait while their memory estimates do not fit beside the others'"
+                )),
+        "{:?}",
+        notes.0
+    );
+}
+
+/// Collects the notes.
+struct Notes(Vec<String>);
+
+impl paper::progress::Observer for Notes {
+    fn note(&mut self, msg: &str) {
+        self.0.push(msg.to_owned());
+    }
 }
 
 #[test]

@@ -69,12 +69,12 @@ pub struct Args {
     /// same for every value.
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..=256))]
     pub threads: Option<u16>,
-    /// Runs at once, each on its own thread (default: the machine's cores,
-    /// or fewer when the memory estimate of that many does not fit). Each
-    /// holds its own run memory, so the memory check counts N of the
-    /// largest run; the next stand-in is generated beside the last runs of
-    /// the previous one when both fit. The results, and so the cache, are
-    /// the same for every value.
+    /// Runs at once at most, each on its own thread (default: the
+    /// machine's cores). Each holds its own run memory: a run waits while
+    /// its memory estimate does not fit beside those running; the next
+    /// stand-in is generated beside the last runs of the previous one when
+    /// both fit. The results, and so the cache, are the same for every
+    /// value.
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..=64))]
     pub jobs: Option<u16>,
     /// Seed of the generators.
@@ -127,9 +127,9 @@ fn runs_version(a: &Args) -> anyhow::Result<String> {
     }
 }
 
-/// The options from the arguments; without `--jobs`, as many runs at once
-/// as the machine has cores and their memory estimate allows (each run's
-/// event loop then gets the cores left to it).
+/// The options from the arguments; without `--jobs`, up to a run per core
+/// at once (each run's event loop then gets the cores left to it); with
+/// `--report-only`, the version whose runs to use.
 fn options(a: &Args) -> anyhow::Result<PaperOptions> {
     let mut opts = parse(a)?;
     if a.report_only {
@@ -140,17 +140,6 @@ fn options(a: &Args) -> anyhow::Result<PaperOptions> {
             a.out.join("cache").display()
         );
         return Ok(opts);
-    }
-    if a.jobs.is_none() && opts.jobs > 1 {
-        let fit = paper::jobs_that_fit(&opts)?;
-        if fit < opts.jobs {
-            eprintln!(
-                "note: {fit} run(s) at once instead of one per core ({}): the memory estimate of more does not fit (--jobs N chooses)",
-                opts.jobs
-            );
-            opts.jobs = fit;
-            opts.threads = threads(a, fit);
-        }
     }
     Ok(opts)
 }
@@ -186,8 +175,8 @@ fn parse(a: &Args) -> anyhow::Result<PaperOptions> {
         Some(g) if g.is_finite() && g > 0.0 && g <= 1e6 => Some((g * f64::from(1u32 << 30)) as u64),
         Some(g) => anyhow::bail!("--memory-limit = {g} is out of range: 0 < GiB <= 1000000"),
     };
-    // Without --jobs: a run per core, as many as fit (the check counts
-    // each run's memory); with it, exactly that many or a refusal.
+    // Without --jobs: up to a run per core (the dispatcher admits runs by
+    // their memory estimates).
     let cores = super::sim::sim_threads(None).min(64);
     let jobs = a.jobs.map_or(cores, usize::from);
     Ok(PaperOptions {

@@ -59,19 +59,40 @@ pub enum Action {
     },
 }
 
+/// The memory estimates the dispatcher admits runs by: a run is handed out
+/// only while the stand-ins held and the runs in flight, with it, stay
+/// within `limit`, or when it would run alone (the memory check before
+/// anything is generated made sure the largest run fits alone).
+#[derive(Clone, Debug, Default)]
+pub struct Budget {
+    /// The memory the runs may use, bytes.
+    pub limit: u64,
+    /// Per group: its stand-in's matrix, bytes.
+    pub matrix: Vec<u64>,
+    /// Per group, per run: the run's own memory, bytes.
+    pub runs: Vec<Vec<u64>>,
+}
+
 /// The dispatcher's decisions, without threads: which worker runs what,
 /// and when each stand-in is generated and may be dropped.
 #[derive(Debug)]
 pub struct Schedule {
     /// Runs per group.
     sizes: Vec<usize>,
+    /// Memory admission, if any.
+    budget: Option<Budget>,
+    /// Runs of the current group not yet handed out, in order.
+    pending: Vec<usize>,
+    /// Per worker: the memory estimate of its run (0 when idle).
+    run_bytes: Vec<u64>,
+    /// The most the admitted runs and held stand-ins were estimated to need
+    /// at once, bytes.
+    peak: u64,
     /// `overlap[g]`: group g + 1's stand-in may be generated (and its runs
     /// started) while group g's runs still go.
     overlap: Vec<bool>,
     /// The group being handed out, generated or waited for.
     cur: usize,
-    /// Its next run.
-    next: usize,
     /// Its stand-in exists.
     ready: bool,
     /// Its stand-in is being generated.
@@ -92,9 +113,12 @@ impl Schedule {
         let n = sizes.len();
         Schedule {
             sizes,
+            budget: None,
+            pending: Vec::new(),
+            run_bytes: vec![0; workers.max(1)],
+            peak: 0,
             overlap,
             cur: 0,
-            next: 0,
             ready: false,
             generating: false,
             in_flight: vec![0; n],
@@ -102,6 +126,50 @@ impl Schedule {
             lost: vec![false; workers.max(1)],
             beside: 0,
         }
+    }
+
+    /// Admit runs by their memory estimates ([`Budget`]).
+    pub fn with_budget(mut self, budget: Budget) -> Schedule {
+        self.budget = Some(budget);
+        self
+    }
+
+    /// The estimate of what is held now: the stand-ins of groups with runs
+    /// in flight or ready to be handed out, and the runs in flight.
+    fn held(&self, b: &Budget) -> u64 {
+        let matrices: u64 = (0..self.sizes.len())
+            .filter(|&g| self.in_flight[g] > 0 || (g == self.cur && self.ready))
+            .map(|g| b.matrix.get(g).copied().unwrap_or(0))
+            .sum();
+        matrices + self.run_bytes.iter().sum::<u64>()
+    }
+
+    /// Which pending run of the current group to hand out (its position in
+    /// `pending`): the first whose estimate fits beside what is held, or
+    /// the first when nothing is running; `None`: wait for a run to end.
+    fn pick(&self) -> Option<(usize, u64)> {
+        let Some(b) = &self.budget else {
+            return Some((0, 0));
+        };
+        let bytes = |i: usize| b.runs.get(self.cur).and_then(|r| r.get(i)).copied();
+        let held = self.held(b);
+        let fits = self
+            .pending
+            .iter()
+            .position(|&i| held.saturating_add(bytes(i).unwrap_or(0)) <= b.limit);
+        match fits {
+            Some(k) => Some((k, bytes(self.pending[k]).unwrap_or(0))),
+            None if !self.in_flight.iter().any(|&n| n > 0) => {
+                Some((0, bytes(self.pending[0]).unwrap_or(0)))
+            }
+            None => None,
+        }
+    }
+
+    /// The most the admitted runs and held stand-ins were estimated to
+    /// need at once (0 without a [`Budget`] or before any run), bytes.
+    pub fn peak(&self) -> u64 {
+        self.peak
     }
 
     fn idle(&self) -> Option<usize> {
@@ -117,16 +185,20 @@ impl Schedule {
         }
         while self.cur < self.sizes.len() {
             if self.ready {
-                if self.next < self.sizes[self.cur] {
+                if !self.pending.is_empty() {
                     let slot = self.idle()?;
-                    let (group, index) = (self.cur, self.next);
-                    self.next += 1;
+                    let (k, bytes) = self.pick()?;
+                    let (group, index) = (self.cur, self.pending.remove(k));
                     self.in_flight[group] += 1;
                     self.running[slot] = Some(group);
+                    self.run_bytes[slot] = bytes;
+                    if let Some(b) = &self.budget {
+                        self.peak = self.peak.max(self.held(b));
+                    }
                     return Some(Action::Run { slot, group, index });
                 }
                 // Every run of this group is out: on to the next stand-in.
-                (self.cur, self.next, self.ready) = (self.cur + 1, 0, false);
+                (self.cur, self.ready) = (self.cur + 1, false);
                 continue;
             }
             if self.generating {
@@ -158,6 +230,7 @@ impl Schedule {
     pub fn generated(&mut self) {
         self.generating = false;
         self.ready = true;
+        self.pending = (0..self.sizes.get(self.cur).copied().unwrap_or(0)).collect();
     }
 
     /// Its generation failed: nothing more is generated or handed out.
@@ -170,6 +243,7 @@ impl Schedule {
     pub fn done(&mut self, slot: usize) {
         if let Some(g) = self.running.get_mut(slot).and_then(Option::take) {
             self.in_flight[g] -= 1;
+            self.run_bytes[slot] = 0;
         }
     }
 
@@ -255,7 +329,31 @@ pub enum Ended {
     Stopped,
 }
 
-/// Execute `groups` with up to `opts.jobs` runs at once; `overlap[g]` says
+/// Each group's matrix and each run's own memory, by the estimates of the
+/// memory check, against the limit it used.
+fn budget(groups: &[Group<'_>], opts: &PaperOptions) -> Budget {
+    let est = |p: &Planned| runs::estimate(p.matrix, opts.scale, &p.key.config, p.mode);
+    Budget {
+        limit: super::memory_limit(opts),
+        matrix: groups
+            .iter()
+            .map(|g| {
+                g.runs
+                    .iter()
+                    .map(|p| est(p).matrix_bytes)
+                    .max()
+                    .unwrap_or(0)
+            })
+            .collect(),
+        runs: groups
+            .iter()
+            .map(|g| g.runs.iter().map(|p| est(p).run_bytes).collect())
+            .collect(),
+    }
+}
+
+/// Execute `groups` with up to `opts.jobs` runs at once, fewer while the
+/// memory estimates of more do not fit beside each other ([`Budget`]); `overlap[g]` says
 /// whether group g + 1's stand-in may be generated while group g's runs
 /// still go (the memory check's call). `programs` holds one program cache
 /// per worker. Finished runs go to the cache, `results` and `summary` as
@@ -286,7 +384,8 @@ pub fn run_all<'p>(
         groups.iter().map(|g| g.runs.len()).collect(),
         overlap,
         workers,
-    );
+    )
+    .with_budget(budget(groups, opts));
     let mut first_error: Option<PaperError> = None;
     std::thread::scope(|s| {
         let (events, inbox) = mpsc::channel::<Event<'p>>();
@@ -461,6 +560,7 @@ pub fn run_all<'p>(
         hands.clear();
     });
     summary.stand_ins_beside_runs += sched.beside();
+    summary.memory_admitted = summary.memory_admitted.max(sched.peak());
     if let Some(e) = first_error {
         return Err(e);
     }
@@ -553,6 +653,53 @@ mod tests {
         s.done(1);
         assert_eq!(drain(&mut s), [Action::Generate { group: 1, slot: 0 }]);
         assert_eq!(s.beside(), 0);
+    }
+
+    #[test]
+    fn runs_wait_while_their_memory_does_not_fit_beside_the_others() {
+        // Limit 10; each stand-in 2; runs of 6, 5 and 1, then one of 9.
+        let budget = Budget {
+            limit: 10,
+            matrix: vec![2, 2],
+            runs: vec![vec![6, 5, 1], vec![9]],
+        };
+        let mut s = Schedule::new(vec![3, 1], vec![true], 2).with_budget(budget);
+        assert_eq!(drain(&mut s), [Action::Generate { group: 0, slot: 0 }]);
+        s.generated();
+        // 2 + 6 fits; the 5 does not beside it, the 1 does: it goes first.
+        assert_eq!(drain(&mut s), [run(0, 0, 0), run(1, 0, 2)]);
+        assert_eq!(s.peak(), 9);
+        // The 1 ends: 2 + 6 + 5 is still too much, so worker 1 waits.
+        s.done(1);
+        assert_eq!(drain(&mut s), []);
+        // Worker 0 takes the 5; group 1 may be generated beside it
+        // (overlap), but its run of 9 does not fit beside group 0's
+        // stand-in and run: it waits, then goes once it would run alone.
+        s.done(0);
+        assert_eq!(
+            drain(&mut s),
+            [run(0, 0, 1), Action::Generate { group: 1, slot: 1 }]
+        );
+        s.generated();
+        assert_eq!(drain(&mut s), []);
+        s.done(0);
+        assert_eq!(drain(&mut s), [run(0, 1, 0)]);
+        assert_eq!(s.peak(), 11, "a run alone is admitted past the limit");
+        s.done(0);
+        assert!(!s.busy());
+
+        // A run too large for the limit still runs, alone.
+        let budget = Budget {
+            limit: 4,
+            matrix: vec![1],
+            runs: vec![vec![5, 5]],
+        };
+        let mut s = Schedule::new(vec![2], vec![], 2).with_budget(budget);
+        drain(&mut s);
+        s.generated();
+        assert_eq!(drain(&mut s), [run(0, 0, 0)]);
+        s.done(0);
+        assert_eq!(drain(&mut s), [run(0, 0, 1)]);
     }
 
     #[test]

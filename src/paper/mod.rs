@@ -204,9 +204,10 @@ pub struct PaperOptions {
     /// Threads for each run's event loop (0: the serial loop); results
     /// are identical for every value, so it is not part of a run's key.
     pub threads: usize,
-    /// Runs executed at once (1..=64), each on its own thread (plus its
-    /// event loop's `threads`); the memory check counts this many of the
-    /// largest run. Results do not depend on it.
+    /// Runs executed at once at most (1..=64), each on its own thread
+    /// (plus its event loop's `threads`); fewer go while their memory
+    /// estimates do not fit beside each other within the limit. Results do
+    /// not depend on it.
     pub jobs: usize,
     /// Seed of the generators.
     pub seed: u64,
@@ -359,8 +360,12 @@ pub struct Summary {
     pub interrupted: bool,
     /// Built from the cache alone ([`PaperOptions::report_only`]).
     pub report_only: bool,
-    /// Estimated peak memory of the largest run, bytes.
+    /// Estimated peak memory of the largest run alone, bytes.
     pub memory_estimate: u64,
+    /// The most the runs handed out at once and the stand-ins held beside
+    /// them were estimated to need, bytes (runs wait while more would not
+    /// fit the limit; 0 if nothing was executed).
+    pub memory_admitted: u64,
     /// The memory limit it was checked against, bytes.
     pub memory_limit: u64,
     /// Wall time of this invocation, seconds.
@@ -374,10 +379,13 @@ pub struct Summary {
 }
 
 impl Summary {
-    /// The estimated peak memory, bytes: the largest run(s), or a stand-in
-    /// generated beside the previous one's runs, whichever is more.
+    /// The estimated peak memory, bytes: the largest run alone, the most
+    /// the runs at once were estimated to hold, or a stand-in generated
+    /// beside the previous one's runs, whichever is more.
     pub fn peak_estimate(&self) -> u64 {
-        self.memory_estimate.max(self.memory_overlap)
+        self.memory_estimate
+            .max(self.memory_overlap)
+            .max(self.memory_admitted)
     }
 }
 
@@ -560,60 +568,53 @@ fn overlaps(
     (ok, largest)
 }
 
-/// Refuse before anything is generated if the largest run will not fit.
-fn check_memory(setup: &Setup, plan: &[Planned]) -> Result<(u64, u64), PaperError> {
-    let jobs = setup.opts.jobs.max(1);
-    let (need, largest) = peak_estimate(setup, plan, jobs);
+/// Refuse before anything is generated if the largest run will not fit
+/// alone (more runs go at once only while their estimates fit beside each
+/// other: [`jobs::Budget`]). Returns the largest run's need and the limit,
+/// and says when `jobs` of the largest would not fit at once.
+fn check_memory(
+    setup: &Setup,
+    plan: &[Planned],
+    obs: &mut dyn Observer,
+) -> Result<(u64, u64), PaperError> {
+    let (need, largest) = peak_estimate(setup, plan, 1);
     let limit = memory_limit(&setup.opts);
-    let total = with_jobs(&need, jobs);
+    let total = with_jobs(&need, 1);
     if total <= limit {
+        let jobs = setup.opts.jobs.max(1);
+        if jobs > 1 && with_jobs(&need, jobs) > limit {
+            obs.note(&format!(
+                "{jobs} of the largest run ({largest}) at once would need about {} of {}: \
+                 runs wait while their memory estimates do not fit beside the others'",
+                gib(with_jobs(&need, jobs)),
+                gib(limit)
+            ));
+        }
         return Ok((total, limit));
     }
-    // Fewer runs at once, or else the smallest larger scale, that fits.
+    // The smallest larger scale that fits.
     let mut hint = String::new();
-    if let Some(j) = most_that_fit(setup, plan, jobs - 1, limit) {
-        let e = peak_estimate(setup, plan, j).0;
-        hint = format!("; --jobs {j} would need about {}", gib(with_jobs(&e, j)));
-    }
     let mut s = setup.opts.scale;
     while hint.is_empty() && s < max_scale() {
         s = (s * 2).min(max_scale());
         let mut o = setup.opts.clone();
         o.scale = s;
         if let Ok(st) = Setup::new(&o) {
-            let (e, _) = peak_estimate(&st, &st.plan(), jobs);
-            if with_jobs(&e, jobs) <= limit {
-                hint = format!(
-                    "; --scale {s} would need about {}",
-                    gib(with_jobs(&e, jobs))
-                );
+            let (e, _) = peak_estimate(&st, &st.plan(), 1);
+            if with_jobs(&e, 1) <= limit {
+                hint = format!("; --scale {s} would need about {}", gib(with_jobs(&e, 1)));
                 break;
             }
         }
     }
-    let largest = if jobs > 1 {
-        format!("{largest}, {jobs} runs at once")
-    } else {
-        largest
-    };
     Err(PaperError::Memory(Box::new(MemoryShortfall {
         need: gib(total),
         matrix: gib(need.matrix_bytes),
-        run: gib(need.run_bytes.saturating_mul(jobs as u64)),
+        run: gib(need.run_bytes),
         available: gib(limit),
         largest,
         hint,
     })))
-}
-
-/// The most runs at once, up to `opts.jobs`, whose memory estimate fits
-/// the limit (as [`run`]'s check counts it); 1 when none does, so that
-/// [`run`] then refuses with the numbers. Bad options are reported as
-/// [`run`] reports them.
-pub fn jobs_that_fit(opts: &PaperOptions) -> Result<usize, PaperError> {
-    let setup = Setup::new(opts)?;
-    let plan = setup.plan();
-    Ok(most_that_fit(&setup, &plan, opts.jobs.max(1), memory_limit(opts)).unwrap_or(1))
 }
 
 /// The memory the runs may use: `--memory-limit`, or what the system has
@@ -622,13 +623,6 @@ fn memory_limit(opts: &PaperOptions) -> u64 {
     opts.memory_limit
         .or_else(available_memory)
         .unwrap_or(u64::MAX)
-}
-
-/// The most runs at once, at most `up_to`, whose estimate fits `limit`.
-fn most_that_fit(setup: &Setup, plan: &[Planned], up_to: usize, limit: u64) -> Option<usize> {
-    (1..=up_to)
-        .rev()
-        .find(|&j| with_jobs(&peak_estimate(setup, plan, j).0, j) <= limit)
 }
 
 /// Run the evaluation: check the options and memory, take finished runs
@@ -644,7 +638,7 @@ pub fn run(opts: &PaperOptions, obs: &mut dyn Observer) -> Result<Summary, Paper
     let (estimate, limit) = if opts.report_only {
         (0, memory_limit(opts))
     } else {
-        check_memory(&setup, &plan)?
+        check_memory(&setup, &plan, obs)?
     };
     let io = |path: &Path| {
         let path = path.display().to_string();
