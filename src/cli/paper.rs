@@ -139,7 +139,6 @@ fn options(a: &Args) -> anyhow::Result<PaperOptions> {
             opts.version,
             a.out.join("cache").display()
         );
-        return Ok(opts);
     }
     Ok(opts)
 }
@@ -224,15 +223,15 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         );
     } else {
         println!(
-        "{} runs: {} executed, {} from the cache, {} missing; {:.1} s; peak memory {} (estimated {})",
-        s.runs_planned,
-        s.runs_executed,
-        s.runs_cached,
-        s.runs_missing,
-        s.wall_secs,
-        s.peak_rss.map_or("?".into(), paper::gib),
-        paper::gib(s.peak_estimate())
-    );
+            "{} runs: {} executed, {} from the cache, {} missing; {:.1} s; peak memory {} (estimated {})",
+            s.runs_planned,
+            s.runs_executed,
+            s.runs_cached,
+            s.runs_missing,
+            s.wall_secs,
+            s.peak_rss.map_or("?".into(), paper::gib),
+            paper::gib(s.peak_estimate())
+        );
     }
     if let Some(md) = s.files.first() {
         println!("report: {}", md.display());

@@ -332,30 +332,27 @@ pub enum Ended {
 /// Each group's matrix and each run's own memory, by the estimates of the
 /// memory check, against the limit it used.
 fn budget(groups: &[Group<'_>], opts: &PaperOptions) -> Budget {
-    let est = |p: &Planned| runs::estimate(p.matrix, opts.scale, &p.key.config, p.mode);
-    Budget {
+    let mut b = Budget {
         limit: super::memory_limit(opts),
-        matrix: groups
+        ..Budget::default()
+    };
+    for g in groups {
+        let est: Vec<_> = g
+            .runs
             .iter()
-            .map(|g| {
-                g.runs
-                    .iter()
-                    .map(|p| est(p).matrix_bytes)
-                    .max()
-                    .unwrap_or(0)
-            })
-            .collect(),
-        runs: groups
-            .iter()
-            .map(|g| g.runs.iter().map(|p| est(p).run_bytes).collect())
-            .collect(),
+            .map(|p| runs::estimate(p.matrix, opts.scale, &p.key.config, p.mode))
+            .collect();
+        b.matrix
+            .push(est.iter().map(|e| e.matrix_bytes).max().unwrap_or(0));
+        b.runs.push(est.iter().map(|e| e.run_bytes).collect());
     }
+    b
 }
 
 /// Execute `groups` with up to `opts.jobs` runs at once, fewer while the
-/// memory estimates of more do not fit beside each other ([`Budget`]); `overlap[g]` says
-/// whether group g + 1's stand-in may be generated while group g's runs
-/// still go (the memory check's call). `programs` holds one program cache
+/// memory estimates of more do not fit beside each other ([`Budget`]);
+/// `overlap[g]` says whether group g + 1's stand-in may be generated while
+/// group g's runs still go (the memory check's call). `programs` holds one program cache
 /// per worker. Finished runs go to the cache, `results` and `summary` as
 /// they end. A simulator or generator error ends the loop once the runs
 /// beside it have stopped, and is returned.

@@ -485,13 +485,13 @@ fn with_jobs(e: &MemoryEstimate, jobs: usize) -> u64 {
         .max(e.matrix_bytes + e.run_bytes.saturating_mul(jobs as u64))
 }
 
-/// The largest memory need of `plan` under `setup` with `jobs` runs at
-/// once: (estimate of one run, run label).
-fn peak_estimate(setup: &Setup, plan: &[Planned], jobs: usize) -> (MemoryEstimate, String) {
+/// The run of `plan` under `setup` that needs the most memory alone: its
+/// estimate and label.
+fn largest_run(setup: &Setup, plan: &[Planned]) -> (MemoryEstimate, String) {
     let mut best = (MemoryEstimate::default(), String::new());
     for p in plan {
         let e = runs::estimate(p.matrix, setup.opts.scale, &p.key.config, p.mode);
-        if with_jobs(&e, jobs) > with_jobs(&best.0, jobs) {
+        if e.total() > best.0.total() {
             best = (e, p.label.clone());
         }
     }
@@ -577,9 +577,9 @@ fn check_memory(
     plan: &[Planned],
     obs: &mut dyn Observer,
 ) -> Result<(u64, u64), PaperError> {
-    let (need, largest) = peak_estimate(setup, plan, 1);
+    let (need, largest) = largest_run(setup, plan);
     let limit = memory_limit(&setup.opts);
-    let total = with_jobs(&need, 1);
+    let total = need.total();
     if total <= limit {
         let jobs = setup.opts.jobs.max(1);
         if jobs > 1 && with_jobs(&need, jobs) > limit {
@@ -600,9 +600,9 @@ fn check_memory(
         let mut o = setup.opts.clone();
         o.scale = s;
         if let Ok(st) = Setup::new(&o) {
-            let (e, _) = peak_estimate(&st, &st.plan(), 1);
-            if with_jobs(&e, 1) <= limit {
-                hint = format!("; --scale {s} would need about {}", gib(with_jobs(&e, 1)));
+            let (e, _) = largest_run(&st, &st.plan());
+            if e.total() <= limit {
+                hint = format!("; --scale {s} would need about {}", gib(e.total()));
                 break;
             }
         }
@@ -625,6 +625,17 @@ fn memory_limit(opts: &PaperOptions) -> u64 {
         .unwrap_or(u64::MAX)
 }
 
+/// `--report-only`'s refusal: `missing` of `plan` are not in the cache.
+fn not_cached(opts: &PaperOptions, plan: &[Planned], missing: &[&Planned]) -> PaperError {
+    PaperError::NotCached {
+        missing: missing.len(),
+        planned: plan.len(),
+        cache: opts.out.join("cache").display().to_string(),
+        version: opts.version.clone(),
+        first: missing.first().map_or(String::new(), |p| p.label.clone()),
+    }
+}
+
 /// Run the evaluation: check the options and memory, take finished runs
 /// from the cache, execute the missing ones (matrix by matrix, each
 /// stand-in generated once), and write the report into `opts.out`. Returns
@@ -644,14 +655,9 @@ pub fn run(opts: &PaperOptions, obs: &mut dyn Observer) -> Result<Summary, Paper
         let path = path.display().to_string();
         move |source| PaperError::Io { path, source }
     };
+    // `--report-only` without a cache: refused before anything is created.
     if opts.report_only && !opts.out.join("cache").is_dir() {
-        return Err(PaperError::NotCached {
-            missing: plan.len(),
-            planned: plan.len(),
-            cache: opts.out.join("cache").display().to_string(),
-            version: opts.version.clone(),
-            first: plan.first().map_or(String::new(), |p| p.label.clone()),
-        });
+        return Err(not_cached(opts, &plan, &plan.iter().collect::<Vec<_>>()));
     }
     std::fs::create_dir_all(&opts.out).map_err(io(&opts.out))?;
     let cache = Cache::open(&opts.out.join("cache"))?;
@@ -685,16 +691,8 @@ pub fn run(opts: &PaperOptions, obs: &mut dyn Observer) -> Result<Summary, Paper
             }
         }
     }
-    if opts.report_only {
-        if let Some(first) = todo.first() {
-            return Err(PaperError::NotCached {
-                missing: todo.len(),
-                planned: plan.len(),
-                cache: cache.dir().display().to_string(),
-                version: opts.version.clone(),
-                first: first.label.clone(),
-            });
-        }
+    if opts.report_only && !todo.is_empty() {
+        return Err(not_cached(opts, &plan, &todo));
     }
     let work: u64 = todo.iter().map(|p| p.work).sum();
     obs.plan(plan.len(), summary.runs_cached, todo.len(), work);
