@@ -372,15 +372,30 @@ fn report_only_rebuilds_from_the_cache_alone() {
     assert!(e.contains("6 of 6 runs are not in"), "{e}");
     assert!(!none.exists());
 
-    // The CLI takes the runs' version ("test") from report.json.
+    // The setup and the runs' version ("test") read back from report.json
+    // plan exactly its runs.
     paper::run(&opts, &mut Silent).unwrap(); // the deleted run again
+    let back = paper::report::options_of(
+        &dir.path().join("report.json"),
+        &PaperOptions {
+            out: dir.path().to_path_buf(),
+            report_only: true,
+            ..PaperOptions::default()
+        },
+    )
+    .unwrap();
+    assert_eq!(back.version, "test");
+    assert_eq!((back.scale, back.nodes, back.racks), (opts.scale, 16, 2));
+    let s = paper::run(&back, &mut Silent).unwrap();
+    assert_eq!((s.runs_planned, s.runs_cached, s.runs_executed), (6, 6, 0));
+    assert_eq!(results(dir.path()), before);
+
+    // So the CLI needs only --out; setup flags beside --report-only are a
+    // usage error, and --runs-version picks other runs.
     let bin = env!("CARGO_BIN_EXE_netsparse");
     let cli = |extra: &[&str]| {
         std::process::Command::new(bin)
-            .args(["paper", "--report-only", "-q", "--only", "table7"])
-            .args(["--matrices", "europe,uk", "--nodes", "16", "--racks", "2"])
-            .args(["--scale", &paper::max_scale().to_string()])
-            .arg("--out")
+            .args(["paper", "--report-only", "-q", "--out"])
             .arg(dir.path())
             .args(extra)
             .output()
@@ -402,4 +417,19 @@ fn report_only_rebuilds_from_the_cache_alone() {
     let err = String::from_utf8_lossy(&o.stderr);
     assert_eq!(o.status.code(), Some(2), "{err}");
     assert!(err.contains("6 of 6 runs are not in"), "{err}");
+    let o = cli(&["--scale", "4"]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(err.contains("cannot be used with"), "{err}");
+    // A file that is not a report: named, and nothing else is written.
+    let md = std::fs::read_to_string(&md_path).unwrap();
+    std::fs::write(dir.path().join("report.json"), "{}").unwrap();
+    let o = cli(&[]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("report.json: not a report of `netsparse paper`: missing field"),
+        "{err}"
+    );
+    assert_eq!(std::fs::read_to_string(&md_path).unwrap(), md);
 }

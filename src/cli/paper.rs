@@ -26,7 +26,7 @@ report.csv into --out, each of our numbers beside the paper's.\n\
 \n\
 Finished runs are cached in OUT/cache/ (keyed by the full configuration and\n\
 the binary's version): Ctrl-C keeps them, and the same command resumes.\n\
---report-only rebuilds the report from them without running anything.\n\
+--report-only rebuilds OUT's report from them without running anything.\n\
 \n\
 Exit status: 0 done, 1 a verification failed, 2 usage or input error,\n\
 130 stopped by Ctrl-C (the report holds what finished).\n\
@@ -90,10 +90,13 @@ pub struct Args {
     pub memory_limit: Option<f64>,
     /// Rebuild the report in --out from its cached runs, executing
     /// nothing: for a report's text or plots changed by a newer binary
-    /// without running again. The runs looked up are those of the version
-    /// in OUT/report.json (else this binary's), or --runs-version's; every
+    /// without running again. The setup (scale, sections, stand-ins,
+    /// cluster, seed, routing) and the runs' version come from
+    /// OUT/report.json (--runs-version overrides the version); every
     /// planned run must be cached, or nothing is written.
-    #[arg(long)]
+    #[arg(long, conflicts_with_all = [
+        "scale", "quick", "only", "model_ablation", "matrices", "nodes", "racks", "seed", "routing",
+    ])]
     pub report_only: bool,
     /// With --report-only: the version whose cached runs to use (a
     /// report's `setup.version`, e.g. 0.1.0+342bf106f387d489).
@@ -104,38 +107,19 @@ pub struct Args {
     pub quiet: bool,
 }
 
-/// The version whose cached runs `--report-only` uses: `--runs-version`,
-/// or the one OUT/report.json was made from, or else this binary's.
-fn runs_version(a: &Args) -> anyhow::Result<String> {
-    if let Some(v) = &a.runs_version {
-        return Ok(v.clone());
-    }
-    let path = a.out.join("report.json");
-    let text = match std::fs::read_to_string(&path) {
-        Ok(t) => t,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(paper::binary_version()),
-        Err(e) => anyhow::bail!("cannot read {}: {e}", path.display()),
-    };
-    let j: serde_json::Value = serde_json::from_str(&text)
-        .map_err(|e| anyhow::anyhow!("{}: not a report: {e}", path.display()))?;
-    match j.pointer("/setup/version").and_then(|v| v.as_str()) {
-        Some(v) => Ok(v.to_string()),
-        None => anyhow::bail!(
-            "{}: no setup.version (give --runs-version VERSION)",
-            path.display()
-        ),
-    }
-}
-
 /// The options from the arguments; without `--jobs`, up to a run per core
 /// at once (each run's event loop then gets the cores left to it); with
-/// `--report-only`, the version whose runs to use.
+/// `--report-only`, the setup and runs' version of OUT/report.json.
 fn options(a: &Args) -> anyhow::Result<PaperOptions> {
     let mut opts = parse(a)?;
     if a.report_only {
-        opts.version = runs_version(a)?;
+        opts = paper::report::options_of(&a.out.join("report.json"), &opts)?;
+        if let Some(v) = &a.runs_version {
+            opts.version = v.clone();
+        }
         eprintln!(
-            "report only: the cached runs of version {} in {}",
+            "report only: the setup of {} and the cached runs of version {} in {}",
+            a.out.join("report.json").display(),
             opts.version,
             a.out.join("cache").display()
         );

@@ -293,6 +293,14 @@ pub enum PaperError {
     /// A plot could not be drawn.
     #[error(transparent)]
     Plot(#[from] PlotError),
+    /// A `report.json` to rebuild that cannot be read as one.
+    #[error("{path}: not a report of `netsparse paper`: {detail}")]
+    Report {
+        /// The file.
+        path: String,
+        /// What is wrong.
+        detail: String,
+    },
     /// `report_only`, but runs are not in the cache.
     #[error(
         "{missing} of {planned} runs are not in {cache} for version {version} (the first: {first}); \

@@ -784,6 +784,77 @@ fn change(v: Option<f64>, base: Option<f64>) -> Option<f64> {
     (b > 0.0).then(|| (v / b - 1.0) * 100.0)
 }
 
+/// The part of a written `report.json` that says how it was made.
+#[derive(serde::Deserialize)]
+struct Written {
+    setup: WrittenSetup,
+    standins: Vec<WrittenStandin>,
+}
+
+#[derive(serde::Deserialize)]
+struct WrittenSetup {
+    scale: u32,
+    quick: bool,
+    nodes: u32,
+    racks: u32,
+    seed: u64,
+    version: String,
+    sections: Vec<String>,
+    routing: String,
+}
+
+#[derive(serde::Deserialize)]
+struct WrittenStandin {
+    matrix: String,
+}
+
+/// The options the `report.json` at `path` was made with, on `base` (which
+/// keeps its output directory, threads, jobs, memory limit and stop flag):
+/// its scale, sweeps, sections, stand-ins, cluster, seed and routing, and
+/// the version of its runs, so that [`super::run`] with `report_only`
+/// plans exactly its runs.
+pub fn options_of(
+    path: &Path,
+    base: &super::PaperOptions,
+) -> Result<super::PaperOptions, PaperError> {
+    let bad = |detail: String| PaperError::Report {
+        path: path.display().to_string(),
+        detail,
+    };
+    let text = std::fs::read_to_string(path).map_err(|e| bad(format!("cannot read it: {e}")))?;
+    let w: Written = serde_json::from_str(&text).map_err(|e| bad(e.to_string()))?;
+    let only = w
+        .setup
+        .sections
+        .iter()
+        .map(|s| s.parse::<Section>())
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|e| bad(format!("setup.sections: {e}")))?;
+    let matrices = w
+        .standins
+        .iter()
+        .map(|m| super::parse_matrix(&m.matrix))
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|e| bad(format!("standins: {e}")))?;
+    let routing = w
+        .setup
+        .routing
+        .parse()
+        .map_err(|e| bad(format!("setup.routing: {e}")))?;
+    Ok(super::PaperOptions {
+        scale: w.setup.scale,
+        quick: w.setup.quick,
+        only,
+        matrices,
+        nodes: w.setup.nodes,
+        racks: w.setup.racks,
+        seed: w.setup.seed,
+        routing,
+        version: w.setup.version,
+        ..base.clone()
+    })
+}
+
 /// Write `report.md`, `report.json`, `report.csv` and the plots into
 /// `out`; returns the files written.
 pub fn write(r: &PaperReport, out: &Path) -> Result<Vec<PathBuf>, PaperError> {
