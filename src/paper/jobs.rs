@@ -280,8 +280,6 @@ struct Work<'p> {
 
 /// What a worker or the generator tells the dispatcher.
 enum Event<'p> {
-    /// Run `p` started on worker `slot`.
-    Start { slot: usize, p: &'p Planned },
     /// Its progress (remote idxs done of total).
     Progress { slot: usize, done: u64, total: u64 },
     /// It ended.
@@ -400,9 +398,6 @@ pub fn run_all<'p>(
                         events: events.clone(),
                     };
                     for Work { p, prepared } in work {
-                        if events.send(Event::Start { slot, p }).is_err() {
-                            return;
-                        }
                         let outcome = runs::execute(
                             &prepared,
                             &p.key.config,
@@ -454,7 +449,12 @@ pub fn run_all<'p>(
                         let sent = hands[slot]
                             .as_ref()
                             .is_some_and(|h| h.send(Work { p, prepared }).is_ok());
-                        if !sent {
+                        if sent {
+                            // Said here, in the order runs are handed out
+                            // (a worker's own report could come after a
+                            // faster worker's next run).
+                            obs.run_start(slot, &p.label, p.work);
+                        } else {
                             // The worker is gone; its Died event says why.
                             sched.lose(slot);
                             abort.store(true, Ordering::Relaxed);
@@ -490,7 +490,6 @@ pub fn run_all<'p>(
             }
             let Ok(ev) = inbox.recv() else { break };
             match ev {
-                Event::Start { slot, p } => obs.run_start(slot, &p.label, p.work),
                 Event::Progress { slot, done, total } => obs.run_progress(slot, done, total),
                 Event::Died { slot } => {
                     sched.lose(slot);

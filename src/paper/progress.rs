@@ -20,8 +20,8 @@ pub trait Observer {
     fn matrix(&mut self, slot: usize, spec: &str) {
         let _ = (slot, spec);
     }
-    /// A run starts on worker `slot` (0..jobs); `work` is its estimated
-    /// work.
+    /// A run is handed to worker `slot` (0..jobs), where it starts; `work`
+    /// is its estimated work. Called in the order runs are handed out.
     fn run_start(&mut self, slot: usize, label: &str, work: u64) {
         let _ = (slot, label, work);
     }
