@@ -49,7 +49,7 @@ use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 use std::time::Instant;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use thiserror::Error;
 
 use crate::programs::{Bundled, ProgramCache};
@@ -67,7 +67,7 @@ use runs::{MemoryEstimate, RunKey, RunRecord};
 pub use crate::sim::memory::{available_memory, gib, peak_rss};
 
 /// One part of the evaluation (`--only`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Section {
     /// Figure 12: NetSparse and SAOpt vs SUOpt, K = 1, 16, 128.

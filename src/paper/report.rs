@@ -15,7 +15,7 @@
 
 use std::path::{Path, PathBuf};
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use super::data::{self, Claim};
 use super::render::{self, fmt_size};
@@ -62,8 +62,8 @@ pub struct PaperReport {
     pub runs: Vec<RunLog>,
 }
 
-/// The setup in the report.
-#[derive(Clone, Debug, Serialize)]
+/// The setup in the report (read back by [`options_of`]).
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct SetupInfo {
     /// Scale divisor.
     pub scale: u32,
@@ -90,7 +90,7 @@ pub struct SetupInfo {
 }
 
 /// One stand-in beside Table 6.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct StandinRow {
     /// Short name.
     pub matrix: String,
@@ -785,27 +785,10 @@ fn change(v: Option<f64>, base: Option<f64>) -> Option<f64> {
 }
 
 /// The part of a written `report.json` that says how it was made.
-#[derive(serde::Deserialize)]
+#[derive(Deserialize)]
 struct Written {
-    setup: WrittenSetup,
-    standins: Vec<WrittenStandin>,
-}
-
-#[derive(serde::Deserialize)]
-struct WrittenSetup {
-    scale: u32,
-    quick: bool,
-    nodes: u32,
-    racks: u32,
-    seed: u64,
-    version: String,
-    sections: Vec<String>,
-    routing: String,
-}
-
-#[derive(serde::Deserialize)]
-struct WrittenStandin {
-    matrix: String,
+    setup: SetupInfo,
+    standins: Vec<StandinRow>,
 }
 
 /// The options the `report.json` at `path` was made with, on `base` (which
@@ -823,13 +806,6 @@ pub fn options_of(
     };
     let text = std::fs::read_to_string(path).map_err(|e| bad(format!("cannot read it: {e}")))?;
     let w: Written = serde_json::from_str(&text).map_err(|e| bad(e.to_string()))?;
-    let only = w
-        .setup
-        .sections
-        .iter()
-        .map(|s| s.parse::<Section>())
-        .collect::<Result<Vec<_>, _>>()
-        .map_err(|e| bad(format!("setup.sections: {e}")))?;
     let matrices = w
         .standins
         .iter()
@@ -844,7 +820,7 @@ pub fn options_of(
     Ok(super::PaperOptions {
         scale: w.setup.scale,
         quick: w.setup.quick,
-        only,
+        only: w.setup.sections,
         matrices,
         nodes: w.setup.nodes,
         racks: w.setup.racks,
