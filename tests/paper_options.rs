@@ -82,12 +82,11 @@ fn bad_options_name_the_parameter_and_range() {
 fn runs_that_do_not_fit_are_refused_before_anything_is_generated() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("out");
-    // The paper's full size in 8 GiB: building arabic's 640 M nonzeros
-    // alone needs more, and stokes with an unbounded Property Cache (Figure
-    // 18) may hold every property its racks read.
+    // The paper's full size in 4 GiB: arabic's 640 M nonzeros (3.2 GiB
+    // held) with a run's memory beside them need more.
     let o = PaperOptions {
         out: out.clone(),
-        memory_limit: Some(8 << 30),
+        memory_limit: Some(4 << 30),
         version: "test".into(),
         ..PaperOptions::default()
     };
@@ -99,7 +98,7 @@ fn runs_that_do_not_fit_are_refused_before_anything_is_generated() {
         "{e}"
     );
     assert!(
-        e.contains("but 8.00 GiB is available; --scale 2 would need about"),
+        e.contains("but 4.00 GiB is available; --scale 2 would need about"),
         "{e}"
     );
     assert!(!out.exists(), "wrote before refusing");

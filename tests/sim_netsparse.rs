@@ -365,6 +365,77 @@ fn short_properties_run_netsparse_with_the_cache() {
     }
 }
 
+/// Per rack, counted here from the coordinates: the columns its nodes need
+/// from other nodes, with its own columns that nodes of other racks need.
+fn rack_unions(m: &CsrMatrix, nodes: u64, racks: u64) -> Vec<u64> {
+    let cols = shares(u64::from(m.cols()), nodes);
+    let rack_of = |n: usize| n as u64 / (nodes / racks);
+    let needs = oracle(m, nodes);
+    let mut sets = vec![BTreeSet::new(); racks as usize];
+    for (n, (_, idxs)) in needs.iter().enumerate() {
+        for &c in idxs {
+            sets[rack_of(n) as usize].insert(c);
+            let owner_rack = rack_of(owner(&cols, c));
+            if owner_rack != rack_of(n) {
+                sets[owner_rack as usize].insert(c);
+            }
+        }
+    }
+    sets.iter().map(|s| s.len() as u64).collect()
+}
+
+/// A verified NetSparse run's `property_caches`.
+fn caches(m: &CsrMatrix, cfg: &SimConfig) -> netsparse::sim::report::CacheUse {
+    let r = run(m, cfg, &[Mode::NetSparse], &RunOptions::default());
+    r.check().unwrap();
+    r.mode("netsparse")
+        .unwrap()
+        .property_caches
+        .clone()
+        .unwrap()
+}
+
+/// An unbounded Property Cache never evicts, so at the end each ToR holds
+/// exactly the properties of every response its middle pipes saw: what
+/// its rack needed, and its rack's own properties that other racks read.
+/// The report's figures equal that count; a bounded cache holds no more
+/// than it can.
+#[test]
+fn unbounded_property_caches_end_holding_what_each_rack_needs_and_serves() {
+    let m = "rmat:scale=9,ef=6"
+        .parse::<GenSpec>()
+        .unwrap()
+        .generate(5)
+        .unwrap()
+        .0;
+    for (nodes, racks) in [(16, 4), (8, 2)] {
+        let want = rack_unions(&m, nodes, racks);
+        let cfg = SimConfig {
+            nodes: nodes as u32,
+            racks: racks as u32,
+            cache_unbounded: true,
+            ..SimConfig::default()
+        };
+        let c = caches(&m, &cfg);
+        assert_eq!(c.tors, racks as u32);
+        assert_eq!(c.entries, want.iter().sum::<u64>(), "{want:?}");
+        assert_eq!(c.fullest, *want.iter().max().unwrap(), "{want:?}");
+        assert_eq!(c.bytes, c.entries * u64::from(cfg.prop_bytes()));
+        assert_eq!(c.capacity, None);
+        // 16 KiB per ToR (the least for two pipes of 16 ways): 256
+        // properties of 64 B, fewer than the fullest ToR needs.
+        let small = SimConfig {
+            cache_unbounded: false,
+            cache_bytes: 16 << 10,
+            ..cfg
+        };
+        let c = caches(&m, &small);
+        assert_eq!(c.capacity, Some(256), "{c:?}");
+        assert!(*want.iter().max().unwrap() > 256, "{want:?}");
+        assert!(c.fullest <= 256 && c.fullest > 200, "{c:?}");
+    }
+}
+
 #[test]
 fn programs_are_compiled_once_per_variant_across_modes_and_runs() {
     let m = skewed();

@@ -361,14 +361,8 @@ pub use crate::sim::memory::MemoryEstimate;
 /// distinct remote idxs (its model is per 128 nodes; the totals do not
 /// depend on the cluster's node count).
 pub fn estimate(m: PaperMatrix, scale: u32, cfg: &SimConfig, mode: Mode) -> MemoryEstimate {
-    use crate::sim::memory::{self, Workload, ORDERED};
-    let s = paper::shape(m, scale);
-    let w = Workload {
-        remote_nnz: Some(s.remote_nnz_per_node * paper::NODES),
-        distinct_remote: Some(s.distinct_remote_per_node * paper::NODES),
-        ..Workload::new(s.rows, s.rows, s.nnz, ORDERED)
-    };
-    memory::estimate(&w, cfg, &[mode], false)
+    let w = paper::shape(m, scale).workload();
+    crate::sim::memory::estimate(&w, cfg, &[mode], false)
 }
 
 #[cfg(test)]

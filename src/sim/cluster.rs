@@ -74,7 +74,8 @@ use super::linkflows::{self, FlowTap};
 use super::matrix::CsrMatrix;
 use super::partition::{OwnerNeeds, Partition};
 use super::report::{
-    Bytes, FabricUse, MemoryAccount, MiddlePipeUse, ModeResult, NodeResult, RunStats, Verification,
+    Bytes, CacheUse, FabricUse, MemoryAccount, MiddlePipeUse, ModeResult, NodeResult, RunStats,
+    Verification,
 };
 use super::topology::{Device, Endpoint, PairCosts, Routing, TableTemplates, Topology};
 use super::{Mode, Progress, SimError};
@@ -414,6 +415,7 @@ pub fn run_mode(
     let mut tor_rates = Vec::new();
     let (mut hits, mut lookups) = (0u64, 0u64);
     let mut pipes: Option<MiddlePipeUse> = None;
+    let mut held: Option<CacheUse> = None;
     for r in 0..t.racks() {
         let id = t.device_index(Device::Tor(r)) as DeviceId;
         match engine.device(id) {
@@ -423,6 +425,13 @@ pub fn run_mode(
                 hits += c.hits;
                 lookups += c.lookups;
                 tor_rates.push(Some(ratio(c.hits, c.lookups)));
+                let cap = sw.cache_capacity();
+                held.get_or_insert_with(CacheUse::default).add(
+                    r,
+                    c.occupancy,
+                    cfg.prop_bytes(),
+                    cap,
+                );
                 let u = pipes.get_or_insert_with(MiddlePipeUse::default);
                 let per = sw.config().ports_per_pipe().max(1);
                 for (i, p) in s.pipes.iter().enumerate() {
@@ -538,6 +547,7 @@ pub fn run_mode(
     let mut mr = ModeResult::new(mode.name(), description(mode), results, stopped);
     mr.cache_hit_rate = (lookups > 0).then(|| ratio(hits, lookups));
     mr.middle_pipes = pipes;
+    mr.property_caches = held;
     mr.fabric = Some(fabric_use(&engine, cfg, &t));
     if let Some(tap) = engine.tap() {
         mr.link_flows = tap.report(&t);

@@ -15,7 +15,8 @@
 //!   the idx and its state (5 B) and about half a byte of index (plus K × 4
 //!   bytes with the SpMM check); per remote nonzero 1/8 byte of marks into
 //!   the streamed idx array; a scratch list of one node's remote idxs while
-//!   setting up; the ToRs' Property Caches; the frames in the NICs' TX
+//!   setting up; the ToRs' Property Caches (unbounded: what the racks
+//!   need and serve, [`Workload::tor_cached`] where known); the frames in the NICs' TX
 //!   buffers (bounded by the PRs outstanding, [`nic_tx_bytes`]); a few MB
 //!   per device;
 //! * **SAOpt**: 12 B per column and two nodes × nodes tables;
@@ -52,6 +53,10 @@ pub struct Workload {
     pub remote_nnz: Option<u64>,
     /// Distinct remote idxs summed over the nodes, if known.
     pub distinct_remote: Option<u64>,
+    /// If known, the most properties unbounded Property Caches can come to
+    /// hold, summed over the ToRs, when the nodes are in this many racks:
+    /// `(racks, properties)` ([`crate::sim::matrix::paper::Shape::tor_cached`]).
+    pub tor_cached: Option<(u64, u64)>,
     /// Bytes per coordinate while the matrix is built: 4 when the
     /// coordinates arrive in row order ([`ORDERED`]), 8 otherwise
     /// ([`UNORDERED`]), more when the generator keeps its own copy.
@@ -72,6 +77,7 @@ impl Workload {
             nnz,
             remote_nnz: None,
             distinct_remote: None,
+            tor_cached: None,
             build_per_nnz,
         }
     }
@@ -189,8 +195,7 @@ pub fn mode_bytes(w: &Workload, cfg: &SimConfig, mode: Mode, spmm: bool) -> u64 
                 host += prop * distinct;
             }
             let caches = if cfg.cache_unbounded {
-                // Every property a rack needs, in the worst case all distinct.
-                distinct.min(w.cols * racks) * (prop.max(16) + 48)
+                unbounded_cached(w, distinct, racks) * (prop.max(16) + 48)
             } else if mode == Mode::NetSparse {
                 racks * cfg.cache_bytes * 5 / 4
             } else {
@@ -198,6 +203,22 @@ pub fn mode_bytes(w: &Workload, cfg: &SimConfig, mode: Mode, spmm: bool) -> u64 
             };
             filter + host + caches + nic_tx_bytes(w, cfg) + devices * PER_DEVICE_BYTES
         }
+    }
+}
+
+/// The most properties unbounded Property Caches hold, over `racks` ToRs.
+/// A ToR inserts every response its middle pipes see: those to its own
+/// nodes (at most the distinct remote idxs they need, at most every column
+/// per rack) and those its nodes send to other racks (its own columns, at
+/// most every column over all ToRs, and no more than other racks need).
+/// A matrix whose racks' needs are known ([`Workload::tor_cached`], the
+/// paper's stand-ins on their own rack count) takes that tighter figure.
+fn unbounded_cached(w: &Workload, distinct: u64, racks: u64) -> u64 {
+    let needed = distinct.min(w.cols.saturating_mul(racks));
+    let bound = needed + needed.min(w.cols);
+    match w.tor_cached {
+        Some((r, held)) if r == racks => held.min(bound),
+        _ => bound,
     }
 }
 

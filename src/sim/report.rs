@@ -167,6 +167,10 @@ pub struct ModeResult {
     pub compute: Option<ComputeResult>,
     /// How busy the NetSparse ToRs' middle pipes were (NetSparse with switches).
     pub middle_pipes: Option<MiddlePipeUse>,
+    /// What the ToRs' Property Caches held at the end of the run (NetSparse
+    /// with switches).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub property_caches: Option<CacheUse>,
     /// Buffers and flow control over the run (simulated modes).
     pub fabric: Option<FabricUse>,
     /// Computation/communication overlap under the host model (simulated
@@ -206,6 +210,42 @@ pub struct FabricUse {
     pub max_link_paused_at: Option<String>,
     /// Frames that waited for room in a buffer.
     pub paused_frames: u64,
+}
+
+/// What the NetSparse ToRs' Property Caches held at the end of a run. A
+/// cache only fills during a run (it is invalidated before the kernel, never
+/// during it), so this is also the most it held: with `--cache-bytes
+/// unbounded` it is the memory Figure 18's last point really needs.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct CacheUse {
+    /// ToRs counted.
+    pub tors: u32,
+    /// Properties held, over every ToR.
+    pub entries: u64,
+    /// Their bytes (entries × the property size; tags and indexes not
+    /// counted).
+    pub bytes: u64,
+    /// The most any one ToR held.
+    pub fullest: u64,
+    /// That ToR's rack.
+    pub fullest_rack: u32,
+    /// Each ToR's capacity in properties (`None`: unbounded).
+    pub capacity: Option<u64>,
+}
+
+impl CacheUse {
+    /// Count one ToR in `rack` holding `entries` properties of `prop`
+    /// bytes, out of `capacity` (`None`: unbounded).
+    pub fn add(&mut self, rack: u32, entries: u64, prop: u32, capacity: Option<u64>) {
+        if self.tors == 0 || entries > self.fullest {
+            self.fullest = entries;
+            self.fullest_rack = rack;
+        }
+        self.tors += 1;
+        self.entries += entries;
+        self.bytes += entries * u64::from(prop);
+        self.capacity = capacity;
+    }
 }
 
 /// The load of the NetSparse ToRs' middle pipes over a run: each pipe's
@@ -269,6 +309,7 @@ impl ModeResult {
             run: None,
             compute: None,
             middle_pipes: None,
+            property_caches: None,
             fabric: None,
             link_flows: Vec::new(),
             host: None,
@@ -519,6 +560,27 @@ impl Report {
                     "{}: Property Cache hit rate over all ToRs {}",
                     m.mode,
                     pct(h)
+                );
+            }
+            if let Some(c) = &m.property_caches {
+                let full = match c.capacity {
+                    Some(cap) if cap > 0 => format!(
+                        " ({} of its {} entries)",
+                        pct(c.fullest as f64 / cap as f64),
+                        cap
+                    ),
+                    _ => String::new(),
+                };
+                let _ = writeln!(
+                    s,
+                    "{}: Property Caches hold {} properties ({}) over {} ToR(s) at the end; the fullest, ToR {}, {}{}",
+                    m.mode,
+                    c.entries,
+                    fmt_bytes(c.bytes),
+                    c.tors,
+                    c.fullest_rack,
+                    c.fullest,
+                    full
                 );
             }
             if let Some(f) = &m.fabric {

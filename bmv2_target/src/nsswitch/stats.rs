@@ -393,6 +393,14 @@ impl NsStats {
 }
 
 impl NsSwitch {
+    /// Properties the middle pipes' Property Caches can hold together
+    /// (`None`: unbounded).
+    pub fn cache_capacity(&self) -> Option<u64> {
+        self.pipes
+            .iter()
+            .try_fold(0u64, |sum, p| Some(sum + p.cache.capacity()?))
+    }
+
     /// A snapshot of the counters.
     pub fn stats(&self) -> NsStats {
         let mut out = NsStats {

@@ -386,12 +386,11 @@ impl GenSpec {
             }
             GenSpec::Paper { matrix, scale } => {
                 let s = super::paper::shape(matrix, scale);
-                let mut w = Workload::new(s.rows, s.rows, s.nnz, ORDERED);
                 if u64::from(nodes) == super::paper::NODES {
-                    w.remote_nnz = Some(s.remote_nnz_per_node * super::paper::NODES);
-                    w.distinct_remote = Some(s.distinct_remote_per_node * super::paper::NODES);
+                    s.workload()
+                } else {
+                    Workload::new(s.rows, s.rows, s.nnz, ORDERED)
                 }
-                w
             }
         }
     }

@@ -153,6 +153,56 @@ pub struct Shape {
     pub distinct_remote_per_node: u64,
     /// Remote nonzeros of each node (Table 1's SA ratio), at most.
     pub remote_nnz_per_node: u64,
+    /// The most properties the ToRs' Property Caches ([`NODES`] / [`RACK`]
+    /// of them) can hold together when unbounded (Figure 18's last point):
+    /// per rack, the pools its nodes read from (each at most the pool, at
+    /// most what the rack's nodes pick from it), and as much again for the
+    /// responses the racks' own nodes send out (at most every column).
+    pub tor_cached: u64,
+}
+
+impl Shape {
+    /// What [`crate::sim::memory::estimate`] needs to know of the stand-in
+    /// on its own 128 nodes in 8 racks.
+    pub fn workload(&self) -> crate::sim::memory::Workload {
+        use crate::sim::memory::{Workload, ORDERED};
+        Workload {
+            remote_nnz: Some(self.remote_nnz_per_node * NODES),
+            distinct_remote: Some(self.distinct_remote_per_node * NODES),
+            tor_cached: Some((NODES / RACK, self.tor_cached)),
+            ..Workload::new(self.rows, self.rows, self.nnz, ORDERED)
+        }
+    }
+}
+
+/// How a stand-in spreads each node's needed idxs: over `k` destinations,
+/// `u_d` from each, drawn from a pool of `pool` columns per destination.
+#[derive(Clone, Copy, Debug)]
+struct Spread {
+    k: u64,
+    u_d: u64,
+    pool: u64,
+}
+
+fn spread(m: PaperMatrix, u: u64, owned: u64) -> Spread {
+    let p = m.stats();
+    // Destinations per node: enough for the windows to find distinct ones
+    // and for the needed idxs to fit the pools.
+    let k = ((2.0 * p.destinations).ceil() as u64 + 1)
+        .max((2 * u).div_ceil(owned.max(1)))
+        .clamp(1, NODES - 1);
+    let u_d = u.div_ceil(k);
+    // Readers of a pool besides one: the rack's other nodes, or (around
+    // the diagonal) the other nearest neighbours.
+    let others = match m.layout() {
+        Layout::RackShared => RACK - 1,
+        Layout::Diagonal => (k - 1).max(1),
+    };
+    Spread {
+        k,
+        u_d,
+        pool: pool_size(u_d, others, p.sharing, owned),
+    }
 }
 
 /// The shape of the stand-in of `m` at 1/`scale` of its size.
@@ -166,11 +216,33 @@ pub fn shape(m: PaperMatrix, scale: u32) -> Shape {
     // Table 1: distinct remote idxs and remote nonzeros per node.
     let u = (((n - owned) as f64 / (p.su + 1.0)).round() as u64).max(1);
     let r = ((u as f64 * (1.0 + p.sa)).round() as u64).clamp(u, per_node_nnz.max(u));
+    let Spread { k, u_d, pool } = spread(m, u, owned);
+    let racks = NODES / RACK;
+    // What a ToR sees of the columns its rack needs and of its own columns
+    // other racks read. A rack's nodes read from at most k + 1 of its
+    // destinations' pools (each node skips itself); any rack may read a
+    // rack's columns. Around the diagonal a pool is read by its k nearest
+    // nodes: a rack reads from its own nodes and the k beyond its edges,
+    // and only the k pools nearest its edges are read from outside.
+    let (needed, served) = match m.layout() {
+        Layout::RackShared => {
+            let needed = racks * (k + 1) * pool.min(RACK * u_d);
+            (needed, needed)
+        }
+        Layout::Diagonal => {
+            let per_pool = pool.min(k.min(RACK) * u_d);
+            (
+                racks * (RACK + k).min(NODES) * per_pool,
+                racks * k.min(RACK) * per_pool,
+            )
+        }
+    };
     Shape {
         rows: n,
         nnz,
         distinct_remote_per_node: u,
         remote_nnz_per_node: r,
+        tor_cached: needed + served.min(n),
     }
 }
 
@@ -186,6 +258,7 @@ pub fn standin(
         nnz,
         distinct_remote_per_node: u,
         remote_nnz_per_node: r,
+        ..
     } = shape(m, scale);
     let owned = n / NODES;
     let per_node_nnz = nnz / NODES;
@@ -195,12 +268,7 @@ pub fn standin(
     } else {
         u64::MAX
     };
-    // Destinations per node: enough for the windows to find distinct ones
-    // and for the needed idxs to fit the pools.
-    let k = ((2.0 * p.destinations).ceil() as u64 + 1)
-        .max((2 * u).div_ceil(owned.max(1)))
-        .clamp(1, NODES - 1);
-    let u_d = u.div_ceil(k);
+    let Spread { k, u_d, pool } = spread(m, u, owned);
     let mut b = CooBuilder::new(n, n, false)?;
     b.reserve(nnz as usize);
     // The contiguous 1D partition the simulator uses (rows and columns
@@ -217,12 +285,9 @@ pub fn standin(
     // it: its nearest neighbours, most of them in its rack.
     let diagonal_pools: Vec<Vec<u64>> = match m.layout() {
         Layout::RackShared => Vec::new(),
-        Layout::Diagonal => {
-            let pool = pool_size(u_d, (k - 1).max(1), p.sharing, owned);
-            (0..NODES)
-                .map(|d| sample(rng, owner_start(d), owner_len(d), pool))
-                .collect()
-        }
+        Layout::Diagonal => (0..NODES)
+            .map(|d| sample(rng, owner_start(d), owner_len(d), pool))
+            .collect(),
     };
     for rack in 0..NODES / RACK {
         // Under `RackShared`, the rack's destinations: k nodes from a
@@ -235,7 +300,6 @@ pub fn standin(
                     .map(|j| (first + j * stride) % NODES)
                     .take(k as usize + RACK as usize)
                     .collect();
-                let pool = pool_size(u_d, RACK - 1, p.sharing, owned);
                 let pools = dests
                     .iter()
                     .map(|&d| sample(rng, owner_start(d), owner_len(d), pool))
@@ -501,6 +565,54 @@ mod tests {
         assert_eq!(nearest(127, 3), vec![124, 125, 126]);
         assert_eq!(nearest(1, 3), vec![0, 2, 3]);
         assert_eq!(nearest(64, 200).len(), 127);
+    }
+
+    /// `Shape::tor_cached` bounds what unbounded Property Caches hold on
+    /// the stand-in's own 8 racks of 16: per rack, the columns its nodes
+    /// read from other nodes and its own columns other racks read, counted
+    /// here from the coordinates. The bound is within 2x of the count
+    /// (1.2-1.7x at these scales), where two per distinct remote idx, the
+    /// bound for any matrix, is 2.1-8.9x.
+    #[test]
+    fn unbounded_caches_hold_no_more_than_the_shape_says() {
+        for m in PaperMatrix::ALL {
+            for scale in [1024, 256] {
+                let a = standin(m, scale, &mut Xoshiro256::seed_from_u64(2))
+                    .unwrap()
+                    .0;
+                let n = u64::from(a.rows());
+                // Contiguous shares, the first n % NODES one longer.
+                let start = |node: u64| node * (n / NODES) + node.min(n % NODES);
+                let owner = |c: u64| (0..NODES).rev().find(|&d| start(d) <= c).unwrap();
+                let rack = |node: u64| node / RACK;
+                let mut held = vec![HashSet::new(); (NODES / RACK) as usize];
+                for node in 0..NODES {
+                    for r in start(node)..start(node + 1) {
+                        for &c in &a.col_idx()
+                            [a.row_ptr()[r as usize] as usize..a.row_ptr()[r as usize + 1] as usize]
+                        {
+                            let c = u64::from(c);
+                            let o = owner(c);
+                            if o != node {
+                                held[rack(node) as usize].insert(c);
+                                held[rack(o) as usize].insert(c);
+                            }
+                        }
+                    }
+                }
+                let count: u64 = held.iter().map(|h| h.len() as u64).sum();
+                let s = shape(m, scale);
+                let w = s.workload();
+                assert!(
+                    count <= s.tor_cached && s.tor_cached <= count * 2,
+                    "{m:?}/{scale}: {count} held, bound {}",
+                    s.tor_cached
+                );
+                assert_eq!(w.tor_cached, Some((8, s.tor_cached)));
+                // The general bound (two per distinct idx) is looser.
+                assert!(s.tor_cached <= 2 * s.distinct_remote_per_node * NODES);
+            }
+        }
     }
 
     /// The stand-ins are golden: the committed reports under `docs/` were
