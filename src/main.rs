@@ -48,6 +48,16 @@ enum Command {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    if matches!(
+        cli.command,
+        Command::Sim(_)
+            | Command::Paper(_)
+            | Command::Bench(_)
+            | Command::Demo(_)
+            | Command::Matrix(_)
+    ) {
+        cli::hugepages::reexec();
+    }
     let result = match cli.command {
         Command::Compile(a) => cli::compile::run(a),
         Command::Explain(a) => cli::explain::run(a),

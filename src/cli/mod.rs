@@ -8,6 +8,7 @@ pub mod ctl;
 pub mod ctl_more;
 pub mod demo;
 pub mod explain;
+pub mod hugepages;
 pub mod matrix;
 pub mod nic;
 pub mod nic_spin;
