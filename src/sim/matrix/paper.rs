@@ -156,8 +156,9 @@ pub struct Shape {
     /// The most properties the ToRs' Property Caches ([`NODES`] / [`RACK`]
     /// of them) can hold together when unbounded (Figure 18's last point):
     /// per rack, the pools its nodes read from (each at most the pool, at
-    /// most what the rack's nodes pick from it), and as much again for the
-    /// responses the racks' own nodes send out (at most every column).
+    /// most what the rack's nodes pick from it), and the pools of its own
+    /// nodes that other racks read, whose responses it sends out (at most
+    /// every column over all racks).
     pub tor_cached: u64,
 }
 
@@ -219,23 +220,23 @@ pub fn shape(m: PaperMatrix, scale: u32) -> Shape {
     let Spread { k, u_d, pool } = spread(m, u, owned);
     let racks = NODES / RACK;
     // What a ToR sees of the columns its rack needs and of its own columns
-    // other racks read. A rack's nodes read from at most k + 1 of its
-    // destinations' pools (each node skips itself); any rack may read a
-    // rack's columns. Around the diagonal a pool is read by its k nearest
-    // nodes: a rack reads from its own nodes and the k beyond its edges,
-    // and only the k pools nearest its edges are read from outside.
+    // other racks read; of a pool, a rack's 16 nodes pick at most 16 u_d.
+    // A rack's nodes read from at most k + 1 of its destinations' pools
+    // (each node skips itself); any rack may read a rack's columns.
+    // Around the diagonal a node reads its k nearest nodes (at most
+    // ⌈k/2⌉ away on each side, away from the ends): a rack reads its own
+    // nodes' pools and the k beyond its edges, and outside nodes read at
+    // most the k + 1 pools nearest its edges.
+    let per_pool = pool.min(RACK * u_d);
     let (needed, served) = match m.layout() {
         Layout::RackShared => {
-            let needed = racks * (k + 1) * pool.min(RACK * u_d);
+            let needed = racks * (k + 1) * per_pool;
             (needed, needed)
         }
-        Layout::Diagonal => {
-            let per_pool = pool.min(k.min(RACK) * u_d);
-            (
-                racks * (RACK + k).min(NODES) * per_pool,
-                racks * k.min(RACK) * per_pool,
-            )
-        }
+        Layout::Diagonal => (
+            racks * (RACK + k).min(NODES) * per_pool,
+            racks * (k + 1).min(RACK) * per_pool,
+        ),
     };
     Shape {
         rows: n,
