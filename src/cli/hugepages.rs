@@ -32,9 +32,8 @@ const TUNABLE: &str = "glibc.malloc.hugetlb";
 /// `GLIBC_TUNABLES` with the huge-page tunable added, or `None` when the
 /// current value already sets it (to anything: the user's choice wins).
 pub fn with_hugetlb(current: Option<&OsStr>) -> Option<OsString> {
-    match current {
+    match current.filter(|v| !v.is_empty()) {
         None => Some(OsString::from(format!("{TUNABLE}=1"))),
-        Some(v) if v.is_empty() => Some(OsString::from(format!("{TUNABLE}=1"))),
         Some(v) => {
             let text = v.to_string_lossy();
             if text
