@@ -432,3 +432,58 @@ fn report_only_rebuilds_from_the_cache_alone() {
     );
     assert_eq!(std::fs::read_to_string(&md_path).unwrap(), md);
 }
+
+/// `plan_only` says which runs the cache holds, in the order the run log
+/// has them, and creates nothing: before a run all six are to run, after
+/// it none is, and with one file deleted and one corrupted those two are.
+#[test]
+fn plan_only_reports_what_the_cache_holds() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    let opts = small(&out);
+    let before = paper::plan_only(&opts, &mut Silent).unwrap();
+    assert_eq!(before.runs.len(), 6);
+    assert_eq!(before.to_run().count(), 6);
+    assert!(before.runs.iter().all(|r| r.memory > 0 && r.work > 0));
+    assert!(!out.exists(), "the plan created {}", out.display());
+
+    paper::run(&opts, &mut Silent).unwrap();
+    let labels: Vec<String> = run_memory(&out).into_iter().map(|(l, _)| l).collect();
+    let after = paper::plan_only(&opts, &mut Silent).unwrap();
+    assert_eq!(
+        after
+            .runs
+            .iter()
+            .map(|r| r.label.clone())
+            .collect::<Vec<_>>(),
+        labels
+    );
+    assert_eq!(after.to_run().count(), 0, "{after:?}");
+
+    let files = cache_files(&out);
+    std::fs::remove_file(&files[0]).unwrap();
+    std::fs::write(&files[3], b"{not json").unwrap();
+    let mut notes = Notes::default();
+    let later = paper::plan_only(&opts, &mut notes).unwrap();
+    assert_eq!(later.to_run().count(), 2, "{later:?}");
+    assert_eq!(later.corrupt.len(), 1, "{later:?}");
+    assert!(later.corrupt[0].contains("not a cached run"), "{later:?}");
+    assert!(
+        notes.0.iter().any(|n| n.contains("would be repeated")),
+        "{:?}",
+        notes.0
+    );
+    // Nothing was repaired or executed.
+    assert_eq!(cache_files(&out).len(), 5);
+    assert_eq!(std::fs::read(&files[3]).unwrap(), b"{not json");
+}
+
+/// Collects the notes.
+#[derive(Default)]
+struct Notes(Vec<String>);
+
+impl Observer for Notes {
+    fn note(&mut self, msg: &str) {
+        self.0.push(msg.to_owned());
+    }
+}

@@ -90,7 +90,9 @@ fn runs_that_do_not_fit_are_refused_before_anything_is_generated() {
         version: "test".into(),
         ..PaperOptions::default()
     };
-    let e = paper::run(&o, &mut Silent).unwrap_err();
+    // Checked with `plan_only`, which makes the same check and runs
+    // nothing even if the estimate ever falls below the limit.
+    let e = paper::plan_only(&o, &mut Silent).unwrap_err();
     assert!(matches!(e, PaperError::Memory(_)), "{e:?}");
     let e = e.to_string();
     assert!(
@@ -102,16 +104,45 @@ fn runs_that_do_not_fit_are_refused_before_anything_is_generated() {
         "{e}"
     );
     assert!(!out.exists(), "wrote before refusing");
-    // Nothing fits in 1 MiB: no scale to suggest.
-    let e = err(PaperOptions {
+    // The same plan fits in 1 TiB: listed, nothing written.
+    let p = paper::plan_only(
+        &PaperOptions {
+            memory_limit: Some(1 << 40),
+            ..o.clone()
+        },
+        &mut Silent,
+    )
+    .unwrap();
+    assert!(
+        p.runs.len() > 100 && p.to_run().count() == p.runs.len(),
+        "{p:?}"
+    );
+    assert!(p.memory_estimate > 4 << 30, "{p:?}");
+    assert_eq!(
+        p.runs.iter().map(|r| r.memory).max(),
+        Some(p.memory_estimate)
+    );
+    assert!(p.runs.iter().any(|r| r.label == p.largest));
+    assert!(!out.exists(), "the plan wrote");
+    // Nothing fits in 1 MiB: no scale to suggest; `run` refuses as the
+    // plan does.
+    let tiny = PaperOptions {
         memory_limit: Some(1 << 20),
         scale: 64,
         ..o.clone()
-    });
+    };
+    let e = err(tiny.clone());
     assert!(
         e.contains("but 0.00 GiB is available") && !e.contains("--scale"),
         "{e}"
     );
+    assert_eq!(
+        paper::plan_only(&tiny, &mut Silent)
+            .unwrap_err()
+            .to_string(),
+        e
+    );
+    assert!(!out.exists(), "wrote before refusing");
 }
 
 /// More runs at once than fit in memory are not refused: the memory check
@@ -217,4 +248,67 @@ fn cli_refuses_bad_options_with_status_2() {
         assert!(stderr.contains(want), "{args:?}: {stderr}");
     }
     assert!(!out.exists());
+}
+
+/// `netsparse paper --plan` lists the runs with their memory and exits
+/// without writing; a plan that does not fit exits with status 2.
+#[test]
+fn cli_plan_lists_the_runs_and_writes_nothing() {
+    let bin = env!("CARGO_BIN_EXE_netsparse");
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    let scale = paper::max_scale().to_string();
+    let plan = |extra: &[&str]| {
+        Command::new(bin)
+            .args(["paper", "--plan", "-q", "--scale", &scale])
+            .args(["--only", "table7", "--matrices", "europe,uk"])
+            .args(["--nodes", "16", "--racks", "2", "--out"])
+            .arg(&out)
+            .args(extra)
+            .output()
+            .unwrap()
+    };
+    let o = plan(&[]);
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    // A header, six runs (SU, SA and NetSparse on each), two totals.
+    let lines: Vec<&str> = stdout.lines().collect();
+    assert_eq!(lines.len(), 9, "{stdout}");
+    for m in ["europe", "uk"] {
+        for mode in ["su", "sa", "netsparse"] {
+            let label = format!("paper:{m}/{scale} K=16 {mode}");
+            assert!(
+                lines
+                    .iter()
+                    .any(|l| l.starts_with(&label) && l.ends_with("to run")),
+                "{label}: {stdout}"
+            );
+        }
+    }
+    assert!(
+        lines[7].starts_with("6 runs planned: 0 in ")
+            && lines[7].contains(", 6 to run (")
+            && lines[7].ends_with("nothing was run or written"),
+        "{stdout}"
+    );
+    assert!(
+        lines[8].starts_with("the largest run alone, paper:"),
+        "{stdout}"
+    );
+    assert!(!out.exists(), "--plan wrote");
+    // Refused as a run would be, with status 2.
+    let o = plan(&["--memory-limit", "0.0001"]);
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("not enough memory"), "{stderr}");
+    assert!(!out.exists(), "--plan wrote");
+    // --plan with --report-only is a usage error.
+    let o = Command::new(bin)
+        .args(["paper", "--plan", "--report-only", "--out"])
+        .arg(&out)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("cannot be used with"), "{stderr}");
 }

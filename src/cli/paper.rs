@@ -98,6 +98,11 @@ pub struct Args {
         "scale", "quick", "only", "model_ablation", "matrices", "nodes", "racks", "seed", "routing",
     ])]
     pub report_only: bool,
+    /// List the planned runs with each one's memory estimate and whether
+    /// OUT's cache holds it, make the memory check, and exit: nothing is
+    /// generated, executed or written (status 2 if the plan does not fit).
+    #[arg(long, conflicts_with = "report_only")]
+    pub plan: bool,
     /// With --report-only: the version whose cached runs to use (a
     /// report's `setup.version`, e.g. 0.1.0+342bf106f387d489).
     #[arg(long, value_name = "VERSION", requires = "report_only")]
@@ -199,6 +204,10 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     }
     opts.stop = Some(stop.clone());
     let mut bars = Bars::new(args.quiet);
+    if args.plan {
+        print_plan(&paper::plan_only(&opts, &mut bars)?, &opts);
+        return Ok(ExitCode::SUCCESS);
+    }
     let s = paper::run(&opts, &mut bars)?;
     if s.report_only {
         println!(
@@ -232,4 +241,36 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         return Ok(ExitCode::from(130));
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// `--plan`'s listing: a line per run (its work in [`paper::runs::work_units`],
+/// about one remote idx of the NetSparse mode at K = 1 each), then the
+/// totals and the memory check.
+fn print_plan(p: &paper::PlanReport, opts: &PaperOptions) {
+    let width = p.runs.iter().map(|r| r.label.len()).max().unwrap_or(0);
+    println!("{:width$}  {:>10}  {:>12}  state", "run", "memory", "work");
+    for r in &p.runs {
+        println!(
+            "{:width$}  {:>10}  {:>12}  {}",
+            r.label,
+            paper::gib(r.memory),
+            r.work,
+            if r.cached { "cached" } else { "to run" }
+        );
+    }
+    let cached = p.runs.len() - p.to_run().count();
+    let work: u64 = p.to_run().map(|r| r.work).sum();
+    println!(
+        "{} runs planned: {cached} in {}, {} to run ({:.1} M work units); nothing was run or written",
+        p.runs.len(),
+        opts.out.join("cache").display(),
+        p.runs.len() - cached,
+        work as f64 / 1e6,
+    );
+    println!(
+        "the largest run alone, {}, needs about {} of the {} limit",
+        p.largest,
+        paper::gib(p.memory_estimate),
+        paper::gib(p.memory_limit)
+    );
 }

@@ -80,6 +80,14 @@ impl Cache {
         })
     }
 
+    /// The cache in `dir` for reading only: nothing is created, and a
+    /// missing directory holds no runs.
+    pub fn reader(dir: &Path) -> Cache {
+        Cache {
+            dir: dir.to_path_buf(),
+        }
+    }
+
     /// The directory.
     pub fn dir(&self) -> &Path {
         &self.dir

@@ -644,6 +644,79 @@ fn not_cached(opts: &PaperOptions, plan: &[Planned], missing: &[&Planned]) -> Pa
     }
 }
 
+/// One planned run as [`plan_only`] lists it.
+#[derive(Clone, Debug, Serialize)]
+pub struct PlannedRun {
+    /// What it is.
+    pub label: String,
+    /// Its finished record is in the cache (it would not run again).
+    pub cached: bool,
+    /// Estimated peak memory of the run alone with its matrix, bytes.
+    pub memory: u64,
+    /// Estimated work, in the ETA's units ([`runs::work_units`]).
+    pub work: u64,
+}
+
+/// What [`plan_only`] found: every planned run, and the memory check that
+/// [`run`] would make first. Nothing was generated, executed or written.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct PlanReport {
+    /// The runs, in plan order.
+    pub runs: Vec<PlannedRun>,
+    /// The run that needs the most memory alone.
+    pub largest: String,
+    /// Its estimated peak, bytes.
+    pub memory_estimate: u64,
+    /// The limit it was checked against, bytes.
+    pub memory_limit: u64,
+    /// Cache files that could not be trusted (their runs would run again).
+    pub corrupt: Vec<String>,
+}
+
+impl PlanReport {
+    /// The runs not in the cache.
+    pub fn to_run(&self) -> impl Iterator<Item = &PlannedRun> {
+        self.runs.iter().filter(|r| !r.cached)
+    }
+}
+
+/// What [`run`] with `opts` would do, without doing it: the planned runs
+/// with their memory estimates and whether the cache in `opts.out` holds
+/// each, after the same option and memory checks (a plan that does not fit
+/// is refused with the same error). Reads the cache, creates nothing.
+pub fn plan_only(opts: &PaperOptions, obs: &mut dyn Observer) -> Result<PlanReport, PaperError> {
+    let setup = Setup::new(opts)?;
+    let plan = setup.plan();
+    let (memory_estimate, memory_limit) = check_memory(&setup, &plan, obs)?;
+    let cache = Cache::reader(&opts.out.join("cache"));
+    let mut report = PlanReport {
+        largest: largest_run(&setup, &plan).1,
+        memory_estimate,
+        memory_limit,
+        ..PlanReport::default()
+    };
+    for p in &plan {
+        let cached = match cache.get(&p.key) {
+            Lookup::Hit(_) => true,
+            Lookup::Miss => false,
+            Lookup::Corrupt(why) => {
+                obs.note(&format!(
+                    "a corrupt cache file, its run would be repeated: {why}"
+                ));
+                report.corrupt.push(why);
+                false
+            }
+        };
+        report.runs.push(PlannedRun {
+            label: p.label.clone(),
+            cached,
+            memory: runs::estimate(p.matrix, opts.scale, &p.key.config, p.mode).total(),
+            work: p.work,
+        });
+    }
+    Ok(report)
+}
+
 /// Run the evaluation: check the options and memory, take finished runs
 /// from the cache, execute the missing ones (matrix by matrix, each
 /// stand-in generated once), and write the report into `opts.out`. Returns
