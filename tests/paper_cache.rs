@@ -459,6 +459,12 @@ fn plan_only_reports_what_the_cache_holds() {
         labels
     );
     assert_eq!(after.to_run().count(), 0, "{after:?}");
+    assert!(
+        after.runs.iter().all(|r| r.wall_secs.is_some()),
+        "{after:?}"
+    );
+    assert_eq!(after.eta_secs, 0.0);
+    assert!(before.eta_secs > 0.0, "{before:?}");
 
     let files = cache_files(&out);
     std::fs::remove_file(&files[0]).unwrap();

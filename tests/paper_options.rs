@@ -271,9 +271,9 @@ fn cli_plan_lists_the_runs_and_writes_nothing() {
     let o = plan(&[]);
     let stdout = String::from_utf8_lossy(&o.stdout);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    // A header, six runs (SU, SA and NetSparse on each), two totals.
+    // A header, six runs (SU, SA and NetSparse on each), three totals.
     let lines: Vec<&str> = stdout.lines().collect();
-    assert_eq!(lines.len(), 9, "{stdout}");
+    assert_eq!(lines.len(), 10, "{stdout}");
     for m in ["europe", "uk"] {
         for mode in ["su", "sa", "netsparse"] {
             let label = format!("paper:{m}/{scale} K=16 {mode}");
@@ -293,6 +293,10 @@ fn cli_plan_lists_the_runs_and_writes_nothing() {
     );
     assert!(
         lines[8].starts_with("the largest run alone, paper:"),
+        "{stdout}"
+    );
+    assert!(
+        lines[9].starts_with("about ") && lines[9].contains("at the reference rate"),
         "{stdout}"
     );
     assert!(!out.exists(), "--plan wrote");

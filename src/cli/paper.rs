@@ -273,4 +273,34 @@ fn print_plan(p: &paper::PlanReport, opts: &PaperOptions) {
         paper::gib(p.memory_estimate),
         paper::gib(p.memory_limit)
     );
+    let to_run = p.to_run().count();
+    let reference = format!(
+        "the reference rate ({:.2} M units/s per job on the README's 2-core VM; yours may differ by 2x)",
+        paper::REFERENCE_UNITS_PER_SEC / 1e6
+    );
+    let rate = match p.eta_measured {
+        0 => format!("at {reference}"),
+        n if n == to_run => "at their stand-ins' cached runs' own rates".to_owned(),
+        n => format!(
+            "{n} of the {to_run} runs at their stand-ins' cached runs' own rates, the rest at {reference}"
+        ),
+    };
+    println!(
+        "about {} with {} job(s) at once, {rate}",
+        duration(p.eta_secs),
+        opts.jobs
+    );
+}
+
+/// `s` seconds as `1 h 05 min`, `12 min` or `40 s`.
+fn duration(s: f64) -> String {
+    let s = s.round() as u64;
+    match s {
+        0..=119 => format!("{s} s"),
+        120..=3599 => format!("{} min", (s + 30) / 60),
+        _ => {
+            let m = (s + 30) / 60;
+            format!("{} h {:02} min", m / 60, m % 60)
+        }
+    }
 }

@@ -655,7 +655,23 @@ pub struct PlannedRun {
     pub memory: u64,
     /// Estimated work, in the ETA's units ([`runs::work_units`]).
     pub work: u64,
+    /// A cached run's wall time when it was executed, seconds.
+    pub wall_secs: Option<f64>,
+    /// Its stand-in (`paper:NAME/S`).
+    pub matrix: String,
 }
+
+/// Work units ([`runs::work_units`]) one job executes per second of wall
+/// time at the reference: the two evaluations committed under `docs/`,
+/// run with `--jobs 2 --threads 1` on the README's 2-core VM
+/// (2026-11-26/27): the full size 18,696 M units in 20,438 s of the runs'
+/// own wall time (0.91 M/s), `--quick --model-ablation` 2,268 M in 2,791 s
+/// (0.81 M/s). Single runs spread far more (0.04–3.7 M/s at 1/8 scale).
+pub const REFERENCE_UNITS_PER_SEC: f64 = 0.85e6;
+
+/// A stand-in's cached runs' wall time below which their rate is not
+/// trusted for an ETA, seconds.
+const MIN_MEASURED_SECS: f64 = 10.0;
 
 /// What [`plan_only`] found: every planned run, and the memory check that
 /// [`run`] would make first. Nothing was generated, executed or written.
@@ -671,12 +687,49 @@ pub struct PlanReport {
     pub memory_limit: u64,
     /// Cache files that could not be trusted (their runs would run again).
     pub corrupt: Vec<String>,
+    /// Roughly how long the runs not cached would take with `jobs` at
+    /// once, seconds: each run's work at its stand-in's cached runs' rate
+    /// (work over wall time) when they took at least
+    /// [`MIN_MEASURED_SECS`], else at [`REFERENCE_UNITS_PER_SEC`]; divided
+    /// among the jobs. Runs that wait for memory or a stand-in's
+    /// generation make it longer.
+    pub eta_secs: f64,
+    /// Runs not cached that the ETA times at their stand-in's measured rate
+    /// (the others at the reference rate).
+    pub eta_measured: usize,
 }
 
 impl PlanReport {
     /// The runs not in the cache.
     pub fn to_run(&self) -> impl Iterator<Item = &PlannedRun> {
         self.runs.iter().filter(|r| !r.cached)
+    }
+
+    /// Set [`PlanReport::eta_secs`] for `jobs` at once.
+    fn eta(&mut self, jobs: usize) {
+        // (work units, seconds) of each stand-in's cached runs.
+        let mut cached: HashMap<&str, (u64, f64)> = HashMap::new();
+        for r in &self.runs {
+            if let Some(w) = r.wall_secs {
+                let e = cached.entry(r.matrix.as_str()).or_default();
+                *e = (e.0 + r.work, e.1 + w);
+            }
+        }
+        let mut secs = 0.0;
+        let mut measured = 0;
+        for r in self.to_run() {
+            let rate = match cached.get(r.matrix.as_str()) {
+                Some(&(units, s)) if s >= MIN_MEASURED_SECS && units > 0 => {
+                    measured += 1;
+                    units as f64 / s
+                }
+                _ => REFERENCE_UNITS_PER_SEC,
+            };
+            secs += r.work as f64 / rate;
+        }
+        let jobs = jobs.clamp(1, self.to_run().count().max(1));
+        self.eta_secs = secs / jobs as f64;
+        self.eta_measured = measured;
     }
 }
 
@@ -696,24 +749,27 @@ pub fn plan_only(opts: &PaperOptions, obs: &mut dyn Observer) -> Result<PlanRepo
         ..PlanReport::default()
     };
     for p in &plan {
-        let cached = match cache.get(&p.key) {
-            Lookup::Hit(_) => true,
-            Lookup::Miss => false,
+        let wall_secs = match cache.get(&p.key) {
+            Lookup::Hit(rec) => Some(rec.wall_secs),
+            Lookup::Miss => None,
             Lookup::Corrupt(why) => {
                 obs.note(&format!(
                     "a corrupt cache file, its run would be repeated: {why}"
                 ));
                 report.corrupt.push(why);
-                false
+                None
             }
         };
         report.runs.push(PlannedRun {
             label: p.label.clone(),
-            cached,
+            cached: wall_secs.is_some(),
             memory: runs::estimate(p.matrix, opts.scale, &p.key.config, p.mode).total(),
             work: p.work,
+            wall_secs,
+            matrix: p.key.matrix.clone(),
         });
     }
+    report.eta(opts.jobs);
     Ok(report)
 }
 
@@ -841,4 +897,56 @@ pub fn run(opts: &PaperOptions, obs: &mut dyn Observer) -> Result<Summary, Paper
     let rep = report::build(&setup, &results, &summary);
     summary.files = report::write(&rep, &opts.out)?;
     Ok(summary)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn run(matrix: &str, work: u64, wall_secs: Option<f64>) -> PlannedRun {
+        PlannedRun {
+            label: String::new(),
+            cached: wall_secs.is_some(),
+            memory: 1,
+            work,
+            wall_secs,
+            matrix: matrix.to_owned(),
+        }
+    }
+
+    #[test]
+    fn the_eta_uses_each_stand_ins_cached_rate_once_it_took_long_enough() {
+        // a: 40 M units in 20 s cached, 2 M/s per job; b: 1 M in 5 s, too
+        // little to trust. To run: 10 M on a, and 1.7 M on b at the
+        // reference rate.
+        let b_work = (REFERENCE_UNITS_PER_SEC * 2.0) as u64;
+        let mut p = PlanReport {
+            runs: vec![
+                run("a", 30_000_000, Some(12.0)),
+                run("a", 10_000_000, Some(8.0)),
+                run("b", 1_000_000, Some(5.0)),
+                run("a", 6_000_000, None),
+                run("a", 4_000_000, None),
+                run("b", b_work, None),
+            ],
+            ..PlanReport::default()
+        };
+        p.eta(1);
+        assert_eq!(p.eta_measured, 2);
+        assert!((p.eta_secs - 7.0).abs() < 1e-6, "{}", p.eta_secs);
+        // Divided among the jobs, three at most (three runs to do).
+        p.eta(2);
+        assert!((p.eta_secs - 3.5).abs() < 1e-6, "{}", p.eta_secs);
+        p.eta(8);
+        assert!((p.eta_secs - 7.0 / 3.0).abs() < 1e-6, "{}", p.eta_secs);
+        // b's cached runs long enough: its own rate, 0.1 M/s.
+        p.runs[2].wall_secs = Some(10.0);
+        p.eta(1);
+        assert_eq!(p.eta_measured, 3);
+        assert!((p.eta_secs - (5.0 + b_work as f64 / 0.1e6)).abs() < 1e-6);
+        // Nothing to run: no time.
+        p.runs.truncate(3);
+        p.eta(2);
+        assert_eq!((p.eta_secs, p.eta_measured), (0.0, 0));
+    }
 }
