@@ -690,7 +690,7 @@ pub struct PlanReport {
     /// Roughly how long the runs not cached would take with `jobs` at
     /// once, seconds: each run's work at its stand-in's cached runs' rate
     /// (work over wall time) when they took at least
-    /// [`MIN_MEASURED_SECS`], else at [`REFERENCE_UNITS_PER_SEC`]; divided
+    /// 10 s, else at [`REFERENCE_UNITS_PER_SEC`]; divided
     /// among the jobs. Runs that wait for memory or a stand-in's
     /// generation make it longer.
     pub eta_secs: f64,
