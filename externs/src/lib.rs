@@ -24,6 +24,7 @@ pub mod deconcat;
 pub mod framer;
 pub mod fxhash;
 pub mod hash;
+pub mod hint;
 pub mod meter;
 pub mod rig;
 pub mod stateful;

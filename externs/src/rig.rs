@@ -97,6 +97,18 @@ impl IdxFilter {
         Ok(((idx / 64) as usize, 1u64 << (idx % 64)))
     }
 
+    /// A hint with no effect on results: start loading the word of
+    /// `idx`'s bit (nothing for an idx out of range).
+    #[inline]
+    pub fn prefetch(&self, idx: u64) {
+        if let Some(w) = usize::try_from(idx / 64)
+            .ok()
+            .and_then(|w| self.words.get(w))
+        {
+            crate::hint::prefetch(w);
+        }
+    }
+
     /// Whether `idx`'s property has arrived.
     #[inline]
     pub fn test(&self, idx: u64) -> Result<bool, RigError> {

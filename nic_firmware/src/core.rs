@@ -185,6 +185,15 @@ impl<M: HostMemory> Core<M> {
         }
     }
 
+    /// A hint with no effect on results: start loading the Idx Filter
+    /// state a lookup of `idx` by client unit `unit` reads (its bit and
+    /// the filter memory's sets), a few idxs before it runs.
+    #[inline]
+    pub(crate) fn prefetch_idx(&self, unit: usize, idx: u64) {
+        self.filter.prefetch(idx);
+        self.fmem.prefetch(unit, idx);
+    }
+
     fn filter_test(&mut self, idx: u64) -> bool {
         self.filter_catch_up(self.ctx.now);
         self.fmem

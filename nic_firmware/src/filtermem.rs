@@ -24,7 +24,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use netsparse_externs::Time;
+use netsparse_externs::{hint, Time};
 
 /// Bytes per cache line.
 const LINE: u64 = 64;
@@ -108,6 +108,14 @@ impl SetCache {
             ways,
             sets,
             tags: Vec::new(),
+        }
+    }
+
+    /// A hint with no effect on results: start loading `line`'s set.
+    #[inline]
+    fn prefetch(&self, line: u64) {
+        if let Some(t) = self.tags.get((line % self.sets) as usize * self.ways) {
+            hint::prefetch(t);
         }
     }
 
@@ -223,6 +231,29 @@ impl FilterMemory {
         };
         self.pending[unit] += extra;
         self.stats.cycles += extra;
+    }
+
+    /// A hint with no effect on results: start loading what a lookup of
+    /// `idx` by `unit` reads (its sets in the unit's L1 and L2, and the
+    /// LLC's).
+    #[inline]
+    pub(crate) fn prefetch(&self, unit: usize, idx: u64) {
+        if !self.cfg.enabled {
+            return;
+        }
+        let line = idx / BITS_PER_LINE;
+        if let (Some(l1), Some(l2)) = (self.l1.get(unit), self.l2.get(unit)) {
+            l1.prefetch(line);
+            l2.prefetch(line);
+        }
+        match &self.llc {
+            Llc::Fits(bits) => {
+                if let Some(w) = bits.get((line / 64) as usize) {
+                    hint::prefetch(w);
+                }
+            }
+            Llc::Sets(c) => c.prefetch(line),
+        }
     }
 
     fn llc_access(&mut self, line: u64) -> bool {

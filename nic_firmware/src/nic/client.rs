@@ -12,6 +12,9 @@ use netsparse_externs::wire::{PrRepr, PrType, MAX_NODE_ID};
 use netsparse_externs::Time;
 
 use super::tx::push_pr;
+
+/// Idxs ahead of the one running whose Idx Filter state is prefetched.
+const PREFETCH_IDXS: usize = 8;
 use super::{Nic, NS_COALESCED, NS_FILTERED, NS_LOCAL, NS_UNROUTABLE};
 use crate::core::PrCtx;
 use crate::memory::HostMemory;
@@ -140,7 +143,16 @@ impl<M: HostMemory> Nic<M> {
         };
         let n = (self.cfg.batch_idxs as usize).min(self.units[u].buf.len());
         let mut done = 0u64;
+        // Idx Filter state is spread over every node's filter: ask for the
+        // next idxs' while this one runs.
+        for &idx in self.units[u].buf.iter().take(PREFETCH_IDXS.min(n)) {
+            self.core.prefetch_idx(u, idx);
+        }
         for i in 0..n {
+            // The front is this idx (each one done is popped).
+            if let Some(&next) = self.units[u].buf.get(PREFETCH_IDXS) {
+                self.core.prefetch_idx(u, next);
+            }
             if i > 0 && self.tx_full() {
                 self.units[u].stall = Some((Stall::TxFull, e + self.clock.cycles(i as u64)));
                 break;
