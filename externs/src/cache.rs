@@ -39,6 +39,7 @@
 use thiserror::Error;
 
 use crate::fxhash::{map_with_capacity, FxHashMap};
+use crate::hint;
 use crate::time::{Clock, Time};
 
 /// Number of segments.
@@ -346,43 +347,35 @@ impl Finite {
         (found != usize::MAX).then(|| s.base + found)
     }
 
-    /// Hint the CPU to load `len` bytes of property data from `at`.
+    /// Hint the CPU to load `len` bytes (up to 256) of property data from
+    /// `at`.
     #[inline]
     fn prefetch_bytes(&self, at: usize, len: usize) {
-        #[cfg(target_arch = "x86_64")]
-        {
-            use core::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
-            let p = self.data[at..].as_ptr().cast::<i8>();
-            for off in (0..len.min(256)).step_by(64) {
-                // SAFETY: a prefetch hint never faults (see `prefetch`).
-                unsafe { _mm_prefetch::<_MM_HINT_T0>(p.wrapping_add(off)) };
+        if let Some(d) = self.data.get(at..) {
+            for line in d.chunks(64).take(len.min(256).div_ceil(64)) {
+                hint::prefetch(&line[0]);
             }
         }
-        #[cfg(not(target_arch = "x86_64"))]
-        let _ = (at, len);
     }
 
-    /// Hint the CPU to load the tags and LRU ranks of `s`'s set.
+    /// Hint the CPU to load the tags (two lines: 16 ways of 8 bytes), LRU
+    /// ranks and tag keys of `s`'s set.
     #[inline]
     fn prefetch(&self, s: Slot) {
-        #[cfg(target_arch = "x86_64")]
+        for t in self
+            .tags
+            .get(s.base..)
+            .into_iter()
+            .flat_map(|t| t.iter().step_by(8).take(2))
         {
-            use core::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
-            let tags = self.tags[s.base..].as_ptr().cast::<i8>();
-            let ranks = self.ranks[s.base..].as_ptr().cast::<i8>();
-            let keys = self.keys[s.base..].as_ptr().cast::<i8>();
-            // SAFETY: PREFETCHT0 is a hint: it never faults or changes
-            // architectural state, whatever the address; SSE is part of the
-            // x86_64 baseline. All pointers are in bounds anyway.
-            unsafe {
-                _mm_prefetch::<_MM_HINT_T0>(tags);
-                _mm_prefetch::<_MM_HINT_T0>(tags.wrapping_add(64));
-                _mm_prefetch::<_MM_HINT_T0>(ranks);
-                _mm_prefetch::<_MM_HINT_T0>(keys);
-            }
+            hint::prefetch(t);
         }
-        #[cfg(not(target_arch = "x86_64"))]
-        let _ = s;
+        if let Some(r) = self.ranks.get(s.base) {
+            hint::prefetch(r);
+        }
+        if let Some(k) = self.keys.get(s.base) {
+            hint::prefetch(k);
+        }
     }
 
     /// Make `line` the most recently used of its set (which starts at

@@ -39,6 +39,7 @@ use std::collections::BinaryHeap;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering as AtomicOrdering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, RwLock};
 
+use netsparse_externs::hint::prefetch as prefetch_one;
 use netsparse_externs::{Datapath, Outputs, Time};
 
 use crate::engine::{Engine, EngineError, EventKind, EventOrder, Outcome, PROGRESS_EVERY};
@@ -327,20 +328,6 @@ fn prefetch(bytes: &[u8]) {
     for line in bytes.chunks(64).take(8) {
         prefetch_one(&line[0]);
     }
-}
-
-/// Ask the CPU to bring the cache line holding `x` into its cache.
-#[inline]
-fn prefetch_one<X>(x: &X) {
-    #[cfg(target_arch = "x86_64")]
-    {
-        use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
-        // SAFETY: a prefetch never faults and writes no memory, and the
-        // pointer points to a live value anyway.
-        unsafe { _mm_prefetch::<_MM_HINT_T0>(std::ptr::from_ref(x).cast()) };
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    let _ = x;
 }
 
 impl<D: Datapath + Send + ?Sized, T: LinkTap> Engine<D, T> {
