@@ -101,10 +101,7 @@ impl IdxFilter {
     /// `idx`'s bit (nothing for an idx out of range).
     #[inline]
     pub fn prefetch(&self, idx: u64) {
-        if let Some(w) = usize::try_from(idx / 64)
-            .ok()
-            .and_then(|w| self.words.get(w))
-        {
+        if let Some(w) = self.locate(idx).ok().and_then(|(w, _)| self.words.get(w)) {
             crate::hint::prefetch(w);
         }
     }

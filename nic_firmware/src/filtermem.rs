@@ -114,9 +114,15 @@ impl SetCache {
     /// A hint with no effect on results: start loading `line`'s set.
     #[inline]
     fn prefetch(&self, line: u64) {
-        if let Some(t) = self.tags.get((line % self.sets) as usize * self.ways) {
+        if let Some(t) = self.tags.get(self.set_of(line)) {
             hint::prefetch(t);
         }
+    }
+
+    /// Where `line`'s set starts in `tags`.
+    #[inline]
+    fn set_of(&self, line: u64) -> usize {
+        (line % self.sets) as usize * self.ways
     }
 
     /// Look `line` up; on a miss, fill it. Returns whether it hit.
@@ -125,7 +131,7 @@ impl SetCache {
             // Allocated on first use: most units of a run never look up.
             self.tags = vec![u64::MAX; self.sets as usize * self.ways];
         }
-        let set = (line % self.sets) as usize * self.ways;
+        let set = self.set_of(line);
         let s = &mut self.tags[set..set + self.ways];
         match s.iter().position(|&t| t == line) {
             Some(i) => {

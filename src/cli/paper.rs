@@ -255,16 +255,16 @@ fn print_plan(p: &paper::PlanReport, opts: &PaperOptions) {
             r.label,
             paper::gib(r.memory),
             r.work,
-            if r.cached { "cached" } else { "to run" }
+            if r.cached() { "cached" } else { "to run" }
         );
     }
-    let cached = p.runs.len() - p.to_run().count();
+    let to_run = p.to_run().count();
     let work: u64 = p.to_run().map(|r| r.work).sum();
     println!(
-        "{} runs planned: {cached} in {}, {} to run ({:.1} M work units); nothing was run or written",
+        "{} runs planned: {} in {}, {to_run} to run ({:.1} M work units); nothing was run or written",
         p.runs.len(),
+        p.runs.len() - to_run,
         opts.out.join("cache").display(),
-        p.runs.len() - cached,
         work as f64 / 1e6,
     );
     println!(
@@ -273,7 +273,6 @@ fn print_plan(p: &paper::PlanReport, opts: &PaperOptions) {
         paper::gib(p.memory_estimate),
         paper::gib(p.memory_limit)
     );
-    let to_run = p.to_run().count();
     let reference = format!(
         "the reference rate ({:.2} M units/s per job on the README's 2-core VM; yours may differ by 2x)",
         paper::REFERENCE_UNITS_PER_SEC / 1e6

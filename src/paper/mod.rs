@@ -649,16 +649,22 @@ fn not_cached(opts: &PaperOptions, plan: &[Planned], missing: &[&Planned]) -> Pa
 pub struct PlannedRun {
     /// What it is.
     pub label: String,
-    /// Its finished record is in the cache (it would not run again).
-    pub cached: bool,
     /// Estimated peak memory of the run alone with its matrix, bytes.
     pub memory: u64,
     /// Estimated work, in the ETA's units ([`runs::work_units`]).
     pub work: u64,
-    /// A cached run's wall time when it was executed, seconds.
+    /// Its wall time when it was executed, seconds, if its finished
+    /// record is in the cache (then it would not run again).
     pub wall_secs: Option<f64>,
     /// Its stand-in (`paper:NAME/S`).
     pub matrix: String,
+}
+
+impl PlannedRun {
+    /// Its finished record is in the cache.
+    pub fn cached(&self) -> bool {
+        self.wall_secs.is_some()
+    }
 }
 
 /// Work units ([`runs::work_units`]) one job executes per second of wall
@@ -671,7 +677,7 @@ pub const REFERENCE_UNITS_PER_SEC: f64 = 0.85e6;
 
 /// A stand-in's cached runs' wall time below which their rate is not
 /// trusted for an ETA, seconds.
-const MIN_MEASURED_SECS: f64 = 10.0;
+pub const MIN_MEASURED_SECS: f64 = 10.0;
 
 /// What [`plan_only`] found: every planned run, and the memory check that
 /// [`run`] would make first. Nothing was generated, executed or written.
@@ -679,9 +685,9 @@ const MIN_MEASURED_SECS: f64 = 10.0;
 pub struct PlanReport {
     /// The runs, in plan order.
     pub runs: Vec<PlannedRun>,
-    /// The run that needs the most memory alone.
+    /// The run that needs the most memory alone (the first such).
     pub largest: String,
-    /// Its estimated peak, bytes.
+    /// Its estimated peak, bytes: the memory check's figure.
     pub memory_estimate: u64,
     /// The limit it was checked against, bytes.
     pub memory_limit: u64,
@@ -690,7 +696,7 @@ pub struct PlanReport {
     /// Roughly how long the runs not cached would take with `jobs` at
     /// once, seconds: each run's work at its stand-in's cached runs' rate
     /// (work over wall time) when they took at least
-    /// 10 s, else at [`REFERENCE_UNITS_PER_SEC`]; divided
+    /// [`MIN_MEASURED_SECS`], else at [`REFERENCE_UNITS_PER_SEC`]; divided
     /// among the jobs. Runs that wait for memory or a stand-in's
     /// generation make it longer.
     pub eta_secs: f64,
@@ -702,7 +708,7 @@ pub struct PlanReport {
 impl PlanReport {
     /// The runs not in the cache.
     pub fn to_run(&self) -> impl Iterator<Item = &PlannedRun> {
-        self.runs.iter().filter(|r| !r.cached)
+        self.runs.iter().filter(|r| !r.cached())
     }
 
     /// Set [`PlanReport::eta_secs`] for `jobs` at once.
@@ -743,11 +749,11 @@ pub fn plan_only(opts: &PaperOptions, obs: &mut dyn Observer) -> Result<PlanRepo
     let (memory_estimate, memory_limit) = check_memory(&setup, &plan, obs)?;
     let cache = Cache::reader(&opts.out.join("cache"));
     let mut report = PlanReport {
-        largest: largest_run(&setup, &plan).1,
         memory_estimate,
         memory_limit,
         ..PlanReport::default()
     };
+    let mut top = 0;
     for p in &plan {
         let wall_secs = match cache.get(&p.key) {
             Lookup::Hit(rec) => Some(rec.wall_secs),
@@ -760,10 +766,15 @@ pub fn plan_only(opts: &PaperOptions, obs: &mut dyn Observer) -> Result<PlanRepo
                 None
             }
         };
+        let memory = runs::estimate(p.matrix, opts.scale, &p.key.config, p.mode).total();
+        // As `largest_run` (the memory check's) picks: the first largest.
+        if memory > top {
+            top = memory;
+            report.largest = p.label.clone();
+        }
         report.runs.push(PlannedRun {
             label: p.label.clone(),
-            cached: wall_secs.is_some(),
-            memory: runs::estimate(p.matrix, opts.scale, &p.key.config, p.mode).total(),
+            memory,
             work: p.work,
             wall_secs,
             matrix: p.key.matrix.clone(),
@@ -906,7 +917,6 @@ mod tests {
     fn run(matrix: &str, work: u64, wall_secs: Option<f64>) -> PlannedRun {
         PlannedRun {
             label: String::new(),
-            cached: wall_secs.is_some(),
             memory: 1,
             work,
             wall_secs,

@@ -12,13 +12,13 @@ use netsparse_externs::wire::{PrRepr, PrType, MAX_NODE_ID};
 use netsparse_externs::Time;
 
 use super::tx::push_pr;
-
-/// Idxs ahead of the one running whose Idx Filter state is prefetched.
-const PREFETCH_IDXS: usize = 8;
 use super::{Nic, NS_COALESCED, NS_FILTERED, NS_LOCAL, NS_UNROUTABLE};
 use crate::core::PrCtx;
 use crate::memory::HostMemory;
 use crate::program::{NicProgram, RIG_COMMAND, RIG_NODE, RIG_OUTCOME, RIG_UNIT};
+
+/// Idxs ahead of the one running whose Idx Filter state is prefetched.
+const PREFETCH_IDXS: usize = 8;
 use crate::verbs::FailReason;
 
 /// Why a client unit is stalled.
