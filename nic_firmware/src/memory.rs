@@ -112,19 +112,37 @@ pub fn property_word(idx: u64, j: u32) -> u32 {
 
 /// Fill `out` with the property of `idx`: word `j` little-endian at bytes
 /// `4j..4j+4` (a trailing partial word is truncated).
+///
+/// Whole words are stored as `u32`s and only a trailing partial word is
+/// copied byte-wise, so a property costs no library call per word (the
+/// simulator fills and checks every gathered property with these).
 pub fn property_bytes(idx: u64, out: &mut [u8]) {
-    for (j, chunk) in out.chunks_mut(4).enumerate() {
-        let w = property_word(idx, j as u32).to_le_bytes();
-        chunk.copy_from_slice(&w[..chunk.len()]);
+    let mut words = out.chunks_exact_mut(4);
+    let mut j = 0u32;
+    for chunk in &mut words {
+        chunk.copy_from_slice(&property_word(idx, j).to_le_bytes());
+        j += 1;
     }
+    let tail = words.into_remainder();
+    let w = property_word(idx, j).to_le_bytes();
+    tail.copy_from_slice(&w[..tail.len()]);
 }
 
-/// Whether `bytes` is the property of `idx`.
+/// Whether `bytes` is the property of `idx` (word by word, as
+/// [`property_bytes`] writes it).
 pub fn is_property(idx: u64, bytes: &[u8]) -> bool {
-    bytes.chunks(4).enumerate().all(|(j, chunk)| {
-        let w = property_word(idx, j as u32).to_le_bytes();
-        chunk == &w[..chunk.len()]
-    })
+    let words = bytes.chunks_exact(4);
+    let tail = words.remainder();
+    let mut j = 0u32;
+    for chunk in words {
+        let got = u32::from_le_bytes([chunk[0], chunk[1], chunk[2], chunk[3]]);
+        if got != property_word(idx, j) {
+            return false;
+        }
+        j += 1;
+    }
+    let w = property_word(idx, j).to_le_bytes();
+    tail == &w[..tail.len()]
 }
 
 /// Host memory that stores every registered region densely. Regions never
@@ -275,6 +293,27 @@ mod tests {
         assert!(is_property(77, &b));
         b[9] ^= 1;
         assert!(!is_property(77, &b));
+    }
+
+    #[test]
+    fn word_wise_fill_and_check_match_the_byte_definition() {
+        for len in 0..=21usize {
+            for idx in [0u64, 3, 1 << 33, u64::MAX] {
+                let mut b = vec![0u8; len];
+                property_bytes(idx, &mut b);
+                let want: Vec<u8> = (0..len)
+                    .map(|at| property_word(idx, (at / 4) as u32).to_le_bytes()[at % 4])
+                    .collect();
+                assert_eq!(b, want, "idx {idx}, {len} bytes");
+                assert!(is_property(idx, &b));
+                for at in 0..len {
+                    let mut bad = b.clone();
+                    bad[at] ^= 0x10;
+                    assert!(!is_property(idx, &bad), "idx {idx}, byte {at} of {len}");
+                }
+                assert_eq!(len == 0, is_property(idx ^ 1, &b), "other idx, {len} bytes");
+            }
+        }
     }
 
     #[test]

@@ -515,7 +515,7 @@ pub fn run_mode(
             (rx.response_packets > 0).then(|| rx.response_prs as f64 / rx.response_packets as f64);
         r.cache_hit_rate = tor_rates.get(t.rack_of(n) as usize).copied().flatten();
         if !stopped {
-            let c = nic.memory().check();
+            let c = nic.memory_mut().check();
             ver.needed += c.needed;
             ver.ok += c.ok;
             ver.missing += c.missing;

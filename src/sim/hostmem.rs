@@ -25,6 +25,15 @@
 //! `keep_values` the written bytes are stored too (one slot per distinct
 //! remote idx), for the SpMM check.
 //!
+//! Without `keep_values` a write's bytes are checked at once, but the
+//! slot it marks is found a few writes later ([`Verify`]): each write
+//! advances the writes before it one step (index entry, needed idxs,
+//! state byte), hinting the CPU to load what the next step reads, so
+//! the three dependent look-ups of one write overlap those of others
+//! instead of each waiting for memory in turn. Slots are updated in
+//! write order, so the result is the same; [`SimMemory::check`] settles
+//! the writes still in flight first.
+//!
 //! A test hook ([`SimMemory::corrupt`]) makes the node serve a wrong
 //! property for one idx, so the end-of-run verification can be seen to fail.
 
@@ -32,6 +41,7 @@ use std::cell::Cell;
 use std::ops::Range;
 use std::sync::Arc;
 
+use netsparse_externs::hint::prefetch;
 use netsparse_nic::{is_property, property_bytes, HostMemory, MemError, Region, RegionKind};
 
 /// Host address of the idx array.
@@ -47,6 +57,9 @@ pub const MARK_STRIDE: u64 = 64;
 const CURSORS: usize = 16;
 /// Needed idxs per bucket of the slot index, on average at most.
 const PER_BUCKET: u64 = 8;
+
+/// Writes between two steps of a deferred slot update ([`Verify`]).
+const VERIFY_LAG: usize = 4;
 
 /// State of one destination slot.
 const NONE: u8 = 0;
@@ -198,6 +211,8 @@ pub struct SimMemory {
     bucket_shift: u32,
     state: Vec<u8>,
     values: Option<Vec<u8>>,
+    /// Checked writes whose slot is not marked yet (without `values`).
+    verify: Verify,
     unexpected: u64,
     first_unexpected: Vec<u64>,
     corrupt: Option<u64>,
@@ -267,6 +282,7 @@ impl SimMemory {
             count,
             state: vec![NONE; n],
             values: keep_values.then(|| vec![0; n * prop_len as usize]),
+            verify: Verify::default(),
             needed,
             unexpected: 0,
             first_unexpected: Vec::new(),
@@ -327,8 +343,10 @@ impl SimMemory {
         self.values.as_ref().map(|v| &v[s * p..(s + 1) * p])
     }
 
-    /// Check every needed slot.
-    pub fn check(&self) -> NodeCheck {
+    /// Check every needed slot (after marking the slots of the writes
+    /// still in flight).
+    pub fn check(&mut self) -> NodeCheck {
+        self.settle();
         let mut c = NodeCheck {
             needed: self.needed.len() as u64,
             unexpected: self.unexpected,
@@ -353,6 +371,77 @@ impl SimMemory {
             }
         }
         c
+    }
+
+    /// Mark the slot of every write still in flight, oldest first.
+    fn settle(&mut self) {
+        while let Some(w) = self.verify.pop() {
+            self.mark(w);
+        }
+    }
+
+    /// Mark the slot of one checked write (found now if its search was
+    /// not run ahead).
+    fn mark(&mut self, w: Pending) {
+        let slot = match w.step {
+            Step::Slot(s) => s,
+            Step::Looking => u32::try_from(w.idx).ok().and_then(|i| self.slot(i)),
+        };
+        match slot {
+            Some(s) if w.right => {
+                if self.state[s] == NONE {
+                    self.state[s] = OK;
+                }
+            }
+            Some(s) => self.state[s] = WRONG,
+            None => self.note_unexpected(w.idx),
+        }
+    }
+
+    /// Run the deferred writes one step on: the newest's index entry is
+    /// hinted, the one [`VERIFY_LAG`] before it reads that entry and
+    /// hints its range of needed idxs, the one before that searches the
+    /// range and hints its state byte, and the oldest, when the pipeline
+    /// is full, is marked.
+    fn advance(&mut self) {
+        let n = self.verify.len;
+        if let Some(w) = self.verify.get(n - 1) {
+            let b = (w.idx >> self.bucket_shift) as usize;
+            if let Some(e) = self.bucket_start.get(b) {
+                prefetch(e);
+            }
+        }
+        if let Some(w) = n
+            .checked_sub(1 + VERIFY_LAG)
+            .and_then(|i| self.verify.get(i))
+        {
+            let b = (w.idx >> self.bucket_shift) as usize;
+            let range = self.bucket_start.get(b).zip(self.bucket_start.get(b + 1));
+            if let Some((&lo, &hi)) = range.filter(|(lo, hi)| lo < hi) {
+                for at in [lo, hi - 1] {
+                    if let Some(i) = self.needed.get(at as usize) {
+                        prefetch(i);
+                    }
+                }
+            }
+        }
+        if let Some(i) = n.checked_sub(1 + 2 * VERIFY_LAG) {
+            let idx = self.verify.get(i).map(|w| w.idx);
+            let slot = idx
+                .and_then(|i| u32::try_from(i).ok())
+                .and_then(|i| self.slot(i));
+            if let Some(s) = slot {
+                prefetch(&self.state[s]);
+            }
+            if let Some(w) = self.verify.get_mut(i) {
+                w.step = Step::Slot(slot);
+            }
+        }
+        if n == Verify::CAP {
+            if let Some(w) = self.verify.pop() {
+                self.mark(w);
+            }
+        }
     }
 
     /// Index of `idx` in `needed`, if it is there.
@@ -477,23 +566,95 @@ impl HostMemory for SimMemory {
         let p = u64::from(self.prop_len);
         let off = addr - DEST_BASE;
         let idx = off / p.max(1);
+        if off % p != 0 || len != p {
+            self.note_unexpected(idx);
+            return Ok(());
+        }
+        let right = is_property(idx, data);
+        if self.values.is_none() {
+            self.verify.push(Pending {
+                idx,
+                right,
+                step: Step::Looking,
+            });
+            self.advance();
+            return Ok(());
+        }
         let slot = u32::try_from(idx).ok().and_then(|i| self.slot(i));
-        let Some(s) = slot.filter(|_| off % p == 0 && len == p) else {
+        let Some(s) = slot else {
             self.note_unexpected(idx);
             return Ok(());
         };
-        if is_property(idx, data) {
-            if self.state[s] == NONE {
-                self.state[s] = OK;
-            }
-        } else {
-            self.state[s] = WRONG;
-        }
+        self.mark(Pending {
+            idx,
+            right,
+            step: Step::Slot(Some(s)),
+        });
         if let Some(v) = self.values.as_mut() {
             let p = p as usize;
             v[s * p..(s + 1) * p].copy_from_slice(data);
         }
         Ok(())
+    }
+}
+
+/// How far a deferred write's slot look-up has got.
+#[derive(Clone, Copy, Debug)]
+enum Step {
+    /// Its index entry, then its range of needed idxs, are being loaded.
+    Looking,
+    /// Its slot is found (`None`: not a needed idx); its state byte is
+    /// being loaded.
+    Slot(Option<usize>),
+}
+
+/// A checked destination write whose slot is not marked yet.
+#[derive(Clone, Copy, Debug)]
+struct Pending {
+    idx: u64,
+    /// Whether it carried the property of `idx`.
+    right: bool,
+    step: Step,
+}
+
+/// The writes in flight, oldest first: a ring of [`Verify::CAP`].
+#[derive(Clone, Debug, Default)]
+struct Verify {
+    ring: [Option<Pending>; Verify::CAP],
+    head: usize,
+    len: usize,
+}
+
+impl Verify {
+    /// A write is marked [`VERIFY_LAG`] writes after its slot was found.
+    const CAP: usize = 3 * VERIFY_LAG + 1;
+
+    /// Add the newest write (the caller pops when full).
+    fn push(&mut self, w: Pending) {
+        debug_assert!(self.len < Self::CAP);
+        self.ring[(self.head + self.len) % Self::CAP] = Some(w);
+        self.len += 1;
+    }
+
+    /// Take the oldest write.
+    fn pop(&mut self) -> Option<Pending> {
+        if self.len == 0 {
+            return None;
+        }
+        let w = self.ring[self.head].take();
+        self.head = (self.head + 1) % Self::CAP;
+        self.len -= 1;
+        w
+    }
+
+    /// The `i`th oldest write.
+    fn get(&self, i: usize) -> Option<&Pending> {
+        (i < self.len).then(|| self.ring[(self.head + i) % Self::CAP].as_ref())?
+    }
+
+    /// The `i`th oldest write, to advance it.
+    fn get_mut(&mut self, i: usize) -> Option<&mut Pending> {
+        (i < self.len).then(|| self.ring[(self.head + i) % Self::CAP].as_mut())?
     }
 }
 
@@ -565,6 +726,35 @@ mod tests {
         m.corrupt(Some(4));
         m.read(PROP_BASE, &mut p).unwrap();
         assert!(!is_property(4, &p));
+    }
+
+    /// Slots marked a few writes late (without values) end as they do
+    /// when marked at once (with values): same counts, same first
+    /// problems in the same order, whether or not writes are still in
+    /// flight when the check runs.
+    #[test]
+    fn deferred_marking_checks_as_immediate_marking() {
+        let mut rng = crate::sim::rng::Xoshiro256::seed_from_u64(11);
+        let idxs: Vec<u32> = (0..400).map(|_| rng.below(5000) as u32).collect();
+        for writes in [0usize, 1, 5, 12, 13, 14, 600] {
+            let mut late = SimMemory::new(idxs.clone(), 5000, 8, 0, 0, false);
+            let mut now = SimMemory::new(idxs.clone(), 5000, 8, 0, 0, true);
+            for _ in 0..writes {
+                let idx = rng.below(5000);
+                let mut p = [0u8; 8];
+                property_bytes(idx, &mut p);
+                if rng.below(10) == 0 {
+                    p[3] ^= 1;
+                }
+                for m in [&mut late, &mut now] {
+                    m.write(DEST_BASE + idx * 8, &p).unwrap();
+                }
+            }
+            let (a, b) = (late.check(), now.check());
+            assert_eq!(a, b, "{writes} writes");
+            assert_eq!(a.ok + a.wrong + a.missing, a.needed);
+            assert_eq!(late.check(), b, "a second check, {writes} writes");
+        }
     }
 
     #[test]
