@@ -27,10 +27,11 @@
 //!
 //! Without `keep_values` a write's bytes are checked at once, but the
 //! slot it marks is found a few writes later ([`Verify`]): each write
-//! advances the writes before it one step (index entry, needed idxs,
-//! state byte), hinting the CPU to load what the next step reads, so
-//! the three dependent look-ups of one write overlap those of others
-//! instead of each waiting for memory in turn. Slots are updated in
+//! advances the writes before it one step (index entry, ends of its
+//! range of needed idxs, the interpolated position in it, state byte),
+//! hinting the CPU to load what the next step reads, so the dependent
+//! look-ups of one write overlap those of others instead of each
+//! waiting for memory in turn. Slots are updated in
 //! write order, so the result is the same; [`SimMemory::check`] settles
 //! the writes still in flight first.
 //!
@@ -385,7 +386,7 @@ impl SimMemory {
     fn mark(&mut self, w: Pending) {
         let slot = match w.step {
             Step::Slot(s) => s,
-            Step::Looking => u32::try_from(w.idx).ok().and_then(|i| self.slot(i)),
+            _ => self.find(w.idx),
         };
         match slot {
             Some(s) if w.right => {
@@ -398,50 +399,144 @@ impl SimMemory {
         }
     }
 
-    /// Run the deferred writes one step on: the newest's index entry is
-    /// hinted, the one [`VERIFY_LAG`] before it reads that entry and
-    /// hints its range of needed idxs, the one before that searches the
-    /// range and hints its state byte, and the oldest, when the pipeline
-    /// is full, is marked.
+    /// Run the deferred writes one step on, each [`VERIFY_LAG`] writes
+    /// behind the next: the newest's index entry is hinted; the next
+    /// reads it and hints both ends of its range of needed idxs; the next
+    /// reads the ends and hints where the idx would be were the range
+    /// evenly spread (dense runs of columns, as banded matrices need,
+    /// make long ranges); the next searches from there and hints its
+    /// state byte; and the oldest, when the pipeline is full, is marked.
     fn advance(&mut self) {
         let n = self.verify.len;
-        if let Some(w) = self.verify.get(n - 1) {
-            let b = (w.idx >> self.bucket_shift) as usize;
-            if let Some(e) = self.bucket_start.get(b) {
+        let at = |stage: usize| n.checked_sub(1 + stage * VERIFY_LAG);
+        if let Some(w) = at(0).and_then(|i| self.verify.get(i)) {
+            if let Some(e) = self.bucket_start.get(self.bucket(w.idx)) {
                 prefetch(e);
             }
         }
-        if let Some(w) = n
-            .checked_sub(1 + VERIFY_LAG)
-            .and_then(|i| self.verify.get(i))
-        {
-            let b = (w.idx >> self.bucket_shift) as usize;
-            let range = self.bucket_start.get(b).zip(self.bucket_start.get(b + 1));
-            if let Some((&lo, &hi)) = range.filter(|(lo, hi)| lo < hi) {
-                for at in [lo, hi - 1] {
-                    if let Some(i) = self.needed.get(at as usize) {
-                        prefetch(i);
+        if let Some(i) = at(1) {
+            let step = self.verify.get(i).map(|w| {
+                let b = self.bucket(w.idx);
+                let lo = self.bucket_start.get(b).copied().unwrap_or(0);
+                let hi = self.bucket_start.get(b + 1).copied().unwrap_or(lo);
+                for end in [lo, hi.saturating_sub(1)] {
+                    if let Some(v) = self.needed.get(end as usize).filter(|_| lo < hi) {
+                        prefetch(v);
                     }
                 }
-            }
+                Step::Range(lo, hi)
+            });
+            self.set_step(i, step);
         }
-        if let Some(i) = n.checked_sub(1 + 2 * VERIFY_LAG) {
-            let idx = self.verify.get(i).map(|w| w.idx);
-            let slot = idx
-                .and_then(|i| u32::try_from(i).ok())
-                .and_then(|i| self.slot(i));
-            if let Some(s) = slot {
-                prefetch(&self.state[s]);
-            }
-            if let Some(w) = self.verify.get_mut(i) {
-                w.step = Step::Slot(slot);
-            }
+        if let Some(i) = at(2) {
+            let step = self.verify.get(i).map(|w| match w.step {
+                Step::Range(lo, hi) => {
+                    let g = self.guess(w.idx, lo, hi);
+                    if let Some(v) = self.needed.get(g as usize).filter(|_| lo < hi) {
+                        prefetch(v);
+                    }
+                    Step::Probe(lo, hi, g)
+                }
+                other => other,
+            });
+            self.set_step(i, step);
+        }
+        if let Some(i) = at(3) {
+            let step = self.verify.get(i).map(|w| {
+                let slot = match w.step {
+                    Step::Probe(lo, hi, g) => self.search(w.idx, lo, hi, g),
+                    _ => self.find(w.idx),
+                };
+                if let Some(st) = slot.and_then(|s| self.state.get(s)) {
+                    prefetch(st);
+                }
+                Step::Slot(slot)
+            });
+            self.set_step(i, step);
         }
         if n == Verify::CAP {
             if let Some(w) = self.verify.pop() {
                 self.mark(w);
             }
         }
+    }
+
+    /// Record how far the `i`th oldest write in flight has got.
+    fn set_step(&mut self, i: usize, step: Option<Step>) {
+        if let (Some(w), Some(step)) = (self.verify.get_mut(i), step) {
+            w.step = step;
+        }
+    }
+
+    /// The bucket of idx `idx` (past the index for idxs beyond `u32`).
+    fn bucket(&self, idx: u64) -> usize {
+        usize::try_from(idx >> self.bucket_shift).unwrap_or(usize::MAX - 1)
+    }
+
+    /// Where `idx` would sit in `needed[lo..hi]` (a non-empty range) were
+    /// its values evenly spread between its ends: exact in a dense run.
+    fn guess(&self, idx: u64, lo: u32, hi: u32) -> u32 {
+        let ends = self
+            .needed
+            .get(lo as usize)
+            .zip(self.needed.get(hi as usize - 1));
+        let Some((&first, &last)) = ends.filter(|_| lo < hi) else {
+            return lo;
+        };
+        let (first, last) = (u64::from(first), u64::from(last));
+        if last == first || idx <= first {
+            return lo;
+        }
+        let span = u64::from(hi - 1 - lo);
+        let off = ((idx.min(last) - first) * span / (last - first)) as u32;
+        lo + off
+    }
+
+    /// Position of `idx` in `needed[lo..hi]`, looking at position `g`
+    /// first and then galloping away from it (1, 2, 4, ... positions) on
+    /// the side that can hold `idx`, so a close guess is settled within
+    /// the cache lines around it.
+    fn search(&self, idx: u64, lo: u32, hi: u32, g: u32) -> Option<usize> {
+        let idx = u32::try_from(idx).ok()?;
+        let range = self.needed.get(lo as usize..hi as usize)?;
+        let g = g.checked_sub(lo)? as usize;
+        let (from, to) = match range.get(g)?.cmp(&idx) {
+            std::cmp::Ordering::Equal => return Some(lo as usize + g),
+            // range[below] < idx: idx is in (below, j] for the first
+            // j = g + 2^k with range[j] >= idx, or past the end.
+            std::cmp::Ordering::Less => {
+                let (mut below, mut step) = (g, 1);
+                loop {
+                    let j = g + step;
+                    match range.get(j) {
+                        None => break (below + 1, range.len()),
+                        Some(&v) if v >= idx => break (below + 1, j + 1),
+                        Some(_) => (below, step) = (j, step * 2),
+                    }
+                }
+            }
+            // range[above] > idx: idx is in [j, above) for the first
+            // j = g - 2^k with range[j] <= idx, or from the start.
+            std::cmp::Ordering::Greater => {
+                let (mut above, mut step) = (g, 1);
+                loop {
+                    let Some(j) = g.checked_sub(step) else {
+                        break (0, above);
+                    };
+                    if range[j] <= idx {
+                        break (j, above);
+                    }
+                    (above, step) = (j, step * 2);
+                }
+            }
+        };
+        let at = range[from..to].binary_search(&idx).ok()?;
+        Some(lo as usize + from + at)
+    }
+
+    /// The slot of `idx`, if it is a needed idx.
+    fn find(&self, idx: u64) -> Option<usize> {
+        u32::try_from(idx).ok().and_then(|i| self.slot(i))
     }
 
     /// Index of `idx` in `needed`, if it is there.
@@ -601,8 +696,12 @@ impl HostMemory for SimMemory {
 /// How far a deferred write's slot look-up has got.
 #[derive(Clone, Copy, Debug)]
 enum Step {
-    /// Its index entry, then its range of needed idxs, are being loaded.
+    /// Its index entry is being loaded.
     Looking,
+    /// Its range of needed idxs is `lo..hi`; the ends are being loaded.
+    Range(u32, u32),
+    /// As `Range`, with the position to look at first being loaded.
+    Probe(u32, u32, u32),
     /// Its slot is found (`None`: not a needed idx); its state byte is
     /// being loaded.
     Slot(Option<usize>),
@@ -627,7 +726,7 @@ struct Verify {
 
 impl Verify {
     /// A write is marked [`VERIFY_LAG`] writes after its slot was found.
-    const CAP: usize = 3 * VERIFY_LAG + 1;
+    const CAP: usize = 4 * VERIFY_LAG + 1;
 
     /// Add the newest write (the caller pops when full).
     fn push(&mut self, w: Pending) {
@@ -774,6 +873,46 @@ mod tests {
         }
         let empty = SimMemory::new(Vec::new(), 100, 4, 0, 0, false);
         assert_eq!(empty.slot(5), None);
+    }
+
+    /// The interpolated first probe lands inside the range, on the idx
+    /// itself in a dense run, and the search from any probe finds what a
+    /// binary search of the whole list finds.
+    #[test]
+    fn search_from_any_probe_finds_what_binary_search_finds() {
+        // A dense run, a sparse stretch and another run: long buckets.
+        let mut idxs: Vec<u32> = (1000..3000).collect();
+        idxs.extend((0..40).map(|k| 5000 + 97 * k));
+        idxs.extend(9000..9100);
+        let m = SimMemory::new(idxs, 10_000, 4, 0, 0, false);
+        let needed = m.needed().to_vec();
+        for i in (0..10_050u64)
+            .step_by(7)
+            .chain([999, 1000, 2999, 3000, 9099, 9100])
+        {
+            let want = u32::try_from(i)
+                .ok()
+                .and_then(|i| needed.binary_search(&i).ok());
+            let b = m.bucket(i);
+            let lo = m.bucket_start.get(b).copied().unwrap_or(0);
+            let hi = m.bucket_start.get(b + 1).copied().unwrap_or(lo);
+            assert_eq!(m.find(i), want, "idx {i}");
+            if lo == hi {
+                assert_eq!(want, None, "idx {i} in an empty bucket");
+                continue;
+            }
+            let g = m.guess(i, lo, hi);
+            assert!(
+                (lo..hi).contains(&g),
+                "idx {i}: guess {g} outside {lo}..{hi}"
+            );
+            if (1000..3000).contains(&i) {
+                assert_eq!(needed[g as usize], i as u32, "dense run, idx {i}");
+            }
+            for probe in (lo..hi).step_by(13).chain([g, hi - 1]) {
+                assert_eq!(m.search(i, lo, hi, probe), want, "idx {i} from {probe}");
+            }
+        }
     }
 
     /// The streamed idx array reads as the materialised list of remote
