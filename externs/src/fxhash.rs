@@ -3,7 +3,7 @@
 //!
 //! std's default SipHash is DoS-resistant but several times slower on small
 //! keys; the tables that use this hasher are bounded (Concatenation Queues,
-//! Pending PR Tables, the unbounded-cache option) and their iteration order
+//! the unbounded-cache option) and their iteration order
 //! never reaches any output.
 
 use std::collections::HashMap;

@@ -11,7 +11,6 @@
 
 use thiserror::Error;
 
-use crate::fxhash::{map_with_capacity, FxHashMap};
 use crate::time::Time;
 
 /// Errors of the RIG structures.
@@ -159,7 +158,102 @@ pub struct PendingTable<V = PendingInfo> {
     entries: Vec<Option<Entry<V>>>,
     generations: Vec<u16>,
     free: Vec<u16>,
-    by_idx: FxHashMap<u64, u16>,
+    by_idx: IdxIndex,
+}
+
+/// The slot of each outstanding idx: an open-addressed table of twice the
+/// entries (a power of two), linear probing, deletion by shifting later
+/// probes back (no tombstones, so probe lengths stay short under the
+/// constant insert/remove churn of PRs). A cell holds the idx's 32-bit
+/// hash beside `slot + 1` (0: empty), so a probe compares hashes without
+/// loading entries, and a removal knows each cell's home without any.
+/// One cache line of cells answers almost every probe; a general hash
+/// map would load a control group and a bucket on separate lines.
+#[derive(Clone, Debug)]
+struct IdxIndex {
+    cells: Vec<u64>,
+    /// log2 of the number of cells.
+    bits: u32,
+    len: usize,
+}
+
+impl IdxIndex {
+    fn new(capacity: usize) -> IdxIndex {
+        let n = (2 * capacity).next_power_of_two().max(2);
+        IdxIndex {
+            cells: vec![0; n],
+            bits: n.trailing_zeros(),
+            len: 0,
+        }
+    }
+
+    /// Fibonacci hash of `idx`, high 32 bits.
+    #[inline]
+    fn hash(idx: u64) -> u32 {
+        (idx.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 32) as u32
+    }
+
+    #[inline]
+    fn mask(&self) -> usize {
+        self.cells.len() - 1
+    }
+
+    /// The first cell to probe for a hash.
+    #[inline]
+    fn home(&self, h: u32) -> usize {
+        (h >> (32 - self.bits)) as usize
+    }
+
+    /// The position and slot of `idx`, whose entries' idxs `key` gives.
+    #[inline]
+    fn find(&self, idx: u64, key: impl Fn(u16) -> Option<u64>) -> Option<(usize, u16)> {
+        let h = Self::hash(idx);
+        let mut p = self.home(h);
+        loop {
+            let c = self.cells[p];
+            if c == 0 {
+                return None;
+            }
+            let slot = ((c & 0xFFFF_FFFF) - 1) as u16;
+            if (c >> 32) as u32 == h && key(slot) == Some(idx) {
+                return Some((p, slot));
+            }
+            p = (p + 1) & self.mask();
+        }
+    }
+
+    /// Record `idx` (not present) in `slot`.
+    fn insert(&mut self, idx: u64, slot: u16) {
+        let h = Self::hash(idx);
+        let mut p = self.home(h);
+        while self.cells[p] != 0 {
+            p = (p + 1) & self.mask();
+        }
+        self.cells[p] = (u64::from(h) << 32) | (u64::from(slot) + 1);
+        self.len += 1;
+    }
+
+    /// Forget the cell at `p`, moving back later cells of its probe run
+    /// that may sit in the hole (their home is not cyclically after it).
+    fn remove_at(&mut self, p: usize) {
+        let mask = self.mask();
+        let mut hole = p;
+        let mut j = p;
+        loop {
+            j = (j + 1) & mask;
+            let c = self.cells[j];
+            if c == 0 {
+                break;
+            }
+            let home = self.home((c >> 32) as u32);
+            if (j.wrapping_sub(home) & mask) >= (j.wrapping_sub(hole) & mask) {
+                self.cells[hole] = c;
+                hole = j;
+            }
+        }
+        self.cells[hole] = 0;
+        self.len -= 1;
+    }
 }
 
 impl<V> PendingTable<V> {
@@ -175,7 +269,7 @@ impl<V> PendingTable<V> {
             entries: (0..capacity).map(|_| None).collect(),
             generations: vec![0; capacity],
             free: (0..capacity).rev().map(|s| s as u16).collect(),
-            by_idx: map_with_capacity(capacity),
+            by_idx: IdxIndex::new(capacity),
         })
     }
 
@@ -186,12 +280,12 @@ impl<V> PendingTable<V> {
 
     /// Outstanding entries.
     pub fn len(&self) -> usize {
-        self.by_idx.len()
+        self.by_idx.len
     }
 
     /// Whether no PR is outstanding.
     pub fn is_empty(&self) -> bool {
-        self.by_idx.is_empty()
+        self.by_idx.len == 0
     }
 
     /// Whether an insert would fail with [`RigError::Full`].
@@ -205,7 +299,7 @@ impl<V> PendingTable<V> {
 
     /// Record an outstanding PR for `idx`; returns its request id.
     pub fn insert(&mut self, idx: u64, value: V) -> Result<ReqId, RigError> {
-        if self.by_idx.contains_key(&idx) {
+        if self.contains(idx) {
             return Err(RigError::Duplicate { idx });
         }
         let slot = self.free.pop().ok_or(RigError::Full {
@@ -219,7 +313,7 @@ impl<V> PendingTable<V> {
     /// The outstanding PR for `idx`, if any: its request id and entry.
     #[inline]
     pub fn lookup(&self, idx: u64) -> Option<(ReqId, &V)> {
-        let slot = *self.by_idx.get(&idx)?;
+        let (_, slot) = self.find(idx)?;
         let e = self.entries[slot as usize].as_ref()?;
         Some((self.req_id(slot), &e.value))
     }
@@ -227,7 +321,17 @@ impl<V> PendingTable<V> {
     /// Whether `idx` has an outstanding PR.
     #[inline]
     pub fn contains(&self, idx: u64) -> bool {
-        self.by_idx.contains_key(&idx)
+        self.find(idx).is_some()
+    }
+
+    /// The index cell and slot of `idx`.
+    #[inline]
+    fn find(&self, idx: u64) -> Option<(usize, u16)> {
+        self.by_idx.find(idx, |s| {
+            self.entries
+                .get(usize::from(s))
+                .and_then(|e| e.as_ref().map(|e| e.idx))
+        })
     }
 
     /// The entry of request `req_id`, if it is outstanding: its idx and value.
@@ -246,8 +350,11 @@ impl<V> PendingTable<V> {
     }
 
     fn release(&mut self, slot: usize) -> Option<(u64, V)> {
+        let at = self.find(self.entries[slot].as_ref()?.idx);
         let e = self.entries[slot].take()?;
-        self.by_idx.remove(&e.idx);
+        if let Some((p, _)) = at {
+            self.by_idx.remove_at(p);
+        }
         self.generations[slot] = self.generations[slot].wrapping_add(1);
         self.free.push(slot as u16);
         Some((e.idx, e.value))
@@ -262,7 +369,7 @@ impl<V> PendingTable<V> {
 
     /// Remove the outstanding PR of `idx`: its request id and value.
     pub fn remove_by_idx(&mut self, idx: u64) -> Option<(ReqId, V)> {
-        let slot = *self.by_idx.get(&idx)?;
+        let (_, slot) = self.find(idx)?;
         let id = self.req_id(slot);
         self.release(slot as usize).map(|(_, v)| (id, v))
     }
@@ -371,6 +478,94 @@ mod tests {
             t.insert(i * 3, 0).unwrap();
         }
         assert!(t.insert(1, 0).is_err());
+        for i in (0..(1u64 << 16)).step_by(7) {
+            assert_eq!(t.remove_by_idx(i * 3).map(|(_, v)| v), Some(0));
+        }
+        for i in 0..(1u64 << 16) {
+            assert_eq!(t.contains(i * 3), i % 7 != 0, "idx {}", i * 3);
+        }
         assert_eq!(PendingTable::<()>::DEFAULT_CAPACITY, 256);
+    }
+
+    /// One operation of the model test.
+    #[derive(Clone, Debug)]
+    enum Op {
+        Insert(u64),
+        RemoveByIdx(u64),
+        /// The `n`th request id handed out so far (stale ones included).
+        RemoveById(usize),
+        Clear,
+    }
+
+    fn op() -> impl proptest::strategy::Strategy<Value = Op> {
+        use proptest::prelude::*;
+        // Few distinct idxs, some far apart, so probe runs collide, wrap
+        // and are cut by removals in every order.
+        let idx = prop_oneof![0u64..40, (0u64..8).prop_map(|k| k << 40 | 5)];
+        prop_oneof![
+            4 => idx.clone().prop_map(Op::Insert),
+            2 => idx.prop_map(Op::RemoveByIdx),
+            3 => (0usize..64).prop_map(Op::RemoveById),
+            1 => Just(Op::Clear),
+        ]
+    }
+
+    proptest::proptest! {
+        /// The table agrees with a map of idx to (request id, value) after
+        /// every operation: lookups by idx and id, lengths, fullness,
+        /// duplicates refused, stale ids ignored.
+        #[test]
+        fn pending_table_matches_a_map(
+            capacity in 1usize..12,
+            ops in proptest::collection::vec(op(), 1..200),
+        ) {
+            use std::collections::BTreeMap;
+            let mut t = PendingTable::<u64>::new(capacity).unwrap();
+            let mut model: BTreeMap<u64, ReqId> = BTreeMap::new();
+            let mut ids: Vec<ReqId> = Vec::new();
+            for (step, op) in ops.into_iter().enumerate() {
+                match op {
+                    Op::Insert(idx) => {
+                        let got = t.insert(idx, idx ^ 0xAB);
+                        if model.contains_key(&idx) {
+                            proptest::prop_assert_eq!(got, Err(RigError::Duplicate { idx }));
+                        } else if model.len() == capacity {
+                            proptest::prop_assert_eq!(got, Err(RigError::Full { capacity }));
+                        } else {
+                            let id = got.unwrap();
+                            model.insert(idx, id);
+                            ids.push(id);
+                        }
+                    }
+                    Op::RemoveByIdx(idx) => {
+                        let want = model.remove(&idx).map(|id| (id, idx ^ 0xAB));
+                        proptest::prop_assert_eq!(t.remove_by_idx(idx), want);
+                    }
+                    Op::RemoveById(n) => {
+                        let Some(&id) = ids.get(n) else { continue };
+                        let idx = model.iter().find(|(_, &v)| v == id).map(|(&k, _)| k);
+                        let want = idx.map(|i| (i, i ^ 0xAB));
+                        if let Some(i) = idx {
+                            model.remove(&i);
+                        }
+                        proptest::prop_assert_eq!(t.remove_by_req_id(id), want);
+                    }
+                    Op::Clear => {
+                        t.clear();
+                        model.clear();
+                    }
+                }
+                proptest::prop_assert_eq!(t.len(), model.len(), "step {}", step);
+                proptest::prop_assert_eq!(t.is_full(), model.len() == capacity);
+                for idx in (0u64..40).chain((0..8).map(|k| k << 40 | 5)) {
+                    let want = model.get(&idx).map(|&id| (id, idx ^ 0xAB));
+                    proptest::prop_assert_eq!(t.lookup(idx).map(|(id, v)| (id, *v)), want);
+                    proptest::prop_assert_eq!(t.contains(idx), want.is_some());
+                }
+                for (&idx, &id) in &model {
+                    proptest::prop_assert_eq!(t.get_by_req_id(id).map(|(i, _)| i), Some(idx));
+                }
+            }
+        }
     }
 }
