@@ -26,14 +26,13 @@
 //! remote idx), for the SpMM check.
 //!
 //! Without `keep_values` a write's bytes are checked at once, but the
-//! slot it marks is found a few writes later ([`Verify`]): each write
-//! advances the writes before it one step (index entry, ends of its
-//! range of needed idxs, the interpolated position in it, state byte),
-//! hinting the CPU to load what the next step reads, so the dependent
-//! look-ups of one write overlap those of others instead of each
-//! waiting for memory in turn. Slots are updated in
-//! write order, so the result is the same; [`SimMemory::check`] settles
-//! the writes still in flight first.
+//! slot it marks is found a few writes later: each write advances the
+//! writes before it one step (index entry, ends of its range of needed
+//! idxs, the interpolated position in it, state byte), hinting the CPU
+//! to load what the next step reads, so the dependent look-ups of one
+//! write overlap those of others instead of each waiting for memory in
+//! turn. Slots are updated in write order, so the result is the same;
+//! [`SimMemory::check`] settles the writes still in flight first.
 //!
 //! A test hook ([`SimMemory::corrupt`]) makes the node serve a wrong
 //! property for one idx, so the end-of-run verification can be seen to fail.
