@@ -350,11 +350,14 @@ impl<V> PendingTable<V> {
     }
 
     fn release(&mut self, slot: usize) -> Option<(u64, V)> {
-        let at = self.find(self.entries[slot].as_ref()?.idx);
+        let (cell, _) = self.find(self.entries[slot].as_ref()?.idx)?;
+        self.release_at(slot, cell)
+    }
+
+    /// Free `slot`, whose idx sits in index cell `cell`.
+    fn release_at(&mut self, slot: usize, cell: usize) -> Option<(u64, V)> {
         let e = self.entries[slot].take()?;
-        if let Some((p, _)) = at {
-            self.by_idx.remove_at(p);
-        }
+        self.by_idx.remove_at(cell);
         self.generations[slot] = self.generations[slot].wrapping_add(1);
         self.free.push(slot as u16);
         Some((e.idx, e.value))
@@ -369,9 +372,9 @@ impl<V> PendingTable<V> {
 
     /// Remove the outstanding PR of `idx`: its request id and value.
     pub fn remove_by_idx(&mut self, idx: u64) -> Option<(ReqId, V)> {
-        let (_, slot) = self.find(idx)?;
+        let (cell, slot) = self.find(idx)?;
         let id = self.req_id(slot);
-        self.release(slot as usize).map(|(_, v)| (id, v))
+        self.release_at(slot as usize, cell).map(|(_, v)| (id, v))
     }
 
     /// Forget every entry (e.g. after a watchdog failure). Request ids

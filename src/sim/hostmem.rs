@@ -660,7 +660,7 @@ impl HostMemory for SimMemory {
         let p = u64::from(self.prop_len);
         let off = addr - DEST_BASE;
         let idx = off / p.max(1);
-        if off % p != 0 || len != p {
+        if off % p.max(1) != 0 || len != p {
             self.note_unexpected(idx);
             return Ok(());
         }
