@@ -174,7 +174,6 @@ struct IdxIndex {
     cells: Vec<u64>,
     /// log2 of the number of cells.
     bits: u32,
-    len: usize,
 }
 
 impl IdxIndex {
@@ -183,7 +182,6 @@ impl IdxIndex {
         IdxIndex {
             cells: vec![0; n],
             bits: n.trailing_zeros(),
-            len: 0,
         }
     }
 
@@ -230,7 +228,6 @@ impl IdxIndex {
             p = (p + 1) & self.mask();
         }
         self.cells[p] = (u64::from(h) << 32) | (u64::from(slot) + 1);
-        self.len += 1;
     }
 
     /// Forget the cell at `p`, moving back later cells of its probe run
@@ -252,7 +249,6 @@ impl IdxIndex {
             }
         }
         self.cells[hole] = 0;
-        self.len -= 1;
     }
 }
 
@@ -280,12 +276,12 @@ impl<V> PendingTable<V> {
 
     /// Outstanding entries.
     pub fn len(&self) -> usize {
-        self.by_idx.len
+        self.entries.len() - self.free.len()
     }
 
     /// Whether no PR is outstanding.
     pub fn is_empty(&self) -> bool {
-        self.by_idx.len == 0
+        self.free.len() == self.entries.len()
     }
 
     /// Whether an insert would fail with [`RigError::Full`].

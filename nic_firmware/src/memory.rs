@@ -124,8 +124,10 @@ pub fn property_bytes(idx: u64, out: &mut [u8]) {
         j += 1;
     }
     let tail = words.into_remainder();
-    let w = property_word(idx, j).to_le_bytes();
-    tail.copy_from_slice(&w[..tail.len()]);
+    if !tail.is_empty() {
+        let w = property_word(idx, j).to_le_bytes();
+        tail.copy_from_slice(&w[..tail.len()]);
+    }
 }
 
 /// Whether `bytes` is the property of `idx` (word by word, as
@@ -141,8 +143,7 @@ pub fn is_property(idx: u64, bytes: &[u8]) -> bool {
         }
         j += 1;
     }
-    let w = property_word(idx, j).to_le_bytes();
-    tail == &w[..tail.len()]
+    tail.is_empty() || tail == &property_word(idx, j).to_le_bytes()[..tail.len()]
 }
 
 /// Host memory that stores every registered region densely. Regions never
