@@ -40,8 +40,11 @@ impl<M: HostMemory> Nic<M> {
             let su = &mut self.servers[s];
             su.queue.pop_front();
             self.core.payload.clear();
-            let n = (r.prop_len as usize).min(su.payloads.len());
-            self.core.payload.extend(su.payloads.drain(..n));
+            move_front(
+                &mut su.payloads,
+                r.prop_len as usize,
+                &mut self.core.payload,
+            );
             let key = CqKey {
                 pr_type: PrType::Response,
                 dst: r.dst,
@@ -64,12 +67,42 @@ impl<M: HostMemory> Nic<M> {
     }
 }
 
+/// Move the first `n` bytes of `from` (all of them if it holds fewer) to
+/// the end of `to`, a contiguous run at a time rather than byte by byte.
+fn move_front(from: &mut VecDeque<u8>, n: usize, to: &mut Vec<u8>) {
+    let n = n.min(from.len());
+    let (a, b) = from.as_slices();
+    let first = n.min(a.len());
+    to.extend_from_slice(&a[..first]);
+    to.extend_from_slice(&b[..n - first]);
+    from.drain(..n);
+}
+
 #[cfg(test)]
 mod tests {
     use super::super::test_support::{deliver, from_peer, node0, peer_reads, run, PROP};
     use crate::memory::is_property;
     use netsparse_externs::wire::{Frame, PrRepr, PrType};
     use netsparse_externs::Time;
+
+    #[test]
+    fn moving_the_front_keeps_order_across_the_ring_s_wrap() {
+        use std::collections::VecDeque;
+        // A ring whose contents wrap: pop from the front, push at the back.
+        let mut q: VecDeque<u8> = VecDeque::with_capacity(8);
+        q.extend(0..6u8);
+        q.drain(..4);
+        q.extend(6..12u8);
+        assert!(!q.as_slices().1.is_empty(), "the test needs a wrapped ring");
+        let mut out = vec![0xAA];
+        super::move_front(&mut q, 5, &mut out);
+        assert_eq!(out, [0xAA, 4, 5, 6, 7, 8]);
+        assert_eq!(q.iter().copied().collect::<Vec<_>>(), [9, 10, 11]);
+        // Asking for more than is there moves what there is.
+        super::move_front(&mut q, 10, &mut out);
+        assert_eq!(out, [0xAA, 4, 5, 6, 7, 8, 9, 10, 11]);
+        assert!(q.is_empty());
+    }
 
     #[test]
     fn a_read_is_answered_with_the_property_after_its_dma_read() {
