@@ -191,6 +191,14 @@ impl IdxIndex {
         (idx.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 32) as u32
     }
 
+    /// Hint the CPU to load the cell a probe for `idx` starts at.
+    #[inline]
+    fn prefetch(&self, idx: u64) {
+        if let Some(c) = self.cells.get(self.home(Self::hash(idx))) {
+            crate::hint::prefetch(c);
+        }
+    }
+
     #[inline]
     fn mask(&self) -> usize {
         self.cells.len() - 1
@@ -328,6 +336,21 @@ impl<V> PendingTable<V> {
                 .get(usize::from(s))
                 .and_then(|e| e.as_ref().map(|e| e.idx))
         })
+    }
+
+    /// A hint with no effect on results: start loading what retiring
+    /// request `req_id` for `idx` reads (the slot's generation and entry,
+    /// and the idx's first index cell), a few PRs before it is retired.
+    #[inline]
+    pub fn prefetch(&self, req_id: ReqId, idx: u64) {
+        let slot = (req_id & 0xFFFF) as usize;
+        if let Some(g) = self.generations.get(slot) {
+            crate::hint::prefetch(g);
+        }
+        if let Some(e) = self.entries.get(slot) {
+            crate::hint::prefetch(e);
+        }
+        self.by_idx.prefetch(idx);
     }
 
     /// The entry of request `req_id`, if it is outstanding: its idx and value.

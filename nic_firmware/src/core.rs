@@ -14,6 +14,7 @@ use std::collections::BinaryHeap;
 use netsparse_engine::program::{TargetCall, TargetPrims, TargetResult};
 use netsparse_engine::PacketState;
 use netsparse_externs::artifact::Prim;
+use netsparse_externs::hint;
 use netsparse_externs::rig::{IdxFilter, PendingTable, ReqId, RigError};
 use netsparse_externs::Time;
 
@@ -192,6 +193,21 @@ impl<M: HostMemory> Core<M> {
     pub(crate) fn prefetch_idx(&self, unit: usize, idx: u64) {
         self.filter.prefetch(idx);
         self.fmem.prefetch(unit, idx);
+    }
+
+    /// A hint with no effect on results: start loading the state a
+    /// response retiring request `req_id` of `idx` at client unit `tid`
+    /// reads (the unit's Pending PR Table and retired slot, then the Idx
+    /// Filter state its write sets), a few PRs before it is processed.
+    #[inline]
+    pub(crate) fn prefetch_response(&self, tid: u16, req_id: u32, idx: u64) {
+        if let Some(p) = self.pending.get(usize::from(tid)) {
+            p.table.prefetch(req_id, idx);
+            if let Some(r) = p.retired.get((req_id & 0xFFFF) as usize) {
+                hint::prefetch(r);
+            }
+        }
+        self.prefetch_idx(usize::from(tid), idx);
     }
 
     fn filter_test(&mut self, idx: u64) -> bool {

@@ -16,6 +16,10 @@ use crate::core::PrCtx;
 use crate::memory::HostMemory;
 use crate::program::{NicProgram, RIG_COMMAND, RIG_NODE, RIG_OUTCOME, RIG_UNIT};
 
+/// Responses ahead of the current one whose retirement state is
+/// prefetched.
+const PREFETCH_PRS: usize = 6;
+
 impl<M: HostMemory> Nic<M> {
     pub(super) fn rx(&mut self, now: Time, port: u32, frame: &[u8]) {
         let d = match self.deconcat.frame(frame) {
@@ -52,7 +56,21 @@ impl<M: HostMemory> Nic<M> {
             return;
         }
         let clients = self.cfg.client_units;
+        // A response retires state spread over the client units' tables:
+        // ask for the PRs' ahead while this one runs.
+        let responses = concat.pr_type == PrType::Response;
+        let mut ahead = d.prs.clone();
+        if responses {
+            for a in ahead.by_ref().take(PREFETCH_PRS) {
+                self.core.prefetch_response(a.tid, a.req_id, a.idx);
+            }
+        }
         for v in d.prs {
+            if responses {
+                if let Some(a) = ahead.next() {
+                    self.core.prefetch_response(a.tid, a.req_id, a.idx);
+                }
+            }
             let server = if concat.pr_type == PrType::Read {
                 let sv = self.next_server;
                 self.next_server = (self.next_server + 1) % self.servers.len().max(1);
