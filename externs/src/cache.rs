@@ -347,12 +347,12 @@ impl Finite {
         (found != usize::MAX).then(|| s.base + found)
     }
 
-    /// Hint the CPU to load `len` bytes (up to 256) of property data from
-    /// `at`.
+    /// Hint the CPU to load `len` bytes of property data from `at`, up to
+    /// 512 (a whole K = 128 property, eight lines).
     #[inline]
     fn prefetch_bytes(&self, at: usize, len: usize) {
         if let Some(d) = self.data.get(at..) {
-            for line in d.chunks(64).take(len.min(256).div_ceil(64)) {
+            for line in d.chunks(64).take(len.min(512).div_ceil(64)) {
                 hint::prefetch(&line[0]);
             }
         }
