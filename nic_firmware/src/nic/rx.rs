@@ -57,7 +57,7 @@ impl<M: HostMemory> Nic<M> {
         }
         let clients = self.cfg.client_units;
         // A response retires state spread over the client units' tables:
-        // ask for the PRs' ahead while this one runs.
+        // ask for the state of the responses ahead while this one runs.
         let responses = concat.pr_type == PrType::Response;
         let mut ahead = d.prs.clone();
         if responses {
