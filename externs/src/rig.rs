@@ -145,6 +145,13 @@ pub struct PendingInfo {
 /// duplicate response never matches a newer entry in the same slot.
 pub type ReqId = u32;
 
+/// The Pending PR Table slot request id `req_id` names: its low 16 bits
+/// (the high 16 are the slot's generation).
+#[inline]
+pub const fn req_slot(req_id: ReqId) -> usize {
+    (req_id & 0xFFFF) as usize
+}
+
 #[derive(Clone, Debug)]
 struct Entry<V> {
     idx: u64,
@@ -343,7 +350,7 @@ impl<V> PendingTable<V> {
     /// and the idx's first index cell), a few PRs before it is retired.
     #[inline]
     pub fn prefetch(&self, req_id: ReqId, idx: u64) {
-        let slot = (req_id & 0xFFFF) as usize;
+        let slot = req_slot(req_id);
         if let Some(g) = self.generations.get(slot) {
             crate::hint::prefetch(g);
         }
@@ -360,7 +367,7 @@ impl<V> PendingTable<V> {
     }
 
     fn slot_of(&self, req_id: ReqId) -> Option<usize> {
-        let slot = (req_id & 0xFFFF) as usize;
+        let slot = req_slot(req_id);
         let generation = (req_id >> 16) as u16;
         (slot < self.entries.len()
             && self.generations[slot] == generation

@@ -15,7 +15,7 @@ use netsparse_engine::program::{TargetCall, TargetPrims, TargetResult};
 use netsparse_engine::PacketState;
 use netsparse_externs::artifact::Prim;
 use netsparse_externs::hint;
-use netsparse_externs::rig::{IdxFilter, PendingTable, ReqId, RigError};
+use netsparse_externs::rig::{req_slot, IdxFilter, PendingTable, ReqId, RigError};
 use netsparse_externs::Time;
 
 use crate::filtermem::FilterMemory;
@@ -203,7 +203,7 @@ impl<M: HostMemory> Core<M> {
     pub(crate) fn prefetch_response(&self, tid: u16, req_id: u32, idx: u64) {
         if let Some(p) = self.pending.get(usize::from(tid)) {
             p.table.prefetch(req_id, idx);
-            if let Some(r) = p.retired.get((req_id & 0xFFFF) as usize) {
+            if let Some(r) = p.retired.get(req_slot(req_id)) {
                 hint::prefetch(r);
             }
         }
@@ -275,7 +275,7 @@ impl<M: HostMemory> Core<M> {
             return false;
         };
         let Some((_, e)) = p.table.get_by_req_id(req) else {
-            let slot = (req & 0xFFFF) as usize;
+            let slot = req_slot(req);
             if p.retired.get(slot).copied().flatten() == Some(req) {
                 self.stats.responses_duplicate += 1;
             } else {
@@ -297,7 +297,7 @@ impl<M: HostMemory> Core<M> {
             return false;
         }
         p.table.remove_by_req_id(req);
-        if let Some(r) = p.retired.get_mut((req & 0xFFFF) as usize) {
+        if let Some(r) = p.retired.get_mut(req_slot(req)) {
             *r = Some(req);
         }
         c.outstanding = c.outstanding.saturating_sub(1);

@@ -8,7 +8,6 @@ use netsparse_externs::artifact::{coll_status, Prim};
 use netsparse_externs::cache::PropertyCache;
 use netsparse_externs::coll::CollUnit;
 use netsparse_externs::concat::{CqKey, Flushed};
-use netsparse_externs::wire::netsparse::pr_field;
 use netsparse_externs::wire::{Frame, PrType, WireError, MAX_NODE_ID};
 use netsparse_externs::Time;
 
@@ -236,14 +235,9 @@ impl NsSwitch {
         let prop_len = u64::from(c.prop_len);
         let o = *origin;
         let mut sink = |f: Flushed<'_>| build(f, &o, framer, bc, pool, built);
-        // The idx of PR `i`, for prefetching (0 past the end).
-        let stride = c.stride();
-        let bytes = d.frame.as_ref().map_or(&[][..], |f| f.pr_bytes());
-        let idx_at = |i: usize| -> Option<u64> {
-            let at = i.checked_mul(stride)?.checked_add(pr_field::IDX.start)?;
-            let b: [u8; 8] = bytes.get(at..at + 8)?.try_into().ok()?;
-            Some(u64::from_be_bytes(b))
-        };
+        // The idx of PR `i`, for prefetching (`None` past the last).
+        let all = d.prs.clone();
+        let idx_at = |i: usize| all.get(i).map(|v| v.idx);
         let prefetch = !bypass && *has_cache && cache.capacity().is_none_or(|c| c > 0);
         if prefetch {
             for i in 0..PREFETCH_SET {

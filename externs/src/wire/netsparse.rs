@@ -275,7 +275,20 @@ pub struct PrView<'a> {
     pub raw: &'a [u8],
 }
 
-impl PrView<'_> {
+impl<'a> PrView<'a> {
+    /// The view of one PR's wire bytes (at least its 18-byte header).
+    #[inline]
+    fn of(raw: &'a [u8]) -> PrView<'a> {
+        PrView {
+            src: be32(raw, pr_field::SRC.start),
+            tid: be16(raw, pr_field::TID.start),
+            idx: be64(raw, pr_field::IDX.start),
+            req_id: be32(raw, pr_field::REQ_ID.start),
+            payload: &raw[pr_field::PAYLOAD..],
+            raw,
+        }
+    }
+
     /// The PR header as plain data.
     pub const fn repr(&self) -> PrRepr {
         PrRepr {
@@ -321,6 +334,20 @@ impl<'a> PrIter<'a> {
     pub fn stride(&self) -> usize {
         self.stride
     }
+
+    /// PR `i` of those still to come (`None` past the last), without
+    /// advancing: for looking a few PRs ahead, e.g. to prefetch the state
+    /// they will touch.
+    #[inline]
+    pub fn get(&self, i: usize) -> Option<PrView<'a>> {
+        if i >= self.left as usize {
+            return None;
+        }
+        let at = i.checked_mul(self.stride)?;
+        self.rest
+            .get(at..at.checked_add(self.stride)?)
+            .map(PrView::of)
+    }
 }
 
 impl<'a> Iterator for PrIter<'a> {
@@ -334,14 +361,7 @@ impl<'a> Iterator for PrIter<'a> {
         let (raw, rest) = self.rest.split_at(self.stride);
         self.rest = rest;
         self.left -= 1;
-        Some(PrView {
-            src: be32(raw, pr_field::SRC.start),
-            tid: be16(raw, pr_field::TID.start),
-            idx: be64(raw, pr_field::IDX.start),
-            req_id: be32(raw, pr_field::REQ_ID.start),
-            payload: &raw[pr_field::PAYLOAD..],
-            raw,
-        })
+        Some(PrView::of(raw))
     }
 
     fn size_hint(&self) -> (usize, Option<usize>) {
@@ -589,6 +609,36 @@ mod tests {
             idx: 0x0102_0304_0506_0708,
             req_id: 0xffff_ffff,
         }
+    }
+
+    #[test]
+    fn looking_ahead_sees_what_iterating_yields() {
+        // Three 20-byte PRs (2-byte payloads) and a stray trailing byte.
+        let prs = [pr1(), pr2(), pr1()];
+        let mut bytes = Vec::new();
+        for (i, pr) in prs.iter().enumerate() {
+            let mut b = [0u8; PR_HEADER_LEN + 2];
+            pr.emit(&mut PrPacket::new_unchecked(&mut b[..]));
+            b[PR_HEADER_LEN..].fill(i as u8);
+            bytes.extend_from_slice(&b);
+        }
+        bytes.push(0xEE);
+        let mut it = PrIter::new(&bytes, PR_HEADER_LEN + 2, 3);
+        let ahead = it.clone();
+        assert_eq!(ahead.get(3), None, "past the count");
+        assert_eq!(
+            PrIter::new(&bytes, PR_HEADER_LEN + 2, 9).get(3),
+            None,
+            "past the bytes"
+        );
+        for (i, pr) in prs.iter().enumerate() {
+            let got = ahead.get(i).unwrap();
+            assert_eq!(it.get(0), Some(got));
+            assert_eq!(it.next(), Some(got));
+            assert_eq!(got.repr(), *pr);
+            assert_eq!(got.payload, [i as u8; 2]);
+        }
+        assert_eq!(it.get(0), None);
     }
 
     #[test]

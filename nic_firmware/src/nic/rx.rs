@@ -59,17 +59,15 @@ impl<M: HostMemory> Nic<M> {
         // A response retires state spread over the client units' tables:
         // ask for the state of the responses ahead while this one runs.
         let responses = concat.pr_type == PrType::Response;
-        let mut ahead = d.prs.clone();
+        let all = d.prs.clone();
         if responses {
-            for a in ahead.by_ref().take(PREFETCH_PRS) {
+            for a in (0..PREFETCH_PRS).filter_map(|i| all.get(i)) {
                 self.core.prefetch_response(a.tid, a.req_id, a.idx);
             }
         }
-        for v in d.prs {
-            if responses {
-                if let Some(a) = ahead.next() {
-                    self.core.prefetch_response(a.tid, a.req_id, a.idx);
-                }
+        for (i, v) in d.prs.enumerate() {
+            if let Some(a) = all.get(i + PREFETCH_PRS).filter(|_| responses) {
+                self.core.prefetch_response(a.tid, a.req_id, a.idx);
             }
             let server = if concat.pr_type == PrType::Read {
                 let sv = self.next_server;
