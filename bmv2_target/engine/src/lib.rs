@@ -42,4 +42,4 @@ pub use engine::Engine;
 pub use error::{ControlPlaneError, EntriesError, LoadError};
 pub use runtime::{DigestMsg, EngineStats};
 pub use state::PacketState;
-pub use tables::{EntryHandle, KeySpec};
+pub use tables::{ActionArgs, EntryHandle, KeySpec};

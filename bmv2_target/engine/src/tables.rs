@@ -65,7 +65,7 @@ pub struct EntryRec {
     /// Action id.
     pub action: u32,
     /// Action data.
-    pub args: Box<[u128]>,
+    pub args: ActionArgs,
     /// Priority (higher wins; 0 for exact/LPM tables).
     pub priority: u32,
     /// From the program's `entries`.
@@ -74,6 +74,93 @@ pub struct EntryRec {
     pub counter: CounterCell,
     /// Direct meter.
     pub meter: Option<TrTcm>,
+}
+
+/// An entry's action data. Up to [`ActionArgs::INLINE`] values are held
+/// in the entry itself, so that a hit reads them from the lines it has
+/// just loaded rather than following a pointer to the heap; more are
+/// boxed. It reads as a slice.
+#[derive(Clone)]
+pub struct ActionArgs(ArgsRepr);
+
+#[derive(Clone)]
+enum ArgsRepr {
+    /// `len` values at the front of `vals`.
+    Inline {
+        len: u8,
+        vals: [u128; ActionArgs::INLINE],
+    },
+    Boxed(Box<[u128]>),
+}
+
+impl ActionArgs {
+    /// Values held without a heap allocation.
+    pub const INLINE: usize = 2;
+
+    /// Action data holding `vals`.
+    pub fn new(vals: &[u128]) -> ActionArgs {
+        if vals.len() <= Self::INLINE {
+            let mut inline = [0u128; Self::INLINE];
+            inline[..vals.len()].copy_from_slice(vals);
+            ActionArgs(ArgsRepr::Inline {
+                len: vals.len() as u8,
+                vals: inline,
+            })
+        } else {
+            ActionArgs(ArgsRepr::Boxed(vals.into()))
+        }
+    }
+}
+
+impl std::ops::Deref for ActionArgs {
+    type Target = [u128];
+    #[inline]
+    fn deref(&self) -> &[u128] {
+        match &self.0 {
+            ArgsRepr::Inline { len, vals } => &vals[..usize::from(*len)],
+            ArgsRepr::Boxed(b) => b,
+        }
+    }
+}
+
+impl std::fmt::Debug for ActionArgs {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_list().entries(self.iter()).finish()
+    }
+}
+
+impl PartialEq for ActionArgs {
+    fn eq(&self, o: &ActionArgs) -> bool {
+        **self == **o
+    }
+}
+
+impl Eq for ActionArgs {}
+
+impl From<&[u128]> for ActionArgs {
+    fn from(vals: &[u128]) -> ActionArgs {
+        ActionArgs::new(vals)
+    }
+}
+
+impl From<Vec<u128>> for ActionArgs {
+    fn from(vals: Vec<u128>) -> ActionArgs {
+        if vals.len() <= Self::INLINE {
+            ActionArgs::new(&vals)
+        } else {
+            ActionArgs(ArgsRepr::Boxed(vals.into_boxed_slice()))
+        }
+    }
+}
+
+impl From<Box<[u128]>> for ActionArgs {
+    fn from(vals: Box<[u128]>) -> ActionArgs {
+        if vals.len() <= Self::INLINE {
+            ActionArgs::new(&vals)
+        } else {
+            ActionArgs(ArgsRepr::Boxed(vals))
+        }
+    }
 }
 
 /// How the table is indexed.
@@ -815,7 +902,7 @@ impl TableRt {
         self.entries.push(Some(EntryRec {
             keys,
             action,
-            args,
+            args: args.into(),
             priority,
             is_const,
             counter: CounterCell::default(),
@@ -931,6 +1018,29 @@ impl TableRt {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Action data reads back the same whether it is held inline or
+    /// boxed, and compares by value across the two.
+    #[test]
+    fn action_args_read_as_the_values_given() {
+        for n in 0..=ActionArgs::INLINE + 2 {
+            let vals: Vec<u128> = (0..n as u128).map(|i| (i + 1) << 100).collect();
+            let a = ActionArgs::new(&vals);
+            assert_eq!(&*a, &vals[..]);
+            assert_eq!(
+                matches!(a.0, ArgsRepr::Inline { .. }),
+                n <= ActionArgs::INLINE
+            );
+            assert_eq!(ActionArgs::from(vals.clone()), a);
+            assert_eq!(ActionArgs::from(vals.clone().into_boxed_slice()), a);
+            assert_eq!(format!("{a:?}"), format!("{vals:?}"));
+        }
+        // Boxed data of inline length (as a caller may build it) equals
+        // the inline form.
+        let boxed = ActionArgs(ArgsRepr::Boxed(vec![7u128].into_boxed_slice()));
+        assert_eq!(boxed, ActionArgs::new(&[7]));
+        assert_ne!(boxed, ActionArgs::new(&[7, 0]));
+    }
 
     fn table(keys: Vec<KeySpec>, size: u32) -> TableRt {
         TableRt::new(

@@ -149,6 +149,10 @@ pub struct Nic<M: HostMemory = DenseMemory> {
     /// (`None` once anything else may have changed the state).
     next_cached: Option<Option<(Time, Event)>>,
     servers: Vec<ServerUnit>,
+    /// The ready time of each server unit's first queued response, kept as
+    /// the queues change, so the event scan reads one small array rather
+    /// than every unit's queue.
+    server_at: Vec<Option<Time>>,
     next_server: usize,
     concat: Concatenator,
     deconcat: Deconcatenator,
@@ -224,9 +228,10 @@ impl<M: HostMemory> Nic<M> {
                 stall: None,
             })
             .collect();
-        let servers = (0..cfg.server_units())
+        let servers: Vec<ServerUnit> = (0..cfg.server_units())
             .map(|_| ServerUnit::default())
             .collect();
+        let server_at = vec![None; servers.len()];
         Ok(Nic {
             clock,
             prog,
@@ -257,6 +262,7 @@ impl<M: HostMemory> Nic<M> {
             next_cached: None,
             units,
             servers,
+            server_at,
             next_server: 0,
             concat,
             deconcat,
@@ -466,8 +472,13 @@ impl<M: HostMemory> Nic<M> {
         if let Some((t, u)) = self.unit_min {
             consider(Some(t), Event::Unit(u));
         }
-        for (s, su) in self.servers.iter().enumerate() {
-            consider(su.queue.front().map(|r| r.ready), Event::Server(s));
+        debug_assert!(self.servers.iter().zip(&self.server_at).all(|(su, &t)| su
+            .queue
+            .front()
+            .map(|r| r.ready)
+            == t));
+        for (s, &t) in self.server_at.iter().enumerate() {
+            consider(t, Event::Server(s));
         }
         consider(self.concat.next_deadline(), Event::Concat);
         consider(self.tx.frames.front().map(|f| f.start), Event::Tx);
