@@ -85,6 +85,14 @@ impl Outputs {
         self.frames.len()
     }
 
+    /// Forget all frames and trade the byte arena for `spare` (emptied):
+    /// the caller keeps the bytes the records indexed, without a copy.
+    pub fn clear_into(&mut self, spare: &mut Vec<u8>) {
+        spare.clear();
+        std::mem::swap(&mut self.bytes, spare);
+        self.frames.clear();
+    }
+
     /// No frames.
     pub fn is_empty(&self) -> bool {
         self.frames.is_empty()
@@ -144,6 +152,19 @@ impl Outputs {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn clearing_into_a_spare_hands_over_the_bytes() {
+        let mut o = Outputs::new();
+        o.push(1, &[1, 2]);
+        o.push(2, &[3]);
+        let mut spare = vec![9; 4];
+        o.clear_into(&mut spare);
+        assert_eq!(spare, vec![1, 2, 3]);
+        assert!(o.is_empty() && o.bytes().is_empty());
+        o.push(4, &[5]);
+        assert_eq!(o.iter().collect::<Vec<_>>(), vec![(4, &[5][..])]);
+    }
 
     #[test]
     fn divert_takes_one_port_and_keeps_the_rest_in_order() {

@@ -41,8 +41,9 @@
 //! * **Counters** per link direction: packets and bytes, and for NetSparse
 //!   frames (classified with `externs::wire`) the split into header bytes
 //!   and property payload bytes, and the PRs carried.
-//! * **Buffers**: frames in flight live in a pool of recycled byte vectors;
-//!   in steady state no frame allocates.
+//! * **Buffers**: frames in flight live in a pool of recycled byte arenas
+//!   (the parallel merge keeps each device's window output whole rather
+//!   than copying its frames out); in steady state no frame allocates.
 //! * **Limits**: a cap on processed events and on simulated time, each a
 //!   clear error; a stop flag (set from a Ctrl-C handler) ends the run
 //!   cleanly at the next check with whatever statistics were gathered.
@@ -69,12 +70,14 @@ use netsparse_externs::time::serialization_time;
 use netsparse_externs::{Datapath, Outputs, Time};
 
 use crate::flow::{BufferSpec, BufferStats, DevBuffer, INTERNAL};
-use crate::link::{LinkCounters, LinkParams};
+use crate::link::{FrameClass, LinkCounters, LinkParams};
+pub(crate) use crate::pool::FramePool;
 use crate::tap::{LinkTap, NoTap, TapFrame};
 use crate::timers::Timers;
 
 #[path = "engine_links.rs"]
 mod links;
+pub(crate) use links::Kept;
 
 /// Index of a device in the engine.
 pub type DeviceId = u32;
@@ -340,33 +343,6 @@ impl Ord for Event {
     }
 }
 
-/// Recycled frame buffers.
-#[derive(Debug, Default)]
-pub(crate) struct FramePool {
-    pub(crate) bufs: Vec<Vec<u8>>,
-    free: Vec<u32>,
-}
-
-impl FramePool {
-    pub(crate) fn alloc(&mut self, bytes: &[u8]) -> u32 {
-        match self.free.pop() {
-            Some(i) => {
-                let b = &mut self.bufs[i as usize];
-                b.clear();
-                b.extend_from_slice(bytes);
-                i
-            }
-            None => {
-                self.bufs.push(bytes.to_vec());
-                (self.bufs.len() - 1) as u32
-            }
-        }
-    }
-    pub(crate) fn release(&mut self, i: u32) {
-        self.free.push(i);
-    }
-}
-
 /// A [`Datapath`] that can be downcast to its concrete type, so results can
 /// be read from devices after a run. Every `'static` `Datapath` is one.
 pub trait AnyDevice: Datapath + Any {
@@ -594,7 +570,7 @@ impl<D: Datapath + ?Sized, T: LinkTap> Engine<D, T> {
     ) -> Result<(), EngineError> {
         self.check_device(device)?;
         let buf = self.pool.alloc(frame);
-        self.stats.buffers_allocated = self.pool.bufs.len() as u64;
+        self.stats.buffers_allocated = self.pool.handles() as u64;
         self.push(at.max(self.now), EventKind::Arrival { device, port, buf });
         Ok(())
     }
@@ -799,7 +775,7 @@ impl<D: Datapath + ?Sized, T: LinkTap> Engine<D, T> {
             c.frames_in += 1;
             c.last_rx = Some(self.now);
             self.bufs[d].arrived(port, len);
-            self.devices[d].on_packet(self.now, port, &self.pool.bufs[buf as usize], &mut self.out);
+            self.devices[d].on_packet(self.now, port, self.pool.bytes(buf), &mut self.out);
             self.pool.release(buf);
             self.dispatch(d, port)?;
             self.after_arrival(d)?;
@@ -813,7 +789,7 @@ impl<D: Datapath + ?Sized, T: LinkTap> Engine<D, T> {
     pub(crate) fn sync_stats(&mut self) {
         self.stats.now = self.now;
         self.stats.pending = self.pending();
-        self.stats.buffers_allocated = self.pool.bufs.len() as u64;
+        self.stats.buffers_allocated = self.pool.handles() as u64;
     }
 
     /// Events still queued: frames in flight (on links or injected) and
@@ -890,7 +866,7 @@ impl<D: Datapath + ?Sized, T: LinkTap> Engine<D, T> {
         let mut s = self.stats;
         s.now = self.now;
         s.pending = self.pending();
-        s.buffers_allocated = self.pool.bufs.len() as u64;
+        s.buffers_allocated = self.pool.handles() as u64;
         s
     }
 

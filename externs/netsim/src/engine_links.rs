@@ -7,6 +7,15 @@
 
 use super::*;
 
+/// A device's window output as the parallel merge dispatches it: its
+/// frames classified when emitted, and the pool arena (taken when the
+/// first frame goes in flight) that will hold its bytes from the end of
+/// the merge on ([`FramePool::keep`](super::FramePool::keep)).
+pub(crate) struct Kept<'a> {
+    pub(crate) arena: &'a mut Option<u32>,
+    pub(crate) classes: &'a [FrameClass],
+}
+
 impl<D: Datapath + ?Sized, T: LinkTap> Engine<D, T> {
     /// The frame a popped arrival event delivers: (device, port, pool
     /// buffer, charged length; 0 for an injected frame). A link head takes
@@ -221,23 +230,28 @@ impl<D: Datapath + ?Sized, T: LinkTap> Engine<D, T> {
             return Ok(());
         }
         let out = std::mem::take(&mut self.out);
-        let r = self.dispatch_frames(d, &out, 0..out.len(), charge);
+        let r = self.dispatch_frames(d, &out, 0..out.len(), charge, None);
         self.out = out;
         self.out.clear();
         r
     }
 
     /// Put frames `range` of `out`, emitted by device `d` now, on their
-    /// links, charged to `d`'s input `charge` (flow control).
+    /// links, charged to `d`'s input `charge` (flow control). With `kept`
+    /// (the parallel merge), the frames in flight stay in `out`'s bytes and
+    /// are counted by their classes; without, each is classified here and
+    /// copied into the pool.
     pub(crate) fn dispatch_frames(
         &mut self,
         d: usize,
         out: &Outputs,
         range: std::ops::Range<usize>,
         charge: u32,
+        mut kept: Option<Kept<'_>>,
     ) -> Result<(), EngineError> {
         let ready = self.now + self.latency[d];
-        for f in &out.frames()[range] {
+        let first = range.start;
+        for (i, f) in out.frames()[range].iter().enumerate() {
             let bytes = &out.bytes()[f.range.clone()];
             let link = self.port_links[d].get(f.port as usize).copied().flatten();
             let frame = TapFrame {
@@ -265,14 +279,28 @@ impl<D: Datapath + ?Sized, T: LinkTap> Engine<D, T> {
                     now: self.now,
                 });
             };
-            let l = &mut self.links[link_id as usize];
-            let len = l
-                .counters
-                .count_frame(bytes, self.cfg.netsparse_header_adjust);
+            let class = match &kept {
+                Some(k) => k.classes[first + i],
+                None => FrameClass::of(bytes),
+            };
+            let len = self.links[link_id as usize].counters.count(
+                class,
+                bytes.len(),
+                self.cfg.netsparse_header_adjust,
+            );
             let c = &mut self.dev_counters[d];
             c.frames_out += 1;
             c.last_tx = Some(self.now);
-            let buf = self.pool.alloc(bytes);
+            let buf = match &mut kept {
+                Some(k) => {
+                    let a = match *k.arena {
+                        Some(a) => a,
+                        None => *k.arena.insert(self.pool.arena()),
+                    };
+                    self.pool.alloc_in(a, f.range.clone())
+                }
+                None => self.pool.alloc(bytes),
+            };
             if !self.flow {
                 self.commit(link_id, d, ready, ready, (buf, len, charge));
                 continue;

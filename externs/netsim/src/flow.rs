@@ -100,7 +100,7 @@ struct PortBuf {
 }
 
 /// A device's buffer at run time.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub(crate) struct DevBuffer {
     pub(crate) spec: Option<BufferSpec>,
     port_capacity: u64,
@@ -118,12 +118,36 @@ pub(crate) struct DevBuffer {
     releases: Vec<VecDeque<(Time, u64, u32)>>,
     /// (first release, output port) of every port with releases pending.
     fronts: BinaryHeap<Reverse<(Time, u32)>>,
+    /// The earliest release pending ([`Time::MAX`] when none): what
+    /// `fronts` has on top, kept beside the counters so that a prune with
+    /// nothing to release reads no more than this.
+    first: Time,
     /// Links into the device whose head frame waits for room, in the order
     /// they paused.
     pub(crate) paused_in: VecDeque<u32>,
     /// The wake event queued for the device, if any.
     pub(crate) wake_at: Option<Time>,
     pub(crate) stats: BufferStats,
+}
+
+impl Default for DevBuffer {
+    /// No buffer model, nothing held.
+    fn default() -> DevBuffer {
+        DevBuffer {
+            spec: None,
+            port_capacity: 0,
+            ports: Vec::new(),
+            internal: 0,
+            total: 0,
+            queued: 0,
+            releases: Vec::new(),
+            fronts: BinaryHeap::new(),
+            first: Time::MAX,
+            paused_in: VecDeque::new(),
+            wake_at: None,
+            stats: BufferStats::default(),
+        }
+    }
 }
 
 impl DevBuffer {
@@ -163,7 +187,18 @@ impl DevBuffer {
     }
 
     /// Forget the bytes that finished leaving by `now`.
+    #[inline]
     pub(crate) fn prune(&mut self, now: Time) {
+        debug_assert_eq!(self.first, self.next_release().unwrap_or(Time::MAX));
+        if self.first > now {
+            return;
+        }
+        self.release_until(now);
+    }
+
+    /// [`DevBuffer::prune`] when some release is due by `now`.
+    #[inline(never)]
+    fn release_until(&mut self, now: Time) {
         while let Some(mut top) = self.fronts.peek_mut() {
             let Reverse((t, out)) = *top;
             if t > now {
@@ -191,6 +226,7 @@ impl DevBuffer {
                 }
             }
         }
+        self.first = self.next_release().unwrap_or(Time::MAX);
     }
 
     /// Whether a frame of `len` bytes may be sent to the device's `port`
@@ -240,6 +276,7 @@ impl DevBuffer {
         debug_assert!(q.back().is_none_or(|b| b.0 <= end), "releases out of order");
         if q.is_empty() {
             self.fronts.push(Reverse((end, out)));
+            self.first = self.first.min(end);
         }
         q.push_back((end, len, port));
     }

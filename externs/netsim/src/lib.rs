@@ -26,6 +26,7 @@ mod fault;
 mod flow;
 mod link;
 mod parallel;
+mod pool;
 mod tap;
 mod timers;
 

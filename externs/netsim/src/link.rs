@@ -121,23 +121,34 @@ impl LinkCounters {
     /// Count `frame` and return the bytes it occupies on the link: its
     /// length, plus `netsparse_adjust` for a NetSparse frame (header
     /// accounting other than the wire format's; at least the payload).
+    #[cfg(test)]
     pub(crate) fn count_frame(&mut self, frame: &[u8], netsparse_adjust: i64) -> u64 {
-        let mut len = frame.len() as u64;
-        match Frame::parse(frame) {
-            Ok(f) => {
-                let n = u64::from(f.concat.num_prs);
-                let payload = match f.concat.pr_type {
-                    PrType::Response => n * u64::from(f.concat.prop_len),
+        self.count(FrameClass::of(frame), frame.len(), netsparse_adjust)
+    }
+
+    /// [`LinkCounters::count_frame`] for a frame of `len` bytes already
+    /// classified.
+    pub(crate) fn count(&mut self, class: FrameClass, len: usize, netsparse_adjust: i64) -> u64 {
+        let mut len = len as u64;
+        self.packets += 1;
+        match class {
+            FrameClass::NetSparse {
+                pr_type,
+                prs,
+                prop_len,
+            } => {
+                let n = u64::from(prs);
+                let payload = match pr_type {
+                    PrType::Response => n * u64::from(prop_len),
                     PrType::Read => 0,
                 };
                 len = len.saturating_add_signed(netsparse_adjust).max(payload);
-                self.packets += 1;
                 self.bytes += len;
                 self.netsparse_packets += 1;
                 self.payload_bytes += payload;
                 self.header_bytes += len - payload.min(len);
                 self.prs += n;
-                match f.concat.pr_type {
+                match pr_type {
                     PrType::Read => {
                         self.read_prs += n;
                         self.read_packets += 1;
@@ -148,17 +159,55 @@ impl LinkCounters {
                     }
                 }
             }
-            Err(e) => {
-                self.packets += 1;
+            FrameClass::Other { malformed } => {
                 self.bytes += len;
                 self.other_packets += 1;
                 self.other_bytes += len;
-                if !e.is_foreign() {
+                if malformed {
                     self.malformed_packets += 1;
                 }
             }
         }
         len
+    }
+}
+
+/// What a link's counters need to know of a frame, read once from its
+/// bytes: the parallel windows do it on the thread that emitted the frame,
+/// while its bytes are in that core's cache, so that the serial merge
+/// reads none of them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum FrameClass {
+    /// A NetSparse frame.
+    NetSparse {
+        /// Its PRs' type.
+        pr_type: PrType,
+        /// PRs carried.
+        prs: u32,
+        /// Property bytes per response PR.
+        prop_len: u32,
+    },
+    /// Any other frame; `malformed` if it looks like NetSparse but does
+    /// not parse.
+    Other {
+        /// Looks like NetSparse, does not parse.
+        malformed: bool,
+    },
+}
+
+impl FrameClass {
+    /// Classify `frame`.
+    pub(crate) fn of(frame: &[u8]) -> FrameClass {
+        match Frame::parse(frame) {
+            Ok(f) => FrameClass::NetSparse {
+                pr_type: f.concat.pr_type,
+                prs: f.concat.num_prs,
+                prop_len: f.concat.prop_len,
+            },
+            Err(e) => FrameClass::Other {
+                malformed: !e.is_foreign(),
+            },
+        }
     }
 }
 

@@ -42,8 +42,12 @@ use std::sync::{Arc, Condvar, Mutex, MutexGuard, RwLock};
 use netsparse_externs::hint::prefetch as prefetch_one;
 use netsparse_externs::{Datapath, Outputs, Time};
 
-use crate::engine::{Engine, EngineError, EventKind, EventOrder, Outcome, PROGRESS_EVERY};
+use crate::engine::Kept;
+use crate::engine::{
+    Engine, EngineError, EventKind, EventOrder, FramePool, Outcome, PROGRESS_EVERY,
+};
 use crate::flow::INTERNAL;
+use crate::link::FrameClass;
 use crate::tap::LinkTap;
 
 /// Windows with fewer events than this run on the calling thread: handing
@@ -97,6 +101,12 @@ pub(crate) struct DevWork {
     arrivals: Vec<(Time, u64, u32, u32, u64)>,
     log: Vec<Entry>,
     out: Outputs,
+    /// Each frame of `out`, classified for the link counters as it was
+    /// emitted.
+    classes: Vec<FrameClass>,
+    /// The pool arena that keeps `out`'s bytes once the merge is done, if
+    /// the merge put any of its frames in flight.
+    arena: Option<u32>,
     /// The engine's `timer_at` for the device when the window starts.
     timer_at: Option<Time>,
     /// Its queued deadline then: (time, sequence).
@@ -188,7 +198,7 @@ impl Crew {
     fn worker<D: Datapath + Send + ?Sized>(
         &self,
         slots: &[Mutex<Slot<D>>],
-        bufs: &RwLock<Vec<Vec<u8>>>,
+        bufs: &RwLock<FramePool>,
     ) {
         let mut seen = 0;
         loop {
@@ -237,7 +247,7 @@ impl Drop for Finish<'_> {
 fn run_job<D: Datapath + Send + ?Sized>(
     job: &Job,
     slots: &[Mutex<Slot<D>>],
-    bufs: &RwLock<Vec<Vec<u8>>>,
+    bufs: &RwLock<FramePool>,
 ) {
     loop {
         let i = job.next.fetch_add(1, AtomicOrdering::Relaxed);
@@ -256,7 +266,7 @@ fn run_job<D: Datapath + Send + ?Sized>(
 fn run_device<D: Datapath + ?Sized>(
     dev: &mut D,
     w: &mut DevWork,
-    bufs: &[Vec<u8>],
+    bufs: &FramePool,
     end: Time,
     order: EventOrder,
     base_seq: u64,
@@ -294,13 +304,17 @@ fn run_device<D: Datapath + ?Sized>(
             // the cache by now: start loading it while this one runs.
             // (And the one after it: its buffer's place in the pool.)
             if let Some(&(_, _, _, after, _)) = w.arrivals.get(next_arrival + 1) {
-                prefetch(&bufs[after as usize]);
+                prefetch(bufs.bytes(after));
             }
             if let Some(&(_, _, _, later, _)) = w.arrivals.get(next_arrival + 2) {
-                prefetch_one(&bufs[later as usize]);
+                bufs.prefetch(later);
             }
-            dev.on_packet(time, port, &bufs[buf as usize], &mut w.out);
+            dev.on_packet(time, port, bufs.bytes(buf), &mut w.out);
             next_arrival += 1;
+        }
+        for f in &w.out.frames()[w.classes.len()..] {
+            w.classes
+                .push(FrameClass::of(&w.out.bytes()[f.range.clone()]));
         }
         let next = dev.next_deadline();
         w.log.push(Entry {
@@ -366,7 +380,7 @@ impl<D: Datapath + Send + ?Sized, T: LinkTap> Engine<D, T> {
                 })
             })
             .collect();
-        let bufs = RwLock::new(Vec::new());
+        let bufs = RwLock::new(FramePool::default());
         let crew = Crew {
             threads,
             ..Crew::default()
@@ -393,6 +407,7 @@ impl<D: Datapath + Send + ?Sized, T: LinkTap> Engine<D, T> {
             w.arrivals.clear();
             w.log.clear();
             w.out.clear();
+            w.classes.clear();
             w.active = false;
         }
         par.active.clear();
@@ -413,7 +428,7 @@ impl<D: Datapath + Send + ?Sized, T: LinkTap> Engine<D, T> {
         &mut self,
         par: &mut Windows,
         slots: &[Mutex<Slot<D>>],
-        bufs: &RwLock<Vec<Vec<u8>>>,
+        bufs: &RwLock<FramePool>,
         crew: &Crew,
         lookahead: Time,
         observe: &mut dyn FnMut(&Engine<D, T>) -> bool,
@@ -446,7 +461,12 @@ impl<D: Datapath + Send + ?Sized, T: LinkTap> Engine<D, T> {
                 let w = &mut par.work[d as usize];
                 w.arrivals.clear();
                 w.log.clear();
-                w.out.clear();
+                w.classes.clear();
+                match w.arena.take() {
+                    // Frames in flight still point into the output's bytes.
+                    Some(a) => self.pool.keep(a, &mut w.out),
+                    None => w.out.clear(),
+                }
                 w.active = false;
             }
             par.active.clear();
@@ -524,7 +544,7 @@ impl<D: Datapath + Send + ?Sized, T: LinkTap> Engine<D, T> {
         &mut self,
         par: &mut Windows,
         slots: &[Mutex<Slot<D>>],
-        bufs: &RwLock<Vec<Vec<u8>>>,
+        bufs: &RwLock<FramePool>,
         crew: &Crew,
         end: Time,
         parallel: bool,
@@ -535,14 +555,7 @@ impl<D: Datapath + Send + ?Sized, T: LinkTap> Engine<D, T> {
             for &d in &par.active {
                 let mut slot = lock(&slots[d as usize]);
                 if let Some(dev) = slot.dev.as_deref_mut() {
-                    run_device(
-                        dev,
-                        &mut par.work[d as usize],
-                        &self.pool.bufs,
-                        end,
-                        order,
-                        base,
-                    );
+                    run_device(dev, &mut par.work[d as usize], &self.pool, end, order, base);
                 }
             }
             return;
@@ -560,7 +573,7 @@ impl<D: Datapath + Send + ?Sized, T: LinkTap> Engine<D, T> {
         }
         std::mem::swap(
             &mut *bufs.write().unwrap_or_else(|p| p.into_inner()),
-            &mut self.pool.bufs,
+            &mut self.pool,
         );
         let job = Arc::new(Job {
             items: par.active.clone(),
@@ -588,7 +601,7 @@ impl<D: Datapath + Send + ?Sized, T: LinkTap> Engine<D, T> {
         }
         std::mem::swap(
             &mut *bufs.write().unwrap_or_else(|p| p.into_inner()),
-            &mut self.pool.bufs,
+            &mut self.pool,
         );
         for &d in &par.active {
             std::mem::swap(
@@ -603,6 +616,20 @@ impl<D: Datapath + Send + ?Sized, T: LinkTap> Engine<D, T> {
     fn entry_key(&self, par: &Windows, d: u32) -> Option<MergeKey> {
         let w = &par.work[d as usize];
         let e = w.log.get(w.cursor as usize)?;
+        // The merge reads the headers of the entry's frames (to count them
+        // on their links) and copies them into the pool; they were written
+        // a window ago, maybe on another core: start loading the first two.
+        let (frames, bytes) = (w.out.frames(), w.out.bytes());
+        for f in frames
+            .get(w.frames_done as usize..e.frames_end as usize)
+            .unwrap_or_default()
+            .iter()
+            .take(2)
+        {
+            if let Some(head) = bytes.get(f.range.clone()) {
+                prefetch(head.get(..128).unwrap_or(head));
+            }
+        }
         // The device's entry after this one, and the arrival it most
         // likely is, will be wanted once this one is merged.
         if let Some(after) = w.log.get(w.cursor as usize + 1) {
@@ -661,7 +688,7 @@ impl<D: Datapath + Send + ?Sized, T: LinkTap> Engine<D, T> {
             // runs (wakes go to `wake_heap`), then is replaced in place.
             let (time, d) = (key_time(&key), key.1);
             let di = d as usize;
-            let w = &par.work[di];
+            let w = &mut par.work[di];
             let e = w.log[w.cursor as usize];
             self.check_limits(time)?;
             self.now = time;
@@ -685,7 +712,14 @@ impl<D: Datapath + Send + ?Sized, T: LinkTap> Engine<D, T> {
             }
             let frames = w.frames_done as usize..e.frames_end as usize;
             if !frames.is_empty() {
-                self.dispatch_frames(di, &w.out, frames, charge)?;
+                let DevWork {
+                    out,
+                    arena,
+                    classes,
+                    ..
+                } = w;
+                let kept = Kept { arena, classes };
+                self.dispatch_frames(di, out, frames, charge, Some(kept))?;
             }
             if !after_timer {
                 self.after_arrival(di)?;

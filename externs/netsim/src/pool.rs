@@ -1,0 +1,269 @@
+//! Frames in flight: the pool that holds their bytes between the device
+//! that emitted them and the one they arrive at, addressed by `u32`
+//! handles that events, links and the parallel windows carry. It owns the
+//! byte arenas and their recycling; the engine (`engine.rs`,
+//! `engine_links.rs`, `parallel.rs`) decides when frames enter and leave.
+
+use netsparse_externs::Outputs;
+
+/// The frames in flight, by handle. A frame's bytes lie in an *arena*:
+/// either the window output of the device that emitted it, which the
+/// parallel merge keeps whole rather than copying each frame out of it
+/// ([`FramePool::arena`], [`FramePool::keep`]), or the pool's own copy
+/// arena (frames injected, or emitted by the serial loop). An arena goes
+/// back to the spares once none of its frames is in flight; the copy arena
+/// is emptied in place then, and replaced when it grows past
+/// [`COPY_ARENA_BYTES`] with frames still in it.
+#[derive(Debug, Default)]
+pub(crate) struct FramePool {
+    arenas: Vec<Vec<u8>>,
+    /// Frames in flight in each arena, plus one while an arena is being
+    /// filled (the copy arena, or a device's output during the merge).
+    live: Vec<u32>,
+    /// Arenas not in use (with no storage).
+    spare: Vec<u32>,
+    /// Empty byte vectors of arenas no longer in use, by ⌊log2 capacity⌋:
+    /// a device's output trades its bytes for one about as large as they
+    /// are, so that capacities do not drift up to the largest output of
+    /// all as they change hands.
+    storage: Vec<Vec<Vec<u8>>>,
+    /// Where each handle's frame lies.
+    frames: Vec<FrameAt>,
+    /// Handles not in use.
+    free: Vec<u32>,
+    /// The arena [`FramePool::alloc`] copies into.
+    copy: Option<u32>,
+}
+
+/// Where a frame lies: `arena[start..start + len]`.
+#[derive(Clone, Copy, Debug)]
+struct FrameAt {
+    arena: u32,
+    len: u32,
+    start: usize,
+}
+
+/// Size past which the copy arena is replaced rather than grown.
+const COPY_ARENA_BYTES: usize = 1 << 20;
+
+/// ⌊log2 n⌋ (0 for 0).
+fn floor_log2(n: usize) -> usize {
+    (usize::BITS - 1).saturating_sub(n.leading_zeros()) as usize
+}
+
+impl FramePool {
+    /// Frame handles made so far (the most frames ever in flight at once).
+    pub(crate) fn handles(&self) -> usize {
+        self.frames.len()
+    }
+
+    /// The bytes of frame `h`.
+    #[inline]
+    pub(crate) fn bytes(&self, h: u32) -> &[u8] {
+        let f = self.frames[h as usize];
+        &self.arenas[f.arena as usize][f.start..f.start + f.len as usize]
+    }
+
+    /// Hint that frame `h`'s place will be wanted soon.
+    #[inline]
+    pub(crate) fn prefetch(&self, h: u32) {
+        if let Some(f) = self.frames.get(h as usize) {
+            netsparse_externs::hint::prefetch(f);
+        }
+    }
+
+    /// An arena to fill, held until [`FramePool::keep`] or
+    /// [`FramePool::unhold`].
+    pub(crate) fn arena(&mut self) -> u32 {
+        let a = match self.spare.pop() {
+            Some(a) => a,
+            None => {
+                self.arenas.push(Vec::new());
+                self.live.push(0);
+                (self.arenas.len() - 1) as u32
+            }
+        };
+        self.live[a as usize] = 1;
+        a
+    }
+
+    /// Arena `a` (from [`FramePool::arena`]) takes the bytes of `out`,
+    /// whose records [`FramePool::alloc_in`] indexed, and `out` is left
+    /// empty with the arena's old storage; then the hold is dropped.
+    pub(crate) fn keep(&mut self, a: u32, out: &mut Outputs) {
+        // Storage that holds as many bytes, else the nearest smaller.
+        let len = out.bytes().len();
+        let k = floor_log2(len.max(1)) + usize::from(!len.is_power_of_two());
+        let fits = (k..self.storage.len()).chain((0..k.min(self.storage.len())).rev());
+        let mut bytes = fits
+            .filter_map(|b| self.storage[b].pop())
+            .next()
+            .unwrap_or_default();
+        out.clear_into(&mut bytes);
+        self.arenas[a as usize] = bytes;
+        self.unhold(a);
+    }
+
+    /// Drop one hold on arena `a`: with nothing left in flight it is
+    /// emptied, and becomes a spare unless it is the copy arena.
+    fn unhold(&mut self, a: u32) {
+        let l = &mut self.live[a as usize];
+        *l -= 1;
+        if *l == 0 {
+            let mut bytes = std::mem::take(&mut self.arenas[a as usize]);
+            if bytes.capacity() > 0 {
+                bytes.clear();
+                let b = floor_log2(bytes.capacity());
+                if self.storage.len() <= b {
+                    self.storage.resize_with(b + 1, Vec::new);
+                }
+                self.storage[b].push(bytes);
+            }
+            self.spare.push(a);
+        } else if *l == 1 && self.copy == Some(a) {
+            // Only the copy arena's own hold is left: fill it from the start.
+            self.arenas[a as usize].clear();
+        }
+    }
+
+    fn handle(&mut self, at: FrameAt) -> u32 {
+        self.live[at.arena as usize] += 1;
+        match self.free.pop() {
+            Some(h) => {
+                self.frames[h as usize] = at;
+                // The next one is likely wanted soon: start loading it.
+                if let Some(&n) = self.free.last() {
+                    netsparse_externs::hint::prefetch(&self.frames[n as usize]);
+                }
+                h
+            }
+            None => {
+                self.frames.push(at);
+                (self.frames.len() - 1) as u32
+            }
+        }
+    }
+
+    /// A handle for the frame at `range` of the bytes arena `a` will hold.
+    pub(crate) fn alloc_in(&mut self, a: u32, range: std::ops::Range<usize>) -> u32 {
+        self.handle(FrameAt {
+            arena: a,
+            len: u32::try_from(range.len()).expect("a frame shorter than 4 GiB"),
+            start: range.start,
+        })
+    }
+
+    /// A handle for a copy of `bytes`.
+    pub(crate) fn alloc(&mut self, bytes: &[u8]) -> u32 {
+        let a = match self.copy {
+            Some(a) if self.arenas[a as usize].len() + bytes.len() <= COPY_ARENA_BYTES => a,
+            old => {
+                if let Some(old) = old {
+                    self.copy = None;
+                    self.unhold(old);
+                }
+                let a = self.arena();
+                self.copy = Some(a);
+                a
+            }
+        };
+        let arena = &mut self.arenas[a as usize];
+        let start = arena.len();
+        arena.extend_from_slice(bytes);
+        self.alloc_in(a, start..start + bytes.len())
+    }
+
+    /// Frame `h` is no longer in flight.
+    pub(crate) fn release(&mut self, h: u32) {
+        self.free.push(h);
+        let a = self.frames[h as usize].arena;
+        self.unhold(a);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A device's output kept whole: its frames read back from the pool
+    /// after the output is cleared for the next window, and the arena's
+    /// storage serves again once the last of them is released.
+    #[test]
+    fn a_kept_output_holds_its_frames_until_the_last_is_released() {
+        let mut pool = FramePool::default();
+        let mut out = Outputs::new();
+        out.push(0, &[1; 60]);
+        out.push(1, &[2; 1500]);
+        out.push(2, &[3; 9]);
+        let a = pool.arena();
+        // The middle frame does not travel (a tap took it, say).
+        let hs: Vec<u32> = [0, 2]
+            .iter()
+            .map(|&i| pool.alloc_in(a, out.frames()[i].range.clone()))
+            .collect();
+        pool.keep(a, &mut out);
+        assert!(out.is_empty() && out.bytes().is_empty());
+        // The next window's output reuses nothing still in flight.
+        out.push(0, &[9; 100]);
+        assert_eq!(pool.bytes(hs[0]), &[1; 60][..]);
+        assert_eq!(pool.bytes(hs[1]), &[3; 9][..]);
+        pool.release(hs[0]);
+        assert_eq!(pool.bytes(hs[1]), &[3; 9][..]);
+        assert!(pool.spare.is_empty(), "a frame is still in flight");
+        pool.release(hs[1]);
+        assert_eq!(pool.spare, vec![a]);
+        // Its storage (the first output's, at least 1569 bytes) serves an output
+        // of about that size rather than a fresh allocation.
+        let mut big = Outputs::new();
+        big.push(0, &[7; 1100]);
+        let b = pool.arena();
+        assert_eq!(b, a, "the spare arena is reused");
+        let h = pool.alloc_in(b, big.frames()[0].range.clone());
+        pool.keep(b, &mut big);
+        assert!(
+            pool.storage.iter().all(Vec::is_empty),
+            "the stored vector was taken"
+        );
+        assert!(big.bytes().is_empty());
+        assert_eq!(pool.bytes(h), &[7; 1100][..]);
+        assert_eq!(pool.handles(), 2, "handles are recycled");
+    }
+
+    /// An output none of whose frames travels goes back at once.
+    #[test]
+    fn an_output_with_no_frame_in_flight_is_not_held() {
+        let mut pool = FramePool::default();
+        let mut out = Outputs::new();
+        out.push(0, &[5; 64]);
+        let a = pool.arena();
+        pool.keep(a, &mut out);
+        assert_eq!(pool.spare, vec![a]);
+        assert_eq!(pool.live[a as usize], 0);
+    }
+
+    /// Copies share an arena, which empties in place when nothing in it is
+    /// in flight, and is replaced (not grown) past its size while frames
+    /// in it are; those stay intact.
+    #[test]
+    fn the_copy_arena_is_reused_in_place_and_replaced_when_full() {
+        let mut pool = FramePool::default();
+        let first = pool.alloc(&[1; 1000]);
+        let a = pool.copy.unwrap();
+        pool.release(first);
+        assert!(pool.arenas[a as usize].is_empty(), "emptied in place");
+        let n = COPY_ARENA_BYTES / 1000;
+        let hs: Vec<u32> = (0..=n).map(|i| pool.alloc(&[i as u8; 1000])).collect();
+        let b = pool.copy.unwrap();
+        assert_ne!(a, b, "a full copy arena is replaced");
+        assert!(pool.arenas[a as usize].len() <= COPY_ARENA_BYTES);
+        for (i, &h) in hs.iter().enumerate() {
+            assert_eq!(pool.bytes(h), &[i as u8; 1000][..]);
+        }
+        for &h in &hs {
+            pool.release(h);
+        }
+        assert_eq!(pool.spare, vec![a], "the old arena is free once drained");
+        assert!(pool.arenas[b as usize].is_empty());
+        assert_eq!(pool.live[b as usize], 1, "only the copy arena's own hold");
+    }
+}
