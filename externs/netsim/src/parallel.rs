@@ -42,9 +42,8 @@ use std::sync::{Arc, Condvar, Mutex, MutexGuard, RwLock};
 use netsparse_externs::hint::prefetch as prefetch_one;
 use netsparse_externs::{Datapath, Outputs, Time};
 
-use crate::engine::Kept;
 use crate::engine::{
-    Engine, EngineError, EventKind, EventOrder, FramePool, Outcome, PROGRESS_EVERY,
+    Engine, EngineError, EventKind, EventOrder, FramePool, Kept, Outcome, PROGRESS_EVERY,
 };
 use crate::flow::INTERNAL;
 use crate::link::FrameClass;

@@ -88,8 +88,10 @@ impl FramePool {
     }
 
     /// Arena `a` (from [`FramePool::arena`]) takes the bytes of `out`,
-    /// whose records [`FramePool::alloc_in`] indexed, and `out` is left
-    /// empty with the arena's old storage; then the hold is dropped.
+    /// whose records [`FramePool::alloc_in`] indexed; `out` is left empty
+    /// with spare storage at least as large as those bytes if the pool has
+    /// one (else the largest smaller one, else none); then the hold taken
+    /// by [`FramePool::arena`] is dropped.
     pub(crate) fn keep(&mut self, a: u32, out: &mut Outputs) {
         // Storage that holds as many bytes, else the nearest smaller.
         let len = out.bytes().len();
