@@ -533,7 +533,7 @@ impl Exec<'_> {
                     e.counter.packets = e.counter.packets.wrapping_add(1);
                     e.counter.bytes = e.counter.bytes.wrapping_add(u64::from(len));
                 }
-                if let (Some((m, _)), Some(meter)) = (dm, e.meter.as_mut()) {
+                if let (Some((m, _)), Some(meter)) = (dm, e.meter.as_deref_mut()) {
                     st.direct_color = Some((m, meter.execute(now, len).as_u8()));
                 }
             }

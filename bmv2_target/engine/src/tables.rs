@@ -58,22 +58,29 @@ pub struct TableActionInfo {
 }
 
 /// One installed entry.
+///
+/// A hit reads the action and its data, so they come first and the
+/// record starts on a cache line: a hit touches one line (the entry's
+/// presence is the action data's tag, also in it). The match keys, the
+/// direct counter and meter follow; the meter, which few tables have, is
+/// boxed to keep the record at two lines.
 #[derive(Clone, Debug)]
+#[repr(C, align(64))]
 pub struct EntryRec {
-    /// Matches, normalised (values masked, one per key).
-    pub keys: Box<[KeyMatch]>,
-    /// Action id.
-    pub action: u32,
     /// Action data.
     pub args: ActionArgs,
+    /// Action id.
+    pub action: u32,
     /// Priority (higher wins; 0 for exact/LPM tables).
     pub priority: u32,
     /// From the program's `entries`.
     pub is_const: bool,
+    /// Matches, normalised (values masked, one per key).
+    pub keys: Box<[KeyMatch]>,
     /// Direct counter cell.
     pub counter: CounterCell,
     /// Direct meter.
-    pub meter: Option<TrTcm>,
+    pub meter: Option<Box<TrTcm>>,
 }
 
 /// An entry's action data. Up to [`ActionArgs::INLINE`] values are held
@@ -145,11 +152,7 @@ impl From<&[u128]> for ActionArgs {
 
 impl From<Vec<u128>> for ActionArgs {
     fn from(vals: Vec<u128>) -> ActionArgs {
-        if vals.len() <= Self::INLINE {
-            ActionArgs::new(&vals)
-        } else {
-            ActionArgs(ArgsRepr::Boxed(vals.into_boxed_slice()))
-        }
+        ActionArgs::from(vals.into_boxed_slice())
     }
 }
 
@@ -898,7 +901,9 @@ impl TableRt {
                 );
             }
         }
-        let meter = self.direct_meter.map(|(_, unit)| TrTcm::new(unit));
+        let meter = self
+            .direct_meter
+            .map(|(_, unit)| Box::new(TrTcm::new(unit)));
         self.entries.push(Some(EntryRec {
             keys,
             action,
@@ -1040,6 +1045,20 @@ mod tests {
         let boxed = ActionArgs(ArgsRepr::Boxed(vec![7u128].into_boxed_slice()));
         assert_eq!(boxed, ActionArgs::new(&[7]));
         assert_ne!(boxed, ActionArgs::new(&[7, 0]));
+    }
+
+    /// What a hit reads (the action, its data, and whether the slot holds
+    /// an entry at all) lies in the record's first cache line, and the
+    /// record is two lines, starting on a line.
+    #[test]
+    fn a_hit_reads_one_line_of_its_entry() {
+        use std::mem::{align_of, offset_of, size_of};
+        assert_eq!(align_of::<EntryRec>(), 64);
+        assert_eq!(size_of::<EntryRec>(), 128);
+        // The slot's presence is a niche of the record, not a tag beside it.
+        assert_eq!(size_of::<Option<EntryRec>>(), 128);
+        assert!(offset_of!(EntryRec, args) + size_of::<ActionArgs>() <= 64);
+        assert!(offset_of!(EntryRec, action) + size_of::<u32>() <= 64);
     }
 
     fn table(keys: Vec<KeySpec>, size: u32) -> TableRt {

@@ -171,7 +171,7 @@ impl Engine {
                     .and_then(|h| t.entries.get(h as usize))
                     .and_then(Option::as_ref)
                     .ok_or_else(out_of_range)?;
-                Ok(e.meter.as_ref())
+                Ok(e.meter.as_deref())
             }
             _ => Err(self.wrong(i, "meter")),
         }
@@ -250,7 +250,7 @@ impl Engine {
                     .ok()
                     .and_then(|h| t.entry_mut(h))
                     .ok_or_else(out_of_range)?;
-                if let Some(m) = e.meter.as_mut() {
+                if let Some(m) = e.meter.as_deref_mut() {
                     m.set_marked(marked);
                 }
                 Ok(())
@@ -291,7 +291,7 @@ impl Engine {
                                 handle: h as u32,
                             },
                         )?;
-                        match (e.meter.as_mut(), rates) {
+                        match (e.meter.as_deref_mut(), rates) {
                             (Some(m), Some(r)) => m.set_rates(r).map_err(merr),
                             (Some(m), None) => {
                                 m.reset_rates();
@@ -302,7 +302,7 @@ impl Engine {
                     }
                     None => {
                         for e in t.entries.iter_mut().flatten() {
-                            if let Some(m) = e.meter.as_mut() {
+                            if let Some(m) = e.meter.as_deref_mut() {
                                 match rates {
                                     Some(r) => m.set_rates(r).map_err(merr)?,
                                     None => m.reset_rates(),
