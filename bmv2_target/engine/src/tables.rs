@@ -60,10 +60,11 @@ pub struct TableActionInfo {
 /// One installed entry.
 ///
 /// A hit reads the action and its data, so they come first and the
-/// record starts on a cache line: a hit touches one line (the entry's
-/// presence is the action data's tag, also in it). The match keys, the
-/// direct counter and meter follow; the meter, which few tables have, is
-/// boxed to keep the record at two lines.
+/// record starts on a cache line: a hit touches one line. Whether a slot
+/// holds an entry at all is a niche of the record (no tag beside it);
+/// rustc currently puts it in the action data's tag, in the same line.
+/// The match keys, the direct counter and meter follow; the meter, which
+/// few tables have, is boxed to keep the record at two lines.
 #[derive(Clone, Debug)]
 #[repr(C, align(64))]
 pub struct EntryRec {
