@@ -118,6 +118,22 @@ pub(crate) struct DevWork {
     frames_done: u32,
 }
 
+impl DevWork {
+    /// Done with the window: forget its arrivals, log and outputs. The
+    /// output's bytes go to the pool as an arena if frames in flight still
+    /// point into them.
+    fn end_window(&mut self, pool: &mut FramePool) {
+        self.arrivals.clear();
+        self.log.clear();
+        self.classes.clear();
+        match self.arena.take() {
+            Some(a) => pool.keep(a, &mut self.out),
+            None => self.out.clear(),
+        }
+        self.active = false;
+    }
+}
+
 /// The engine's reusable state for parallel windows.
 #[derive(Debug, Default)]
 pub(crate) struct Windows {
@@ -403,11 +419,7 @@ impl<D: Datapath + Send + ?Sized, T: LinkTap> Engine<D, T> {
             })
             .collect();
         for w in &mut par.work {
-            w.arrivals.clear();
-            w.log.clear();
-            w.out.clear();
-            w.classes.clear();
-            w.active = false;
+            w.end_window(&mut self.pool);
         }
         par.active.clear();
         self.par = par;
@@ -457,16 +469,7 @@ impl<D: Datapath + Send + ?Sized, T: LinkTap> Engine<D, T> {
             self.run_window(par, slots, bufs, crew, end, parallel);
             let merged = self.merge(par, end);
             for &d in &par.active {
-                let w = &mut par.work[d as usize];
-                w.arrivals.clear();
-                w.log.clear();
-                w.classes.clear();
-                match w.arena.take() {
-                    // Frames in flight still point into the output's bytes.
-                    Some(a) => self.pool.keep(a, &mut w.out),
-                    None => w.out.clear(),
-                }
-                w.active = false;
+                par.work[d as usize].end_window(&mut self.pool);
             }
             par.active.clear();
             // Empty unless the merge stopped with an error.
