@@ -258,6 +258,9 @@ fn bench_sim_reports_throughput_and_memory() {
     assert_eq!(o.status.code(), Some(0), "{out}\n{err}");
     assert!(out.contains("2 thread(s)"), "{out}");
     assert!(out.contains("windows of simulated time"), "{out}");
+    // And how their wall time divided, with Amdahl's bound.
+    assert!(out.contains("serial gather and merge"), "{out}");
+    assert!(out.contains("the serial part alone allows"), "{out}");
     let o = run(&[&base[..], &["--threads", "0"]].concat());
     assert_eq!(o.status.code(), Some(2), "--threads 0 is refused");
     let o = run(&[&base[..], &["--mode", "bogus"]].concat());

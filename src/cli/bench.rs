@@ -290,6 +290,22 @@ fn sim(a: SimBenchArgs) -> anyhow::Result<ExitCode> {
             "event loop: {} windows of simulated time, {} of them on more than one thread",
             run.windows.0, run.windows.1
         );
+        let t = run.window_times;
+        if let Some(bound) = t.speedup_bound() {
+            let serial = t.serial.as_secs_f64();
+            let all = serial + t.devices.as_secs_f64();
+            println!(
+                "windows: {:.2} s in the devices' part ({threads} thread(s)), {serial:.2} s in the \
+                 serial gather and merge ({:.0} %)",
+                t.devices.as_secs_f64(),
+                100.0 * serial / all
+            );
+            println!(
+                "  with unlimited cores the windows would be at most {bound:.1}x faster: the \
+                 serial part alone allows {:.3} M idxs+PRs/s",
+                work / serial / 1e6
+            );
+        }
     }
     println!(
         "wall: {wall:.2} s, {:.3} M idxs+PRs/s",

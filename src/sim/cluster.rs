@@ -449,6 +449,7 @@ pub fn run_mode(
         setup_secs,
         events: engine.stats().events,
         windows: engine.window_counts(),
+        window_times: engine.window_times(),
         sim_time: now,
         compilations,
         memory: account,

@@ -864,6 +864,10 @@ pub struct RunStats {
     /// the same for every thread count.
     #[serde(skip)]
     pub windows: (u64, u64),
+    /// The windows' wall-clock time, devices' part and serial part (not in
+    /// the JSON report: how the run was executed).
+    #[serde(skip)]
+    pub window_times: netsparse_netsim::WindowTimes,
     /// Where the mode's memory went (machine-dependent: not in the JSON
     /// report either).
     #[serde(skip)]

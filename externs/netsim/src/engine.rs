@@ -839,13 +839,7 @@ impl<D: Datapath + ?Sized, T: LinkTap> Engine<D, T> {
         self.timer_at[d] = next;
         let replaced = match next {
             Some(t) => {
-                let key = match self.cfg.order {
-                    EventOrder::Sequence => {
-                        self.seq += 1;
-                        self.seq
-                    }
-                    EventOrder::ArrivalsFirst => d as u64,
-                };
+                let key = self.timer_key(d);
                 self.timers.set(d as DeviceId, t.max(self.now), key)
             }
             None => self.timers.remove(d as DeviceId),
@@ -854,6 +848,47 @@ impl<D: Datapath + ?Sized, T: LinkTap> Engine<D, T> {
             self.stats.stale_timers += 1;
         }
         Ok(())
+    }
+
+    /// [`Engine::apply_deadline`] after device `d`'s deadline fired while
+    /// it is still queued (a parallel window's merge leaves it there): the
+    /// new deadline takes its place in the timers' heap (one sift rather
+    /// than a removal and an insertion), or it is removed. The queued
+    /// deadlines end up the same as after the serial loop's pop and
+    /// [`Engine::apply_deadline`].
+    pub(crate) fn replace_fired_deadline(
+        &mut self,
+        d: usize,
+        next: Option<Time>,
+    ) -> Result<(), EngineError> {
+        self.timer_at[d] = next;
+        match next {
+            Some(t) if t <= self.now => Err(EngineError::DeadlineNotAdvancing {
+                device: self.labels[d].clone(),
+                now: self.now,
+                deadline: t,
+            }),
+            Some(t) => {
+                let key = self.timer_key(d);
+                self.timers.set(d as DeviceId, t, key);
+                Ok(())
+            }
+            None => {
+                self.timers.remove(d as DeviceId);
+                Ok(())
+            }
+        }
+    }
+
+    /// The sequence key of a deadline device `d` sets now.
+    fn timer_key(&mut self, d: usize) -> u64 {
+        match self.cfg.order {
+            EventOrder::Sequence => {
+                self.seq += 1;
+                self.seq
+            }
+            EventOrder::ArrivalsFirst => d as u64,
+        }
     }
 
     /// Current simulated time.

@@ -38,4 +38,5 @@ pub use engine::{
 pub use fault::FaultInjector;
 pub use flow::{BufferKind, BufferSpec, BufferStats};
 pub use link::{LinkCounters, LinkParams};
+pub use parallel::WindowTimes;
 pub use tap::{Endpoint, LinkTap, NoTap, TapFrame};

@@ -38,6 +38,7 @@ use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering as AtomicOrdering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, RwLock};
+use std::time::{Duration, Instant};
 
 use netsparse_externs::hint::prefetch as prefetch_one;
 use netsparse_externs::{Datapath, Outputs, Time};
@@ -149,6 +150,31 @@ pub(crate) struct Windows {
     /// Windows run, and how many of them used more than one thread.
     pub(crate) windows: u64,
     pub(crate) parallel_windows: u64,
+    /// Wall-clock time of the windows (instrumentation only): see
+    /// [`WindowTimes`].
+    times: WindowTimes,
+}
+
+/// Where the wall-clock time of [`Engine::run_parallel`]'s windows went:
+/// the part every thread works on (the devices' events) and the part the
+/// calling thread does alone (gathering the arrivals, merging the logs).
+/// Instrumentation of the run, not part of what it simulates.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct WindowTimes {
+    /// In the devices' part of the windows.
+    pub devices: Duration,
+    /// In the serial part (gather and merge).
+    pub serial: Duration,
+}
+
+impl WindowTimes {
+    /// How many times faster the windows could run if the devices' part
+    /// took no time at all (unlimited cores, Amdahl's bound): all over the
+    /// serial part. `None` before any window ran.
+    pub fn speedup_bound(&self) -> Option<f64> {
+        let serial = self.serial.as_secs_f64();
+        (serial > 0.0).then(|| (serial + self.devices.as_secs_f64()) / serial)
+    }
 }
 
 /// A device and its work while [`Engine::run_parallel`] runs: the devices
@@ -435,6 +461,12 @@ impl<D: Datapath + Send + ?Sized, T: LinkTap> Engine<D, T> {
         (self.par.windows, self.par.parallel_windows)
     }
 
+    /// The wall-clock time of the windows run so far, devices' part and
+    /// serial part (zero for the serial loop).
+    pub fn window_times(&self) -> WindowTimes {
+        self.par.times
+    }
+
     fn windows(
         &mut self,
         par: &mut Windows,
@@ -459,6 +491,7 @@ impl<D: Datapath + Send + ?Sized, T: LinkTap> Engine<D, T> {
             };
             self.check_limits(start)?;
             let end = Time::from_ps(start.as_ps().saturating_add(lookahead.as_ps()));
+            let t0 = Instant::now();
             let events = self.gather(par, end);
             par.windows += 1;
             let parallel =
@@ -466,12 +499,17 @@ impl<D: Datapath + Send + ?Sized, T: LinkTap> Engine<D, T> {
             if parallel {
                 par.parallel_windows += 1;
             }
+            let t1 = Instant::now();
             self.run_window(par, slots, bufs, crew, end, parallel);
+            let t2 = Instant::now();
             let merged = self.merge(par, end);
             for &d in &par.active {
                 par.work[d as usize].end_window(&mut self.pool);
             }
             par.active.clear();
+            let t3 = Instant::now();
+            par.times.devices += t2 - t1;
+            par.times.serial += (t1 - t0) + (t3 - t2);
             // Empty unless the merge stopped with an error.
             par.wake_heap.clear();
             merged?;
@@ -698,10 +736,10 @@ impl<D: Datapath + Send + ?Sized, T: LinkTap> Engine<D, T> {
             let after_timer = e.arrival == DEADLINE;
             let mut charge = INTERNAL;
             if after_timer {
-                self.timers.remove(d);
+                // The deadline stays queued until the device's next one
+                // replaces it (below): nothing in between reads it.
                 self.stats.timers += 1;
                 self.dev_counters[di].timers += 1;
-                self.timer_at[di] = None;
             } else {
                 let (_, _, port, buf, len) = w.arrivals[e.arrival as usize];
                 charge = port;
@@ -721,7 +759,13 @@ impl<D: Datapath + Send + ?Sized, T: LinkTap> Engine<D, T> {
                     ..
                 } = w;
                 let kept = Kept { arena, classes };
-                self.dispatch_frames(di, out, frames, charge, Some(kept))?;
+                let sent = self.dispatch_frames(di, out, frames, charge, Some(kept));
+                if sent.is_err() && after_timer {
+                    // Leave the timers as the serial loop would.
+                    self.timers.remove(d);
+                    self.timer_at[di] = None;
+                }
+                sent?;
             }
             if !after_timer {
                 self.after_arrival(di)?;
@@ -729,7 +773,11 @@ impl<D: Datapath + Send + ?Sized, T: LinkTap> Engine<D, T> {
             if self.flow {
                 self.wakes_into_merge(par, end);
             }
-            self.apply_deadline(di, e.next, after_timer)?;
+            if after_timer {
+                self.replace_fired_deadline(di, e.next)?;
+            } else {
+                self.apply_deadline(di, e.next, false)?;
+            }
             let w = &mut par.work[di];
             w.frames_done = e.frames_end;
             w.cursor += 1;
@@ -960,6 +1008,13 @@ mod tests {
                 assert_eq!(got, Outcome::Idle);
                 let (windows, parallel) = par.window_counts();
                 assert!(parallel > 0 && windows > parallel, "{windows} {parallel}");
+                // Both parts of the windows were timed.
+                let t = par.window_times();
+                assert!(
+                    t.devices > Duration::ZERO && t.serial > Duration::ZERO,
+                    "{t:?}"
+                );
+                assert!(t.speedup_bound().is_some_and(|b| b > 1.0), "{t:?}");
                 let have = outcome(&par);
                 if have != want {
                     let line = want
@@ -984,6 +1039,8 @@ mod tests {
             .unwrap();
         e.run_parallel(2, &mut |_| true).unwrap();
         assert_eq!(e.window_counts(), (0, 0));
+        assert_eq!(e.window_times(), WindowTimes::default());
+        assert_eq!(e.window_times().speedup_bound(), None);
         assert!(e.stats().events > 0);
     }
 
