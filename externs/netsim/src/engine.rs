@@ -861,23 +861,27 @@ impl<D: Datapath + ?Sized, T: LinkTap> Engine<D, T> {
         d: usize,
         next: Option<Time>,
     ) -> Result<(), EngineError> {
-        self.timer_at[d] = next;
-        match next {
-            Some(t) if t <= self.now => Err(EngineError::DeadlineNotAdvancing {
+        if let Some(t) = next.filter(|t| *t <= self.now) {
+            // As the serial loop leaves it: the fired deadline gone.
+            self.timers.remove(d as DeviceId);
+            self.timer_at[d] = None;
+            return Err(EngineError::DeadlineNotAdvancing {
                 device: self.labels[d].clone(),
                 now: self.now,
                 deadline: t,
-            }),
+            });
+        }
+        self.timer_at[d] = next;
+        match next {
             Some(t) => {
                 let key = self.timer_key(d);
                 self.timers.set(d as DeviceId, t, key);
-                Ok(())
             }
             None => {
                 self.timers.remove(d as DeviceId);
-                Ok(())
             }
         }
+        Ok(())
     }
 
     /// The sequence key of a deadline device `d` sets now.

@@ -1113,6 +1113,66 @@ mod tests {
         }
     }
 
+    /// Ticks every 10 ns, sending a frame each time, until its tick
+    /// `stall_at`, which asks for a deadline at the same instant.
+    struct Stall {
+        next: Option<Time>,
+        ticks: u32,
+        stall_at: u32,
+    }
+
+    impl Datapath for Stall {
+        fn on_packet(&mut self, _now: Time, _port: u32, _frame: &[u8], _out: &mut Outputs) {}
+        fn on_timer(&mut self, now: Time, out: &mut Outputs) {
+            self.ticks += 1;
+            out.push(0, &[self.ticks as u8; 64]);
+            self.next = Some(if self.ticks == self.stall_at {
+                now
+            } else {
+                now + Time::from_ns(10)
+            });
+        }
+        fn next_deadline(&self) -> Option<Time> {
+            self.next
+        }
+    }
+
+    /// A deadline that does not advance stops the windows with the serial
+    /// loop's error, after the same events.
+    #[test]
+    fn a_deadline_that_does_not_advance_stops_both_loops_alike() {
+        let build = || {
+            let mut e: Engine<Stall> = Engine::new(EngineConfig::default());
+            // Without the check the devices would tick for ever.
+            e.cfg.max_events = 10_000;
+            for (i, stall_at) in [(0u32, 1_000), (1, 7)] {
+                let dev = Stall {
+                    next: Some(Time::from_ns(10 + u64::from(i))),
+                    ticks: 0,
+                    stall_at,
+                };
+                e.add_device(Box::new(dev), Time::ZERO, format!("s{i}"));
+            }
+            e.connect(0, 0, 1, 0, LinkParams::fixed_delay(Time::from_ns(40)))
+                .unwrap();
+            e
+        };
+        let mut serial = build();
+        let want = serial.run().unwrap_err();
+        assert!(
+            matches!(&want, EngineError::DeadlineNotAdvancing { device, .. } if device == "s1"),
+            "{want:?}"
+        );
+        for threads in [1, 2] {
+            let mut par = build();
+            let got = par.run_parallel(threads, &mut |_| true).unwrap_err();
+            assert_eq!(got, want, "{threads} thread(s)");
+            assert_eq!(par.stats().events, serial.stats().events);
+            assert_eq!(par.stats().timers, serial.stats().timers);
+            assert_eq!(par.device(1).unwrap().ticks, 7);
+        }
+    }
+
     /// A device that panics at its first frame.
     struct Bomb;
 
