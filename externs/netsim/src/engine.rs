@@ -749,16 +749,20 @@ impl<D: Datapath + ?Sized, T: LinkTap> Engine<D, T> {
     pub(crate) fn process(&mut self, time: Time, is_timer: bool) -> Result<bool, EngineError> {
         self.now = time;
         if is_timer {
-            let Some((_, _, device)) = self.timers.pop() else {
+            // The deadline stays queued until the device's next one
+            // replaces it (`apply_deadline`).
+            let Some((_, _, device)) = self.timers.peek() else {
                 return Ok(false);
             };
             let d = device as usize;
             self.stats.events += 1;
             self.stats.timers += 1;
             self.dev_counters[d].timers += 1;
-            self.timer_at[d] = None;
             self.devices[d].on_timer(self.now, &mut self.out);
-            self.dispatch(d, INTERNAL)?;
+            if let Err(e) = self.dispatch(d, INTERNAL) {
+                self.drop_fired_deadline(d);
+                return Err(e);
+            }
             self.reschedule(d, true)?;
         } else if let Some(ev) = self.heap.pop() {
             if let EventKind::Wake { device } = ev.kind {
@@ -815,7 +819,10 @@ impl<D: Datapath + ?Sized, T: LinkTap> Engine<D, T> {
     }
 
     /// Make `next` device `d`'s deadline (what [`Engine::reschedule`] read
-    /// from the device, or what a parallel window recorded).
+    /// from the device, or what a parallel window recorded). After a timer
+    /// event (`after_timer`) the deadline that fired is still queued, in
+    /// both loops: the next one takes its place in the timers' heap (one
+    /// sift rather than a removal and an insertion), or it is removed.
     pub(crate) fn apply_deadline(
         &mut self,
         d: usize,
@@ -823,15 +830,25 @@ impl<D: Datapath + ?Sized, T: LinkTap> Engine<D, T> {
         after_timer: bool,
     ) -> Result<(), EngineError> {
         if after_timer {
-            if let Some(t) = next {
-                if t <= self.now {
-                    return Err(EngineError::DeadlineNotAdvancing {
-                        device: self.labels[d].clone(),
-                        now: self.now,
-                        deadline: t,
-                    });
+            if let Some(t) = next.filter(|t| *t <= self.now) {
+                self.drop_fired_deadline(d);
+                return Err(EngineError::DeadlineNotAdvancing {
+                    device: self.labels[d].clone(),
+                    now: self.now,
+                    deadline: t,
+                });
+            }
+            self.timer_at[d] = next;
+            match next {
+                Some(t) => {
+                    let key = self.timer_key(d);
+                    self.timers.set(d as DeviceId, t, key);
+                }
+                None => {
+                    self.timers.remove(d as DeviceId);
                 }
             }
+            return Ok(());
         }
         if next == self.timer_at[d] {
             return Ok(());
@@ -850,38 +867,11 @@ impl<D: Datapath + ?Sized, T: LinkTap> Engine<D, T> {
         Ok(())
     }
 
-    /// [`Engine::apply_deadline`] after device `d`'s deadline fired while
-    /// it is still queued (a parallel window's merge leaves it there): the
-    /// new deadline takes its place in the timers' heap (one sift rather
-    /// than a removal and an insertion), or it is removed. The queued
-    /// deadlines end up the same as after the serial loop's pop and
-    /// [`Engine::apply_deadline`].
-    pub(crate) fn replace_fired_deadline(
-        &mut self,
-        d: usize,
-        next: Option<Time>,
-    ) -> Result<(), EngineError> {
-        if let Some(t) = next.filter(|t| *t <= self.now) {
-            // As the serial loop leaves it: the fired deadline gone.
-            self.timers.remove(d as DeviceId);
-            self.timer_at[d] = None;
-            return Err(EngineError::DeadlineNotAdvancing {
-                device: self.labels[d].clone(),
-                now: self.now,
-                deadline: t,
-            });
-        }
-        self.timer_at[d] = next;
-        match next {
-            Some(t) => {
-                let key = self.timer_key(d);
-                self.timers.set(d as DeviceId, t, key);
-            }
-            None => {
-                self.timers.remove(d as DeviceId);
-            }
-        }
-        Ok(())
+    /// Forget device `d`'s deadline that fired and is still queued, when
+    /// its event stops the run before [`Engine::apply_deadline`].
+    pub(crate) fn drop_fired_deadline(&mut self, d: usize) {
+        self.timers.remove(d as DeviceId);
+        self.timer_at[d] = None;
     }
 
     /// The sequence key of a deadline device `d` sets now.

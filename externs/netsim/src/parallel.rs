@@ -737,7 +737,8 @@ impl<D: Datapath + Send + ?Sized, T: LinkTap> Engine<D, T> {
             let mut charge = INTERNAL;
             if after_timer {
                 // The deadline stays queued until the device's next one
-                // replaces it (below): nothing in between reads it.
+                // replaces it (`apply_deadline`, below), as in the serial
+                // loop: nothing in between reads it.
                 self.stats.timers += 1;
                 self.dev_counters[di].timers += 1;
             } else {
@@ -761,9 +762,7 @@ impl<D: Datapath + Send + ?Sized, T: LinkTap> Engine<D, T> {
                 let kept = Kept { arena, classes };
                 let sent = self.dispatch_frames(di, out, frames, charge, Some(kept));
                 if sent.is_err() && after_timer {
-                    // Leave the timers as the serial loop would.
-                    self.timers.remove(d);
-                    self.timer_at[di] = None;
+                    self.drop_fired_deadline(di);
                 }
                 sent?;
             }
@@ -773,11 +772,7 @@ impl<D: Datapath + Send + ?Sized, T: LinkTap> Engine<D, T> {
             if self.flow {
                 self.wakes_into_merge(par, end);
             }
-            if after_timer {
-                self.replace_fired_deadline(di, e.next)?;
-            } else {
-                self.apply_deadline(di, e.next, false)?;
-            }
+            self.apply_deadline(di, e.next, after_timer)?;
             let w = &mut par.work[di];
             w.frames_done = e.frames_end;
             w.cursor += 1;

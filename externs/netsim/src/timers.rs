@@ -86,15 +86,6 @@ impl Timers {
         true
     }
 
-    /// Remove and return the earliest deadline.
-    pub(crate) fn pop(&mut self) -> Option<Deadline> {
-        if self.heap.is_empty() {
-            None
-        } else {
-            Some(self.take(0))
-        }
-    }
-
     fn take(&mut self, i: usize) -> Deadline {
         let last = self.heap.len() - 1;
         self.swap(i, last);
@@ -193,8 +184,10 @@ mod tests {
                         .enumerate()
                         .filter_map(|(i, x)| x.map(|(tm, s)| (tm, s, i as u32)))
                         .min();
-                    assert_eq!(t.pop(), want);
+                    // The engine's timer event: the earliest, then its removal.
+                    assert_eq!(t.peek(), want);
                     if let Some((_, _, i)) = want {
+                        assert!(t.remove(i));
                         reference[i as usize] = None;
                     }
                 }
