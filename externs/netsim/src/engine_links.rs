@@ -41,6 +41,23 @@ impl<D: Datapath + ?Sized, T: LinkTap> Engine<D, T> {
         }
     }
 
+    /// Hint that the frame of the event now first on the heap is wanted
+    /// next: when it is a link's head, start loading that link's first frame
+    /// in flight (written when it was sent, a window or more ago, and likely
+    /// out of the cache). No effect on results.
+    #[inline]
+    pub(crate) fn prefetch_next_frame(&self) {
+        if let Some(Event {
+            kind: EventKind::LinkHead { link },
+            ..
+        }) = self.heap.peek()
+        {
+            if let Some(f) = self.links[*link as usize].in_flight.front() {
+                netsparse_externs::hint::prefetch(f);
+            }
+        }
+    }
+
     /// After a frame arrived at device `d` (its credit returned) and `d`'s
     /// outputs were queued: links paused in front of `d` try again.
     #[inline]

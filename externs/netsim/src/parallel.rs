@@ -31,8 +31,11 @@
 //! The frames a window delivers were written a window earlier, after a
 //! round of every other device's work, and have mostly left the CPU's
 //! cache; so a device prefetches its next arrivals while it handles one,
-//! and the merge prefetches each device's next log entry. The prefetches
-//! are hints only (x86_64; nothing elsewhere) and change no result.
+//! the gathering the next link's first frame in flight while it takes one,
+//! and the merge each device's next log entry (its frames' headers, and
+//! the pool's record of the frame it releases) as soon as it keys it. The
+//! prefetches are hints only (x86_64; nothing elsewhere) and change no
+//! result.
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
@@ -540,6 +543,7 @@ impl<D: Datapath + Send + ?Sized, T: LinkTap> Engine<D, T> {
                 break;
             }
             self.heap.pop();
+            self.prefetch_next_frame();
             if let EventKind::Wake { device } = ev.kind {
                 // Engine work: the merge does it in order.
                 par.wake_heap
@@ -687,7 +691,10 @@ impl<D: Datapath + Send + ?Sized, T: LinkTap> Engine<D, T> {
                 EventOrder::ArrivalsFirst => merge_key(e.time, 1, u64::from(d), d),
             }
         } else {
-            merge_key(e.time, 0, w.arrivals[e.arrival as usize].1, d)
+            let (_, seq, _, buf, _) = w.arrivals[e.arrival as usize];
+            // Merging it releases its frame: start loading the pool's record.
+            self.pool.prefetch(buf);
+            merge_key(e.time, 0, seq, d)
         })
     }
 
