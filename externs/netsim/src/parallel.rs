@@ -84,8 +84,11 @@ fn key_time(k: &MergeKey) -> Time {
     Time::from_ps((k.0 >> 64) as u64)
 }
 
-/// One event a device processed in a window.
+/// One event a device processed in a window. Aligned to its 32 bytes so
+/// that no entry straddles two cache lines: the merge prefetches an entry
+/// by its first line.
 #[derive(Clone, Copy, Debug)]
+#[repr(align(32))]
 struct Entry {
     time: Time,
     /// Index into the device's arrivals, or [`DEADLINE`].
@@ -96,12 +99,26 @@ struct Entry {
     next: Option<Time>,
 }
 
+/// A frame arriving at a device in the window. Aligned to its 32 bytes,
+/// as [`Entry`] is.
+#[derive(Clone, Copy, Debug)]
+#[repr(align(32))]
+struct Arrival {
+    time: Time,
+    /// The arrival event's sequence number.
+    seq: u64,
+    port: u32,
+    /// The frame's pool buffer.
+    buf: u32,
+    /// The length charged to the receiver's buffer (0: not charged).
+    len: u64,
+}
+
 /// One device's work in the current window.
 #[derive(Debug, Default)]
 pub(crate) struct DevWork {
-    /// Frames arriving in the window: (time, sequence, port, pool buffer,
-    /// charged length), in (time, sequence) order.
-    arrivals: Vec<(Time, u64, u32, u32, u64)>,
+    /// Frames arriving in the window, in (time, sequence) order.
+    arrivals: Vec<Arrival>,
     log: Vec<Entry>,
     out: Outputs,
     /// Each frame of `out`, classified for the link counters as it was
@@ -324,7 +341,7 @@ fn run_device<D: Datapath + ?Sized>(
         let deadline = timer.filter(|t| t.0 < end);
         let (time, index) = match (arrival, deadline) {
             (None, None) => break,
-            (Some((at, seq, ..)), Some((tt, tseq))) => {
+            (Some(Arrival { time: at, seq, .. }), Some((tt, tseq))) => {
                 let arrival_first = match order {
                     EventOrder::Sequence => (at, seq) < (tt, tseq),
                     EventOrder::ArrivalsFirst => at <= tt,
@@ -335,7 +352,7 @@ fn run_device<D: Datapath + ?Sized>(
                     (tt, DEADLINE)
                 }
             }
-            (Some((at, ..)), None) => (at, next_arrival as u32),
+            (Some(Arrival { time: at, .. }), None) => (at, next_arrival as u32),
             (None, Some((tt, _))) => (tt, DEADLINE),
         };
         if index == DEADLINE {
@@ -343,15 +360,15 @@ fn run_device<D: Datapath + ?Sized>(
             timer_at = None;
             dev.on_timer(time, &mut w.out);
         } else {
-            let (_, _, port, buf, _) = w.arrivals[next_arrival];
+            let Arrival { port, buf, .. } = w.arrivals[next_arrival];
             // The next frame was written a window ago and is likely out of
             // the cache by now: start loading it while this one runs.
             // (And the one after it: its buffer's place in the pool.)
-            if let Some(&(_, _, _, after, _)) = w.arrivals.get(next_arrival + 1) {
-                prefetch(bufs.bytes(after));
+            if let Some(after) = w.arrivals.get(next_arrival + 1) {
+                prefetch(bufs.bytes(after.buf));
             }
-            if let Some(&(_, _, _, later, _)) = w.arrivals.get(next_arrival + 2) {
-                bufs.prefetch(later);
+            if let Some(later) = w.arrivals.get(next_arrival + 2) {
+                bufs.prefetch(later.buf);
             }
             dev.on_packet(time, port, bufs.bytes(buf), &mut w.out);
             next_arrival += 1;
@@ -558,7 +575,13 @@ impl<D: Datapath + Send + ?Sized, T: LinkTap> Engine<D, T> {
                 w.active = true;
                 par.active.push(device);
             }
-            w.arrivals.push((ev.time, ev.seq, port, buf, len));
+            w.arrivals.push(Arrival {
+                time: ev.time,
+                seq: ev.seq,
+                port,
+                buf,
+                len,
+            });
             events += 1;
         }
         for &(time, _, d) in self.timers.entries() {
@@ -691,10 +714,10 @@ impl<D: Datapath + Send + ?Sized, T: LinkTap> Engine<D, T> {
                 EventOrder::ArrivalsFirst => merge_key(e.time, 1, u64::from(d), d),
             }
         } else {
-            let (_, seq, _, buf, _) = w.arrivals[e.arrival as usize];
+            let a = &w.arrivals[e.arrival as usize];
             // Merging it releases its frame: start loading the pool's record.
-            self.pool.prefetch(buf);
-            merge_key(e.time, 0, seq, d)
+            self.pool.prefetch(a.buf);
+            merge_key(e.time, 0, a.seq, d)
         })
     }
 
@@ -749,7 +772,7 @@ impl<D: Datapath + Send + ?Sized, T: LinkTap> Engine<D, T> {
                 self.stats.timers += 1;
                 self.dev_counters[di].timers += 1;
             } else {
-                let (_, _, port, buf, len) = w.arrivals[e.arrival as usize];
+                let Arrival { port, buf, len, .. } = w.arrivals[e.arrival as usize];
                 charge = port;
                 self.stats.arrivals += 1;
                 let c = &mut self.dev_counters[di];
