@@ -68,6 +68,7 @@ mod client;
 mod commands;
 mod rx;
 mod server;
+
 #[cfg(test)]
 mod test_support;
 mod triggered;
@@ -153,6 +154,8 @@ pub struct Nic<M: HostMemory = DenseMemory> {
     /// the queues change, so the event scan reads one small array rather
     /// than every unit's queue.
     server_at: Vec<Option<Time>>,
+    /// The least (time, server unit) of `server_at`, kept as it changes.
+    server_min: Option<(Time, usize)>,
     next_server: usize,
     concat: Concatenator,
     deconcat: Deconcatenator,
@@ -259,6 +262,7 @@ impl<M: HostMemory> Nic<M> {
             },
             unit_at: vec![None; clients],
             unit_min: None,
+            server_min: None,
             next_cached: None,
             units,
             servers,
@@ -416,20 +420,15 @@ impl<M: HostMemory> Nic<M> {
             return;
         };
         *slot = t;
-        let new = t.map(|t| (t, u));
-        self.unit_min = match (self.unit_min, new) {
-            // Earlier than the least: the new least.
-            (Some(m), Some(n)) if n < m => Some(n),
-            (None, n) => n,
-            // The least unit moved later or went idle: scan.
-            (Some((_, mu)), _) if mu == u => self
-                .unit_at
-                .iter()
-                .enumerate()
-                .filter_map(|(i, t)| t.map(|t| (t, i)))
-                .min(),
-            (m, _) => m,
-        };
+        self.unit_min = least_after_change(self.unit_min, &self.unit_at, u, t);
+    }
+
+    /// Recompute server unit `s`'s entry of `server_at` after its queue
+    /// changed.
+    fn refresh_server(&mut self, s: usize) {
+        let t = self.servers[s].queue.front().map(|r| r.ready);
+        self.server_at[s] = t;
+        self.server_min = least_after_change(self.server_min, &self.server_at, s, t);
     }
 
     fn unit_next(&self, u: usize) -> Option<Time> {
@@ -461,14 +460,7 @@ impl<M: HostMemory> Nic<M> {
         };
         consider(self.trig.next_arrival(), Event::Trigger);
         debug_assert!((0..self.units.len()).all(|u| self.unit_at[u] == self.unit_next(u)));
-        debug_assert_eq!(
-            self.unit_min,
-            self.unit_at
-                .iter()
-                .enumerate()
-                .filter_map(|(i, t)| t.map(|t| (t, i)))
-                .min()
-        );
+        debug_assert_eq!(self.unit_min, least(&self.unit_at));
         if let Some((t, u)) = self.unit_min {
             consider(Some(t), Event::Unit(u));
         }
@@ -477,8 +469,9 @@ impl<M: HostMemory> Nic<M> {
             .front()
             .map(|r| r.ready)
             == t));
-        for (s, &t) in self.server_at.iter().enumerate() {
-            consider(t, Event::Server(s));
+        debug_assert_eq!(self.server_min, least(&self.server_at));
+        if let Some((t, s)) = self.server_min {
+            consider(Some(t), Event::Server(s));
         }
         consider(self.concat.next_deadline(), Event::Concat);
         consider(self.tx.frames.front().map(|f| f.start), Event::Tx);
@@ -585,6 +578,57 @@ impl<M: HostMemory> netsparse_engine::ControlPlane for Nic<M> {
                 Err(LineError::Syntax("usage: filter_clear".into()))
             }),
             _ => None,
+        }
+    }
+}
+
+/// The least (time, index) of `at`'s times, if any.
+fn least(at: &[Option<Time>]) -> Option<(Time, usize)> {
+    at.iter()
+        .enumerate()
+        .filter_map(|(i, t)| t.map(|t| (t, i)))
+        .min()
+}
+
+/// The least of `at` after its entry `i` changed to `t`, given the least
+/// `min` before: the new entry if it is earlier, a scan only when the
+/// least entry itself moved later or went idle.
+fn least_after_change(
+    min: Option<(Time, usize)>,
+    at: &[Option<Time>],
+    i: usize,
+    t: Option<Time>,
+) -> Option<(Time, usize)> {
+    match (min, t.map(|t| (t, i))) {
+        // Earlier than the least: the new least.
+        (Some(m), Some(n)) if n < m => Some(n),
+        (None, n) => n,
+        // The least entry moved later or went idle: scan.
+        (Some((_, mi)), _) if mi == i => least(at),
+        (m, _) => m,
+    }
+}
+
+#[cfg(test)]
+mod least_tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        /// The least kept through any sequence of changes is the least a
+        /// scan finds, ties going to the lower index.
+        #[test]
+        fn the_kept_least_is_the_scanned_least(
+            changes in prop::collection::vec((0usize..8, prop::option::of(0u64..20)), 0..200),
+        ) {
+            let mut at = vec![None; 8];
+            let mut min = None;
+            for (i, t) in changes {
+                let t = t.map(Time::from_ns);
+                at[i] = t;
+                min = least_after_change(min, &at, i, t);
+                prop_assert_eq!(min, least(&at));
+            }
         }
     }
 }

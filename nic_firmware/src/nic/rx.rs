@@ -137,7 +137,7 @@ impl<M: HostMemory> Nic<M> {
                 prop_len,
             });
             su.payloads.extend(self.core.payload.iter());
-            self.server_at[sv] = su.queue.front().map(|r| r.ready);
+            self.refresh_server(sv);
             return;
         }
         let key = CqKey {

@@ -64,7 +64,7 @@ impl<M: HostMemory> Nic<M> {
                 &self.core.payload,
             );
         }
-        self.server_at[s] = self.servers[s].queue.front().map(|r| r.ready);
+        self.refresh_server(s);
     }
 }
 
