@@ -68,7 +68,6 @@ mod client;
 mod commands;
 mod rx;
 mod server;
-
 #[cfg(test)]
 mod test_support;
 mod triggered;
@@ -151,10 +150,10 @@ pub struct Nic<M: HostMemory = DenseMemory> {
     next_cached: Option<Option<(Time, Event)>>,
     servers: Vec<ServerUnit>,
     /// The ready time of each server unit's first queued response, kept as
-    /// the queues change, so the event scan reads one small array rather
-    /// than every unit's queue.
+    /// the queues change (`refresh_server`).
     server_at: Vec<Option<Time>>,
-    /// The least (time, server unit) of `server_at`, kept as it changes.
+    /// The least (time, server unit) of `server_at`, kept as it changes, so
+    /// the event scan reads one value rather than every server unit's.
     server_min: Option<(Time, usize)>,
     next_server: usize,
     concat: Concatenator,
@@ -419,6 +418,9 @@ impl<M: HostMemory> Nic<M> {
         let Some(slot) = self.unit_at.get_mut(u) else {
             return;
         };
+        if *slot == t {
+            return;
+        }
         *slot = t;
         self.unit_min = least_after_change(self.unit_min, &self.unit_at, u, t);
     }
@@ -427,6 +429,10 @@ impl<M: HostMemory> Nic<M> {
     /// changed.
     fn refresh_server(&mut self, s: usize) {
         let t = self.servers[s].queue.front().map(|r| r.ready);
+        if self.server_at[s] == t {
+            // A response queued behind the first: nothing moved.
+            return;
+        }
         self.server_at[s] = t;
         self.server_min = least_after_change(self.server_min, &self.server_at, s, t);
     }
