@@ -114,6 +114,11 @@ struct Arrival {
     len: u64,
 }
 
+// The alignment keeps each record within one cache line only while it is
+// 32 bytes: a field added to either must keep it so, or change the
+// alignment and the prefetches with it.
+const _: () = assert!(std::mem::size_of::<Entry>() == 32 && std::mem::size_of::<Arrival>() == 32);
+
 /// One device's work in the current window.
 #[derive(Debug, Default)]
 pub(crate) struct DevWork {
