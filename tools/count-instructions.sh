@@ -57,7 +57,7 @@ for b in "${bins[@]}"; do
     if ! NETSPARSE_HUGEPAGES=0 valgrind --tool=callgrind --callgrind-out-file="$cg" \
         "$b" sim "$@" --threads 1 >"$log" 2>&1; then
         echo "error: $b sim $* failed under valgrind; see $log" >&2
-        tail -n 5 "$log" >&2
+        grep -v "^==" "$log" | tail -n 5 >&2
         exit 1
     fi
     events=$(grep -Eo '[0-9]+ events' "$log" | tail -n 1 | grep -Eo '[0-9]+')
