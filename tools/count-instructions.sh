@@ -85,12 +85,12 @@ for b in "${bins[@]}"; do
             kind = name; sub(/^.*:</, "", kind); sub(/^</, "", kind)
             sub(/ as netsparse_externs::datapath::Datapath>::/, " ", kind)
             devices += num($1)
-            row[++rows] = sprintf("  %-58s %12d calls %10.0f instructions each", kind, num(calls), num($1) / (num(calls) > 0 ? num(calls) : 1))
+            row[++rows] = sprintf("  %-58s %12.0f calls %10.0f instructions each", kind, num(calls), num($1) / (num(calls) > 0 ? num(calls) : 1))
         }
         END {
-            printf "program:    %15d instructions\n", total
-            printf "event loop: %15d instructions", loop
-            if (events > 0) printf ", %d events, %.0f per event", events, loop / events
+            printf "program:    %15.0f instructions\n", total
+            printf "event loop: %15.0f instructions", loop
+            if (events > 0) printf ", %.0f events, %.0f per event", events, loop / events
             printf "\n"
             for (r = 1; r <= rows; r++) print row[r]
             rest = loop - devices

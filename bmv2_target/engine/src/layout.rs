@@ -51,6 +51,27 @@ pub struct Chunk {
     pub parts: Box<[Part]>,
 }
 
+impl Chunk {
+    /// The chunk's bytes as a right-aligned big-endian value, built from
+    /// the slots.
+    #[inline(always)]
+    fn value(&self, st: &PacketState) -> u64 {
+        let mut c = 0u64;
+        for f in self.simple.iter() {
+            c |= (st.n[f.slot as usize] & f.mask) << f.shift;
+        }
+        for p in self.parts.iter() {
+            let v = if p.wide {
+                (st.w[p.slot as usize] >> p.field_shift) as u64
+            } else {
+                st.n[p.slot as usize] >> p.field_shift
+            };
+            c |= (v & p.mask) << p.chunk_shift;
+        }
+        c
+    }
+}
+
 /// A whole layout.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Plan {
@@ -174,29 +195,24 @@ impl Plan {
             return None;
         }
         for (out, ch) in buf.chunks_exact_mut(8).zip(self.chunks.iter()) {
-            let mut c = 0u64;
-            for f in ch.simple.iter() {
-                c |= (st.n[f.slot as usize] & f.mask) << f.shift;
-            }
-            for p in ch.parts.iter() {
-                let v = if p.wide {
-                    (st.w[p.slot as usize] >> p.field_shift) as u64
-                } else {
-                    st.n[p.slot as usize] >> p.field_shift
-                };
-                c |= (v & p.mask) << p.chunk_shift;
-            }
-            out.copy_from_slice(&(c << (8 * (8 - u32::from(ch.bytes)))).to_be_bytes());
+            out.copy_from_slice(&(ch.value(st) << (8 * (8 - u32::from(ch.bytes)))).to_be_bytes());
         }
         Some(self.bytes)
     }
 
-    /// Append the layout's bytes, built from the slots, to `out`.
+    /// Append the layout's bytes, built from the slots, to `out`. On the
+    /// fast path each chunk is appended as a whole 8-byte word (one store,
+    /// no copy through a buffer) and the bytes a short chunk did not fill
+    /// are dropped again by shortening `out`.
     #[inline]
     pub fn emit(&self, st: &PacketState, out: &mut Vec<u8>) {
-        let mut buf = [0u8; 8 * MAX_CHUNKS];
-        if let Some(n) = self.fill(st, &mut buf) {
-            out.extend_from_slice(&buf[..n]);
+        if self.chunks.len() <= MAX_CHUNKS {
+            out.reserve(8 * self.chunks.len());
+            for ch in self.chunks.iter() {
+                let short = 8 - usize::from(ch.bytes);
+                out.extend_from_slice(&(ch.value(st) << (8 * short)).to_be_bytes());
+                out.truncate(out.len() - short);
+            }
         } else {
             let mut w = BitWriter::new(out, self.lead);
             for &(loc, _, width) in self.fields.iter() {
