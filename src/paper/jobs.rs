@@ -412,6 +412,9 @@ pub fn run_all<'p>(
                         );
                         // The stand-in may be dropped once its runs are done.
                         drop(prepared);
+                        // What the run freed goes back to the system before
+                        // the next one is admitted by its estimate.
+                        crate::sim::memory::release_free_memory();
                         if events.send(Event::Done { slot, p, outcome }).is_err() {
                             return;
                         }

@@ -318,6 +318,20 @@ fn status(field: &str) -> Option<u64> {
     kb_field(&s, field)
 }
 
+/// Give the memory the allocator holds free back to the system, where the
+/// C library can (glibc's `malloc_trim`; elsewhere nothing). Freed blocks
+/// below an arena's top stay resident otherwise, so a process that runs
+/// one simulation after another (`netsparse paper`'s workers) would keep
+/// the high-water mark of every earlier run on top of the next one's.
+pub fn release_free_memory() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    // SAFETY: `malloc_trim` takes no pointers and only returns free pages
+    // of the allocator's own arenas to the kernel.
+    unsafe {
+        libc::malloc_trim(0);
+    }
+}
+
 /// The process's peak resident memory (`VmHWM`), bytes.
 pub fn peak_rss() -> Option<u64> {
     status("VmHWM:")
