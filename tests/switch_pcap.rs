@@ -285,6 +285,18 @@ fn bad_entries_exit_1_with_location() {
     assert!(stderr.contains("takes 2 parameter(s)"), "{stderr}");
 }
 
+/// A finished command's standard output, after checking that it exited
+/// with 0 (the failure shows both streams).
+fn succeeded(out: &std::process::Output) -> String {
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(
+        out.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    stdout
+}
+
 /// `netsparse bench pcap` writes the workload, replays it through the pcap
 /// driver and in-process, and refuses a run whose outputs differ in count.
 #[test]
@@ -303,12 +315,7 @@ fn bench_pcap_replays_the_workload_through_the_driver() {
         .arg(dir.path())
         .output()
         .unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success(),
-        "{stdout}\n{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let stdout = succeeded(&out);
     assert!(stdout.contains("3000 packets"), "{stdout}");
     assert!(stdout.contains("pcap / in-process:"), "{stdout}");
     // The input holds every packet; the outputs hold what was forwarded
@@ -348,12 +355,7 @@ fn bench_runs_under_valgrind() {
         .env("NETSPARSE_HUGEPAGES", "0")
         .output()
         .unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success(),
-        "{stdout}\n{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let stdout = succeeded(&out);
     assert!(stdout.contains("replayed 2000 packets"), "{stdout}");
     assert!(stdout.contains("packets/s per core"), "{stdout}");
 }
