@@ -12,10 +12,11 @@ fn freed_blocks_below_the_heap_top_are_released() {
         println!("skipping: release_free_memory does nothing without glibc");
         return;
     }
+    // 4,096 blocks of 64 KiB, 256 MiB in all. Blocks below glibc's mmap
+    // threshold come from the heap; touching every byte makes them
+    // resident.
     const BLOCK: usize = 64 << 10;
-    const BLOCKS: usize = 4096; // 256 MiB in all
-                                // Blocks below glibc's mmap threshold come from the heap; touching
-                                // every byte makes them resident.
+    const BLOCKS: usize = 4096;
     let mut blocks: Vec<Option<Vec<u8>>> = (0..BLOCKS)
         .map(|i| Some(vec![(i % 251) as u8 + 1; BLOCK]))
         .collect();
