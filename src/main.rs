@@ -16,6 +16,13 @@ mod cli;
 struct Cli {
     #[command(subcommand)]
     command: Command,
+    /// How P4 programs run: `native` (generated Rust compiled by the
+    /// machine's rustc, cached; same results as the interpreter),
+    /// `interp` (the interpreter), or `auto` (native where rustc can build
+    /// it). Default: `auto` for sim, paper, demo and bench, `interp` for
+    /// the rest; the environment variable NETSPARSE_ENGINE sets it too.
+    #[arg(long, global = true, value_name = "MODE", value_parser = ["auto", "native", "interp"])]
+    engine: Option<String>,
 }
 
 #[derive(Subcommand, Debug)]
@@ -58,6 +65,18 @@ fn main() -> ExitCode {
     ) {
         cli::hugepages::reexec();
     }
+    let long_runs = matches!(
+        cli.command,
+        Command::Sim(_) | Command::Paper(_) | Command::Bench(_) | Command::Demo(_)
+    );
+    let mode = match cli::engine::mode(cli.engine.as_deref(), long_runs) {
+        Ok(m) => m,
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            return ExitCode::from(2);
+        }
+    };
+    netsparse_engine::native::set_mode(mode);
     let result = match cli.command {
         Command::Compile(a) => cli::compile::run(a),
         Command::Explain(a) => cli::explain::run(a),
@@ -72,6 +91,7 @@ fn main() -> ExitCode {
         Command::Topo(a) => cli::topo::run(a),
         Command::Stf(a) => cli::stf::run(a),
     };
+    let result = result.and_then(|code| cli::engine::check(mode).map(|()| code));
     match result {
         Ok(code) => code,
         Err(e) => {

@@ -307,6 +307,7 @@ fn sim(a: SimBenchArgs) -> anyhow::Result<ExitCode> {
             );
         }
     }
+    println!("{}", super::engine::summary());
     println!(
         "wall: {wall:.2} s, {:.3} M idxs+PRs/s",
         work / wall.max(1e-9) / 1e6
@@ -394,6 +395,7 @@ fn nic(a: NicArgs) -> anyhow::Result<ExitCode> {
         );
     }
     let n = total as f64;
+    println!("{}", super::engine::summary());
     println!("wall: {wall:.3} s, {:.0} idxs/s", n / wall.max(1e-9));
     println!("cpu:  {cpu:.3} s, {:.0} idxs/s per core", n / cpu.max(1e-9));
     Ok(ExitCode::SUCCESS)
@@ -447,6 +449,7 @@ fn switch(a: SwitchArgs) -> anyhow::Result<ExitCode> {
         sent,
         a.packets - sent
     );
+    println!("{}", super::engine::summary());
     println!("wall: {wall:.3} s, {:.0} packets/s", n / wall.max(1e-9));
     println!(
         "cpu:  {cpu:.3} s, {:.0} packets/s per core",
@@ -641,6 +644,7 @@ fn middle_pipe(a: MiddlePipeArgs) -> anyhow::Result<ExitCode> {
         p.prs_per_packet
     );
     let n = p.prs_in as f64;
+    println!("{}", super::engine::summary());
     println!("wall: {wall:.3} s, {:.0} PRs/s", n / wall.max(1e-9));
     println!("cpu:  {cpu:.3} s, {:.0} PRs/s per core", n / cpu.max(1e-9));
     Ok(ExitCode::SUCCESS)

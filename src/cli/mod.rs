@@ -7,6 +7,7 @@ pub mod compile;
 pub mod ctl;
 pub mod ctl_more;
 pub mod demo;
+pub mod engine;
 pub mod explain;
 pub mod hugepages;
 pub mod matrix;

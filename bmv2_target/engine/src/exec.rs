@@ -489,6 +489,18 @@ impl Exec<'_> {
             }
             &big
         };
+        let action = self.lookup(st, t, keys);
+        self.rt.keybuf = big;
+        self.action(st, action)
+    }
+
+    /// Look table `t` up with `keys`: write the action data, the direct
+    /// counter and meter, the `hit` and `action_run` slots; the action to
+    /// run (the caller runs it). Native code calls this too.
+    #[inline]
+    pub(crate) fn lookup(&mut self, st: &mut PacketState, t: u32, keys: &[u128]) -> u32 {
+        let code = self.code;
+        let ct = &code.tables[t as usize];
         let rt = &mut *self.rt;
         let tr = &rt.tables[t as usize];
         let found = tr.lookup(keys, &mut rt.scratch);
@@ -538,10 +550,9 @@ impl Exec<'_> {
                 }
             }
         }
-        rt.keybuf = big;
         ct.hit.set(st, u64::from(hit));
         ct.action_run.set(st, u64::from(action));
-        self.action(st, action)
+        action
     }
 
     /// Pack `data` (most significant first, right-aligned in whole bytes)
@@ -857,13 +868,26 @@ impl Exec<'_> {
     /// store its value. Without a target every call stores 0.
     #[inline(never)]
     fn target(&mut self, st: &mut PacketState, t: &super::code::TargetP) -> Flow {
-        use crate::target::{TargetCall, TargetResult};
         let code = self.code;
         let mut vals = [0u128; 4];
         for (v, x) in vals.iter_mut().zip(t.args.iter()) {
             *v = eval_vx(x, code, st);
         }
         let n = t.args.len().min(vals.len());
+        self.target_with(st, t, &vals[..n])
+    }
+
+    /// Call target primitive `t` with its operands' values `vals` and store
+    /// its value (native code evaluates the operands itself and calls this).
+    #[inline]
+    pub(crate) fn target_with(
+        &mut self,
+        st: &mut PacketState,
+        t: &super::code::TargetP,
+        vals: &[u128],
+    ) -> Flow {
+        use crate::target::{TargetCall, TargetResult};
+        let code = self.code;
         let r = match (
             self.hook.as_deref_mut(),
             code.target_prims.get(t.prim as usize),
@@ -872,7 +896,7 @@ impl Exec<'_> {
                 st,
                 TargetCall {
                     prim,
-                    args: &vals[..n],
+                    args: vals,
                     ops: self.rt.ops,
                 },
             ),

@@ -225,7 +225,7 @@ impl Plan {
 
 /// The `n` (1..=8) bytes at `pos` as a big-endian integer (zero past the end).
 #[inline(always)]
-fn load_be(buf: &[u8], pos: usize, n: u8) -> u64 {
+pub(crate) fn load_be(buf: &[u8], pos: usize, n: u8) -> u64 {
     if let Some(w) = buf.get(pos..pos + 8) {
         let mut b = [0u8; 8];
         b.copy_from_slice(w);

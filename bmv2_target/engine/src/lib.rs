@@ -14,6 +14,8 @@
 //!   trait, runtime JSON and BMv2 command files.
 //! * [`program`]: named statement blocks run with target-specific
 //!   primitives (the NIC's RIG externs, the Property Cache).
+//! * [`native`]: the same blocks generated as Rust, compiled by `rustc`
+//!   and run instead of the interpreter (for any program, same results).
 //! * [`prpath`]: the one per-PR path runner (per-packet part, then per-PR
 //!   part between `Deconcatenate` and `Concatenate`) that the middle pipes
 //!   and the NIC both use.
@@ -29,6 +31,7 @@ pub mod error;
 pub mod eval;
 pub mod exec;
 pub mod layout;
+pub mod native;
 pub mod program;
 pub mod prpath;
 pub mod runtime;

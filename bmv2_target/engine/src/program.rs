@@ -17,8 +17,10 @@ use netsparse_externs::Time;
 
 use crate::compile::{load_generic, ExtraBlock};
 use crate::control::ControlPlane;
+use crate::engine::pick;
 use crate::error::LoadError;
 use crate::exec::{Exec, Flow};
+use crate::native::abi::FLOW_EXIT;
 use crate::runtime::{EngineStats, Runtime};
 use crate::state::Loc;
 pub use crate::target::{NoTarget, TargetCall, TargetPrims, TargetResult};
@@ -108,10 +110,10 @@ impl Program {
                 width: f.width,
             })
             .collect();
-        let engine = Engine {
-            rt: Runtime::new(loaded.tables, loaded.externs, loaded.extern_names, seed),
-            code: loaded.code,
-        };
+        let engine = Engine::new(
+            loaded.code,
+            Runtime::new(loaded.tables, loaded.externs, loaded.extern_names, seed),
+        );
         Ok(Program {
             engine,
             slots,
@@ -165,6 +167,17 @@ impl Program {
         b: BlockId,
         target: &mut dyn TargetPrims,
     ) -> RunEnd {
+        let e = &mut self.engine;
+        if let Some(f) =
+            pick(&e.native, &e.code, e.rt.trace, st).and_then(|n| Some((n, n.control(b.0)?)))
+        {
+            let (n, f) = f;
+            return if n.call(f, &mut e.rt, st, None, Some(target)) == FLOW_EXIT {
+                RunEnd::Exited
+            } else {
+                RunEnd::Completed
+            };
+        }
         let code = &self.engine.code;
         let Some(c) = code.controls.get(b.0 as usize) else {
             return RunEnd::Completed;

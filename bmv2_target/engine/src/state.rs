@@ -90,6 +90,12 @@ impl Bits {
         }
     }
 
+    /// The inline words (bits 0..256), for native code.
+    #[inline(always)]
+    pub(crate) fn inline_mut(&mut self) -> &mut [u64; 4] {
+        &mut self.inline
+    }
+
     /// Clear every bit.
     #[inline(always)]
     fn clear(&mut self) {

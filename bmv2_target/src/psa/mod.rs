@@ -170,10 +170,7 @@ impl PsaSwitch {
         let mut rt = Runtime::new(loaded.tables, loaded.externs, loaded.extern_names, cfg.seed);
         rt.trace = cfg.trace;
         Ok(PsaSwitch {
-            engine: Engine {
-                code: loaded.code,
-                rt,
-            },
+            engine: Engine::new(loaded.code, rt),
             b,
             md,
             normalized,

@@ -371,10 +371,7 @@ impl Switch {
         let mut rt = Runtime::new(loaded.tables, loaded.externs, loaded.extern_names, cfg.seed);
         rt.trace = cfg.trace;
         let sm = loaded.code.v1;
-        let engine = Engine {
-            code: loaded.code,
-            rt,
-        };
+        let engine = Engine::new(loaded.code, rt);
         Ok(Switch {
             engine,
             v1: loaded.v1,
