@@ -193,6 +193,27 @@ fn without_a_compiler_native_is_an_error_and_auto_runs_the_interpreter() {
         "the error names the engine and the compiler: {err}"
     );
 
+    // A mode that is not one names what it expected.
+    let o = Command::new(env!("CARGO_BIN_EXE_netsparse"))
+        .args([
+            "sim",
+            "--gen",
+            "rmat:scale=8,ef=4",
+            "--nodes",
+            "4",
+            "--racks",
+            "1",
+        ])
+        .env("NETSPARSE_ENGINE", "fast")
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "stderr: {err}");
+    assert!(
+        err.contains("NETSPARSE_ENGINE=\"fast\"") && err.contains("auto, native or interp"),
+        "{err}"
+    );
+
     let o = sim("auto", missing, &dir);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let o = sim("interp", "rustc", &dir);
@@ -211,4 +232,118 @@ fn without_a_compiler_native_is_an_error_and_auto_runs_the_interpreter() {
         })
         .count();
     assert!(libs >= 2, "{libs} libraries in the cache");
+}
+
+/// Run the CLI with `args` and `--engine engine`, writing `--json` to
+/// `dir/name-engine.json`; the report with its timing fields zeroed.
+fn cli_report(args: &[&str], engine: &str, dir: &std::path::Path, name: &str) -> serde_json::Value {
+    let out = dir.join(format!("{name}-{engine}.json"));
+    let o = Command::new(env!("CARGO_BIN_EXE_netsparse"))
+        .args(args)
+        .arg("--json")
+        .arg(&out)
+        .args(["--engine", engine])
+        .env("NETSPARSE_NATIVE_DIR", dir.join("cache"))
+        .env("NETSPARSE_HUGEPAGES", "0")
+        .output()
+        .unwrap();
+    assert!(
+        o.status.success(),
+        "{name} ({engine}): {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let mut v: serde_json::Value = serde_json::from_slice(&std::fs::read(&out).unwrap()).unwrap();
+    fn zero(v: &mut serde_json::Value) {
+        match v {
+            serde_json::Value::Object(m) => {
+                for (k, x) in m.iter_mut() {
+                    if k.contains("wall") || k.ends_with("_per_sec") || k == "setup_secs" {
+                        *x = serde_json::json!(0);
+                    } else {
+                        zero(x);
+                    }
+                }
+            }
+            serde_json::Value::Array(a) => a.iter_mut().for_each(zero),
+            _ => {}
+        }
+    }
+    zero(&mut v);
+    v
+}
+
+/// The other workloads whose devices run compiled programs — sPIN
+/// handlers (their statement counts are handler time), the OmNICCL
+/// aggregators in a SmartNIC and in a NetSparse switch's middle pipes,
+/// RDMA SpMM through NetSparse ToRs — give the same reports natively.
+#[test]
+fn spin_collectives_and_spmm2d_are_the_same_natively() {
+    let dir = scratch("native-workloads");
+    let runs: [(&str, &[&str]); 5] = [
+        ("pingpong", &["sim", "--workload", "pingpong"]),
+        ("strided", &["sim", "--workload", "strided"]),
+        (
+            "allreduce",
+            &[
+                "sim",
+                "--collective",
+                "allreduce",
+                "--algo",
+                "ring,omnireduce,omniccl",
+                "--bytes",
+                "262144",
+                "--block",
+                "1024",
+                "--depth",
+                "16",
+                "--density",
+                "0.25",
+                "--workers",
+                "4",
+            ],
+        ),
+        (
+            "allreduce-switch",
+            &[
+                "sim",
+                "--collective",
+                "allreduce",
+                "--algo",
+                "omniccl",
+                "--agg-at",
+                "switch",
+                "--bytes",
+                "262144",
+                "--block",
+                "1024",
+                "--depth",
+                "16",
+                "--density",
+                "0.25",
+                "--workers",
+                "4",
+            ],
+        ),
+        (
+            "spmm2d",
+            &[
+                "sim",
+                "--kernel",
+                "spmm2d",
+                "--gen",
+                "rmat:scale=9,ef=8",
+                "--nodes",
+                "16",
+                "--racks",
+                "1",
+                "--k",
+                "16",
+            ],
+        ),
+    ];
+    for (name, args) in runs {
+        let interp = cli_report(args, "interp", &dir, name);
+        let native_json = cli_report(args, "native", &dir, name);
+        assert_eq!(interp, native_json, "{name}: the reports differ");
+    }
 }

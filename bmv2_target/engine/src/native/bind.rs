@@ -223,6 +223,21 @@ unsafe fn commit_out(ctx: &mut NCtx, out: &mut Vec<u8>) {
     ctx.out = out.as_mut_ptr().add(out.len());
 }
 
+/// Point the context at the state's arrays again after a callback (which
+/// holds the state exclusively and may, in principle, have moved them).
+///
+/// # Safety
+/// `st` is the call's packet state, still sized for the program.
+#[inline]
+unsafe fn resync(ctx: &mut NCtx, st: &mut PacketState) {
+    ctx.n = st.n.as_mut_ptr();
+    ctx.w = st.w.as_mut_ptr();
+    ctx.valid = st.valid.inline_mut().as_mut_ptr();
+    ctx.frame = st.frame.as_ptr();
+    ctx.frame_len = st.frame.len();
+    ctx.cursor = st.cursor;
+}
+
 /// A flow as its code.
 fn encode(f: Flow) -> u32 {
     match f {
@@ -273,7 +288,7 @@ unsafe extern "C" fn cb_stmt(ctx: *mut NCtx, k: u32) -> u32 {
             let (mut ex, st) = exec(env);
             ex.stmt(st, &*s)
         };
-        ctx.cursor = (*env.st).cursor;
+        resync(ctx, &mut *env.st);
         if !env.out.is_null() {
             refresh_out(ctx, &mut *env.out);
         }
@@ -303,8 +318,13 @@ unsafe extern "C" fn cb_apply(ctx: *mut NCtx, t: u32, keys: *const u128, n: u32)
         let ctx = &mut *ctx;
         let env = &mut *(ctx.env as *mut Env<'_>);
         let keys = std::slice::from_raw_parts(keys, n as usize);
-        let (mut ex, st) = exec(env);
-        ex.lookup(st, t, keys)
+        (*env.st).cursor = ctx.cursor;
+        let a = {
+            let (mut ex, st) = exec(env);
+            ex.lookup(st, t, keys)
+        };
+        resync(ctx, &mut *env.st);
+        a
     }
 }
 
@@ -325,8 +345,12 @@ unsafe extern "C" fn cb_target(ctx: *mut NCtx, k: u32, args: *const u128, n: u32
         };
         let args = std::slice::from_raw_parts(args, n as usize);
         (*env.st).cursor = ctx.cursor;
-        let (mut ex, st) = exec(env);
-        encode(ex.target_with(st, t, args))
+        let f = {
+            let (mut ex, st) = exec(env);
+            ex.target_with(st, t, args)
+        };
+        resync(ctx, &mut *env.st);
+        encode(f)
     }
 }
 
