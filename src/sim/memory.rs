@@ -16,9 +16,10 @@
 //!   bytes with the SpMM check); per remote nonzero 1/8 byte of marks into
 //!   the streamed idx array; a scratch list of one node's remote idxs while
 //!   setting up; the ToRs' Property Caches (unbounded: what the racks
-//!   need and serve, [`Workload::tor_cached`] where known); the frames in the NICs' TX
-//!   buffers (bounded by the PRs outstanding, [`nic_tx_bytes`]); a few MB
-//!   per device;
+//!   need and serve, [`Workload::tor_cached`] where known); the frames in
+//!   flight (bounded by the PRs outstanding, [`nic_tx_bytes`]) as the
+//!   engine's frame pool holds them ([`in_flight_bytes`]); a few MB per
+//!   device;
 //! * **SAOpt**: 12 B per column and two nodes × nodes tables;
 //! * the process itself (binary, compiled programs): [`BASE_BYTES`].
 //!
@@ -201,7 +202,7 @@ pub fn mode_bytes(w: &Workload, cfg: &SimConfig, mode: Mode, spmm: bool) -> u64 
             } else {
                 0
             };
-            filter + host + caches + nic_tx_bytes(w, cfg) + devices * PER_DEVICE_BYTES
+            filter + host + caches + in_flight_bytes(w, cfg) + devices * PER_DEVICE_BYTES
         }
     }
 }
@@ -241,6 +242,23 @@ pub fn nic_tx_bytes(w: &Workload, cfg: &SimConfig) -> u64 {
         .saturating_mul(u64::from(cfg.pending_entries))
         .min(w.remote());
     outstanding.saturating_mul(u64::from(cfg.prop_bytes()) + RESPONSE_FRAME_OVERHEAD)
+}
+
+/// What the network engine's frame pool can hold for the frames in
+/// flight: they carry outstanding PRs wherever they are (NIC TX buffers,
+/// links, switch buffers), so their bytes are at most [`nic_tx_bytes`];
+/// the pool's arenas hold up to [`POOL_HOLD_RATIO`] times the bytes in
+/// flight (and [`POOL_HOLD_SLACK`]) before it compacts them, and keeps up
+/// to 1 / [`POOL_STORE_SHARE`] of that again as spare storage.
+///
+/// [`POOL_HOLD_RATIO`]: netsparse_netsim::POOL_HOLD_RATIO
+/// [`POOL_HOLD_SLACK`]: netsparse_netsim::POOL_HOLD_SLACK
+/// [`POOL_STORE_SHARE`]: netsparse_netsim::POOL_STORE_SHARE
+pub fn in_flight_bytes(w: &Workload, cfg: &SimConfig) -> u64 {
+    let held = nic_tx_bytes(w, cfg)
+        .saturating_mul(netsparse_netsim::POOL_HOLD_RATIO as u64)
+        .saturating_add(netsparse_netsim::POOL_HOLD_SLACK as u64);
+    held.saturating_add(held / netsparse_netsim::POOL_STORE_SHARE as u64)
 }
 
 /// A run that would not fit: the estimate against the limit.
@@ -430,7 +448,10 @@ mod tests {
         assert!(e.total() < 16 << 30, "{e:?}");
         let small = Workload::new(1 << 20, 1 << 20, 5 << 20, UNORDERED);
         let s = estimate(&small, &cfg, &modes, false);
-        assert!(s.total() < e.total() / 8, "{s:?} vs {e:?}");
+        // The matrix's part scales with it; the frames in flight and the
+        // devices are a fixed cost of the cluster.
+        assert!(s.matrix_bytes < e.matrix_bytes / 8, "{s:?} vs {e:?}");
+        assert!(s.run_bytes < e.run_bytes / 3, "{s:?} vs {e:?}");
         // Unordered coordinates cost twice as much to build.
         let unordered = estimate(
             &Workload {
@@ -486,9 +507,16 @@ mod tests {
             ..cfg.clone()
         };
         let nic = |c: &SimConfig, m| mode_bytes(&big, c, m, false);
+        // The frames in flight as the frame pool holds them: twice their
+        // bytes before it compacts, and half that again as spare storage.
+        let pool = |f: u64| {
+            let held = 2 * f + (256 << 20);
+            held + held / 2
+        };
+        assert_eq!(in_flight_bytes(&big, &cfg), pool(outstanding * (512 + 96)));
         assert_eq!(
             nic(&cfg, Mode::Rig) - nic(&k16, Mode::Rig),
-            outstanding * (512 - 64)
+            pool(outstanding * (512 + 96)) - pool(outstanding * (64 + 96))
         );
         assert_eq!(nic(&cfg, Mode::Su), nic(&k16, Mode::Su));
     }

@@ -627,6 +627,9 @@ impl<D: Datapath + ?Sized, T: LinkTap> Engine<D, T> {
             if !self.process(time, is_timer)? {
                 continue;
             }
+            if self.stats.events % STOP_CHECK_EVERY == 0 {
+                self.pool.compact();
+            }
             if self.stats.events % PROGRESS_EVERY == 0 {
                 self.check_stuck()?;
                 self.sync_stats();

@@ -39,4 +39,8 @@ pub use fault::FaultInjector;
 pub use flow::{BufferKind, BufferSpec, BufferStats};
 pub use link::{LinkCounters, LinkParams};
 pub use parallel::WindowTimes;
+pub use pool::{
+    COMPACT_RATIO as POOL_HOLD_RATIO, COMPACT_SLACK as POOL_HOLD_SLACK,
+    STORE_SHARE as POOL_STORE_SHARE,
+};
 pub use tap::{Endpoint, LinkTap, NoTap, TapFrame};

@@ -532,6 +532,9 @@ impl<D: Datapath + Send + ?Sized, T: LinkTap> Engine<D, T> {
                 par.work[d as usize].end_window(&mut self.pool);
             }
             par.active.clear();
+            // Frames that wait long keep their device's whole window
+            // output alive: move them out of sparse outputs.
+            self.pool.compact();
             let t3 = Instant::now();
             par.times.devices += t2 - t1;
             par.times.serial += (t1 - t0) + (t3 - t2);

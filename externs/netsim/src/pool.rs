@@ -14,6 +14,12 @@ use netsparse_externs::Outputs;
 /// back to the spares once none of its frames is in flight; the copy arena
 /// is emptied in place then, and replaced when it grows past
 /// [`COPY_ARENA_BYTES`] with frames still in it.
+///
+/// A frame that waits long (in a paused buffer, behind a congested link)
+/// keeps its whole arena alive, so arenas can come to hold many times the
+/// bytes actually in flight: [`FramePool::compact`] copies the frames of
+/// sparse arenas into the copy arena and frees them, and freed storage is
+/// kept for reuse only up to half what is in use (or 64 MiB).
 #[derive(Debug, Default)]
 pub(crate) struct FramePool {
     arenas: Vec<Vec<u8>>,
@@ -33,7 +39,37 @@ pub(crate) struct FramePool {
     free: Vec<u32>,
     /// The arena [`FramePool::alloc`] copies into.
     copy: Option<u32>,
+    /// Bytes of the frames in flight in each arena.
+    live_bytes: Vec<usize>,
+    /// Capacity of the arenas in use, all together.
+    held: usize,
+    /// Bytes of the frames in flight, all together.
+    in_flight: usize,
+    /// Capacity kept in `storage`.
+    stored: usize,
+    /// `held` must pass this too before the next compaction (twice what
+    /// the last one left, and the slack), so that the handles are scanned
+    /// only after the arenas have grown again, not window after window.
+    compact_at: usize,
+    /// [`COMPACT_SLACK`] unless a test sets a smaller one.
+    slack: Option<usize>,
 }
+
+/// A released handle's arena (no frame).
+const NO_ARENA: u32 = u32::MAX;
+
+/// Arenas hold more than this many times the bytes in flight (and
+/// [`COMPACT_SLACK`] more) before the pool's compaction moves frames;
+/// an arena less than 1 / this used is a sparse one it empties.
+pub const COMPACT_RATIO: usize = 2;
+/// Arena bytes beyond the bytes in flight that never call for compaction.
+pub const COMPACT_SLACK: usize = 256 << 20;
+/// Storage kept for reuse however little is in use.
+const STORE_MIN: usize = 64 << 20;
+/// Spare storage is kept up to 1 / this of the arenas in use.
+pub const STORE_SHARE: usize = 2;
+/// Arenas smaller than this are left alone by compaction.
+const COMPACT_MIN_ARENA: usize = 64 << 10;
 
 /// Where a frame lies: `arena[start..start + len]`.
 #[derive(Clone, Copy, Debug)]
@@ -80,6 +116,7 @@ impl FramePool {
             None => {
                 self.arenas.push(Vec::new());
                 self.live.push(0);
+                self.live_bytes.push(0);
                 (self.arenas.len() - 1) as u32
             }
         };
@@ -101,7 +138,9 @@ impl FramePool {
             .filter_map(|b| self.storage[b].pop())
             .next()
             .unwrap_or_default();
+        self.stored -= bytes.capacity();
         out.clear_into(&mut bytes);
+        self.held += bytes.capacity();
         self.arenas[a as usize] = bytes;
         self.unhold(a);
     }
@@ -113,13 +152,18 @@ impl FramePool {
         *l -= 1;
         if *l == 0 {
             let mut bytes = std::mem::take(&mut self.arenas[a as usize]);
-            if bytes.capacity() > 0 {
+            let cap = bytes.capacity();
+            self.held -= cap;
+            // Kept for reuse while the store is no larger than half what
+            // is in use (or 64 MiB); else given back.
+            if cap > 0 && self.stored + cap <= (self.held / STORE_SHARE).max(STORE_MIN) {
                 bytes.clear();
-                let b = floor_log2(bytes.capacity());
+                let b = floor_log2(cap);
                 if self.storage.len() <= b {
                     self.storage.resize_with(b + 1, Vec::new);
                 }
                 self.storage[b].push(bytes);
+                self.stored += cap;
             }
             self.spare.push(a);
         } else if *l == 1 && self.copy == Some(a) {
@@ -130,6 +174,8 @@ impl FramePool {
 
     fn handle(&mut self, at: FrameAt) -> u32 {
         self.live[at.arena as usize] += 1;
+        self.live_bytes[at.arena as usize] += at.len as usize;
+        self.in_flight += at.len as usize;
         match self.free.pop() {
             Some(h) => {
                 self.frames[h as usize] = at;
@@ -157,8 +203,100 @@ impl FramePool {
 
     /// A handle for a copy of `bytes`.
     pub(crate) fn alloc(&mut self, bytes: &[u8]) -> u32 {
-        let a = match self.copy {
-            Some(a) if self.arenas[a as usize].len() + bytes.len() <= COPY_ARENA_BYTES => a,
+        let a = self.copy_arena_for(bytes.len());
+        let arena = &mut self.arenas[a as usize];
+        let start = arena.len();
+        let cap = arena.capacity();
+        arena.extend_from_slice(bytes);
+        self.held = self.held + arena.capacity() - cap;
+        self.alloc_in(a, start..start + bytes.len())
+    }
+
+    /// Frame `h` is no longer in flight.
+    pub(crate) fn release(&mut self, h: u32) {
+        self.free.push(h);
+        let f = &mut self.frames[h as usize];
+        let (a, len) = (f.arena, f.len as usize);
+        f.arena = NO_ARENA;
+        self.live_bytes[a as usize] -= len;
+        self.in_flight -= len;
+        self.unhold(a);
+    }
+
+    /// When the arenas hold more than [`COMPACT_RATIO`] times the bytes in
+    /// flight (plus [`COMPACT_SLACK`], and twice what the last compaction
+    /// left), copy the frames of every arena that is at least
+    /// [`COMPACT_MIN_ARENA`] large and less than half used into the copy
+    /// arena, which frees those arenas. One pass over the handles: its
+    /// cost is paid only after the arenas doubled. Handles keep
+    /// their frames, so nothing the engine holds changes; only bytes move.
+    /// Call it between events (no frame's bytes borrowed, no output being
+    /// filled). Returns the arenas freed.
+    pub(crate) fn compact(&mut self) -> usize {
+        self.trim_store();
+        let slack = self.slack.unwrap_or(COMPACT_SLACK);
+        if self.held <= COMPACT_RATIO * self.in_flight + slack || self.held <= self.compact_at {
+            return 0;
+        }
+        let sparse: Vec<bool> = (0..self.arenas.len())
+            .map(|a| {
+                let cap = self.arenas[a].capacity();
+                self.live[a] > 0
+                    && self.copy != Some(a as u32)
+                    && cap >= COMPACT_MIN_ARENA
+                    && self.live_bytes[a] * COMPACT_RATIO < cap
+            })
+            .collect();
+        let mut freed = 0;
+        for h in 0..self.frames.len() {
+            let f = self.frames[h];
+            if f.arena == NO_ARENA || !sparse[f.arena as usize] {
+                continue;
+            }
+            let old = f.arena;
+            let c = self.copy_arena_for(f.len as usize);
+            let mut target = std::mem::take(&mut self.arenas[c as usize]);
+            let cap = target.capacity();
+            let start = target.len();
+            target.extend_from_slice(&self.arenas[old as usize][f.start..f.start + f.len as usize]);
+            self.held = self.held + target.capacity() - cap;
+            self.arenas[c as usize] = target;
+            self.frames[h] = FrameAt {
+                arena: c,
+                len: f.len,
+                start,
+            };
+            self.live[c as usize] += 1;
+            self.live_bytes[c as usize] += f.len as usize;
+            self.live_bytes[old as usize] -= f.len as usize;
+            if self.live[old as usize] == 1 {
+                freed += 1;
+            }
+            self.unhold(old);
+        }
+        self.compact_at = 2 * self.held + slack;
+        freed
+    }
+
+    /// Give back stored storage, largest first, past half what is in use
+    /// (or 64 MiB): the arenas in use shrank since it was stored.
+    fn trim_store(&mut self) {
+        let limit = (self.held / STORE_SHARE).max(STORE_MIN);
+        while self.stored > limit {
+            let Some(bucket) = self.storage.iter_mut().rev().find(|b| !b.is_empty()) else {
+                break;
+            };
+            if let Some(v) = bucket.pop() {
+                self.stored -= v.capacity();
+            }
+        }
+    }
+
+    /// The copy arena, replaced first if `len` more bytes would take it
+    /// past [`COPY_ARENA_BYTES`].
+    fn copy_arena_for(&mut self, len: usize) -> u32 {
+        match self.copy {
+            Some(a) if self.arenas[a as usize].len() + len <= COPY_ARENA_BYTES => a,
             old => {
                 if let Some(old) = old {
                     self.copy = None;
@@ -168,18 +306,7 @@ impl FramePool {
                 self.copy = Some(a);
                 a
             }
-        };
-        let arena = &mut self.arenas[a as usize];
-        let start = arena.len();
-        arena.extend_from_slice(bytes);
-        self.alloc_in(a, start..start + bytes.len())
-    }
-
-    /// Frame `h` is no longer in flight.
-    pub(crate) fn release(&mut self, h: u32) {
-        self.free.push(h);
-        let a = self.frames[h as usize].arena;
-        self.unhold(a);
+        }
     }
 }
 
@@ -267,5 +394,96 @@ mod tests {
         assert_eq!(pool.spare, vec![a], "the old arena is free once drained");
         assert!(pool.arenas[b as usize].is_empty());
         assert_eq!(pool.live[b as usize], 1, "only the copy arena's own hold");
+    }
+
+    /// The pool's counters, recomputed from its arenas and frames.
+    fn recount(pool: &FramePool) -> (usize, usize) {
+        let held = (0..pool.arenas.len())
+            .filter(|&a| pool.live[a] > 0)
+            .map(|a| pool.arenas[a].capacity())
+            .sum();
+        let in_flight = pool
+            .frames
+            .iter()
+            .filter(|f| f.arena != NO_ARENA)
+            .map(|f| f.len as usize)
+            .sum();
+        (held, in_flight)
+    }
+
+    /// Window outputs of 256 KiB that each keep one frame in flight for
+    /// long (waiting behind a paused link) pin their whole arenas; a
+    /// compaction moves those frames into the copy arena, frees the
+    /// arenas, and every frame still reads back its bytes; the counters
+    /// stay what the arenas and frames say, through random releases.
+    #[test]
+    fn compaction_frees_sparse_outputs_and_keeps_every_frame() {
+        let mut pool = FramePool {
+            slack: Some(1 << 20),
+            ..FramePool::default()
+        };
+        let mut kept: Vec<(u32, u8, usize)> = Vec::new();
+        let mut x = 12345u64;
+        let mut rand = move |n: u64| {
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            (x >> 33) % n
+        };
+        for w in 0..400u32 {
+            let mut out = Outputs::new();
+            let mut hs = Vec::new();
+            for i in 0..170u32 {
+                let len = 1500 - (i as usize % 7) * 100;
+                out.push(i % 4, &vec![(w as u8).wrapping_add(i as u8); len]);
+            }
+            let a = pool.arena();
+            for i in 0..out.frames().len() {
+                hs.push(pool.alloc_in(a, out.frames()[i].range.clone()));
+            }
+            pool.keep(a, &mut out);
+            // All but one frame (sometimes two) leave at once.
+            for (i, h) in hs.into_iter().enumerate() {
+                if i == 3 || (i == 99 && rand(3) == 0) {
+                    let v = (w as u8).wrapping_add(i as u8);
+                    kept.push((h, v, 1500 - (i % 7) * 100));
+                } else {
+                    pool.release(h);
+                }
+            }
+            // And some long waiters leave too.
+            if !kept.is_empty() && rand(2) == 0 {
+                let (h, _, _) = kept.swap_remove(rand(kept.len() as u64) as usize);
+                pool.release(h);
+            }
+            assert_eq!(recount(&pool), (pool.held, pool.in_flight), "window {w}");
+            if w == 250 {
+                let before = pool.held;
+                assert!(
+                    before > COMPACT_RATIO * pool.in_flight + (1 << 20),
+                    "the test should pin far more than is in flight: {before}"
+                );
+                let freed = pool.compact();
+                assert!(freed > 100, "{freed} arenas freed");
+                assert!(pool.held * 8 < before, "held {} of {before}", pool.held);
+                assert_eq!(recount(&pool), (pool.held, pool.in_flight));
+                assert_eq!(pool.compact(), 0, "nothing to do right after");
+            }
+            for &(h, v, len) in &kept {
+                assert_eq!(pool.bytes(h), &vec![v; len][..], "window {w}");
+            }
+        }
+        for (h, _, _) in kept {
+            pool.release(h);
+        }
+        // Only the copy arena, which holds itself, is left.
+        let copy = pool.copy.map_or(0, |c| pool.arenas[c as usize].capacity());
+        assert_eq!((pool.held, pool.in_flight), (copy, 0));
+        pool.compact();
+        assert!(
+            pool.stored <= STORE_MIN,
+            "the store keeps {} bytes",
+            pool.stored
+        );
     }
 }

@@ -11,9 +11,9 @@
 //!   an *escape*: the library calls back and the interpreter runs that one
 //!   statement or expression on the same state. So every program runs,
 //!   and the native share grows as the generator learns constructs.
-//! * [`toolchain`] compiles and caches libraries by the hash of their
+//! * `toolchain` compiles and caches libraries by the hash of their
 //!   source (and of the compiler), and loads each once per process.
-//! * [`bind`] runs a library's function on a packet state: the context,
+//! * `bind` runs a library's function on a packet state: the context,
 //!   the callbacks, and the checks (same code, state of the right size,
 //!   tracing off — a traced packet always takes the interpreter, whose
 //!   log is the reference).
