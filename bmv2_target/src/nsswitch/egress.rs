@@ -76,7 +76,20 @@ impl NsSwitch {
 
     /// Send the built packets of pipe `m` due by `due` through crossbar 2
     /// and their egress pipes, at `now`.
+    ///
+    /// Inlined down to the check of the pipe's first packet: most calls
+    /// (every pipe, on every packet and timer) find nothing due, and a
+    /// call of the loop costs more than that check.
+    #[inline]
     pub(super) fn release(&mut self, m: usize, due: Time, now: Time, out: &mut Outputs) {
+        if self.pipes[m].built.front().is_some_and(|b| b.due <= due) {
+            self.release_due(m, due, now, out);
+        }
+    }
+
+    /// The loop of [`NsSwitch::release`], once a packet is due.
+    #[inline(never)]
+    fn release_due(&mut self, m: usize, due: Time, now: Time, out: &mut Outputs) {
         while self.pipes[m].built.front().is_some_and(|b| b.due <= due) {
             let Some(mut b) = self.pipes[m].built.pop_front() else {
                 break;
