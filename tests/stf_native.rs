@@ -36,3 +36,40 @@ fn stf_suite_native() {
     );
     assert!(s.attached > 0, "no program ran as native code");
 }
+
+/// `hash`, `verify_checksum` and `update_checksum` over plain fields run as
+/// generated code, not as escapes: the library's source (kept beside it in
+/// the cache) has none of them among its escaped statements. (The suite
+/// above checks that these programs still give the STF scripts' results.)
+#[test]
+fn hashes_and_checksums_run_natively() {
+    use netsparse_bmv2::v1model::{Switch, SwitchConfig};
+    use netsparse_engine::ControlPlane;
+
+    native::set_mode(EngineMode::Native);
+    let root = stf_support::root();
+    for (program, escapes) in [
+        ("extern_hash.p4", ["extern call hash"].as_slice()),
+        (
+            "checksum_ipv4.p4",
+            ["extern call verify_checksum", "extern call update_checksum"].as_slice(),
+        ),
+    ] {
+        let art = stf_support::compile(&root.join(program)).unwrap();
+        let sw = Switch::new(&art, SwitchConfig::default()).unwrap();
+        let n = sw
+            .engine()
+            .native()
+            .unwrap_or_else(|| panic!("{program}: no native code ({:?})", native::status()));
+        let src = native::cache_dir().join(format!("ns{:016x}.rs", n.hash()));
+        let text = std::fs::read_to_string(&src)
+            .unwrap_or_else(|e| panic!("{program}: {}: {e}", src.display()));
+        for e in escapes {
+            assert!(!text.contains(e), "{program}: `{e}` still escapes");
+        }
+        assert!(
+            text.contains("hash(c, "),
+            "{program}: no digest computed natively"
+        );
+    }
+}

@@ -108,35 +108,56 @@ impl Timers {
         self.pos[self.heap[j].2 as usize] = j as u32;
     }
 
+    /// Move the deadline at `i` up to its place. The moving deadline is
+    /// held aside and each parent it passes moves down into the hole, so a
+    /// level costs one copy and one index update rather than a swap's two.
     fn up(&mut self, mut i: usize) {
+        let x = self.heap[i];
+        let k = (x.0, x.1);
         while i > 0 {
             let parent = (i - 1) / 2;
-            if self.key(i) < self.key(parent) {
-                self.swap(i, parent);
+            let p = self.heap[parent];
+            if k < (p.0, p.1) {
+                self.heap[i] = p;
+                self.pos[p.2 as usize] = i as u32;
                 i = parent;
             } else {
                 break;
             }
         }
+        self.heap[i] = x;
+        self.pos[x.2 as usize] = i as u32;
     }
 
+    /// Move the deadline at `i` down to its place, past every child that
+    /// is strictly earlier (the earlier child, the left one on a tie), as
+    /// [`Timers::up`] moves up.
     fn down(&mut self, mut i: usize) {
         let n = self.heap.len();
+        let x = self.heap[i];
+        let k = (x.0, x.1);
         loop {
-            let (l, r) = (2 * i + 1, 2 * i + 2);
-            let mut m = i;
-            if l < n && self.key(l) < self.key(m) {
-                m = l;
-            }
-            if r < n && self.key(r) < self.key(m) {
-                m = r;
-            }
-            if m == i {
+            let l = 2 * i + 1;
+            if l >= n {
                 break;
             }
-            self.swap(i, m);
-            i = m;
+            let r = l + 1;
+            let c = if r < n && self.key(r) < self.key(l) {
+                r
+            } else {
+                l
+            };
+            let ch = self.heap[c];
+            if (ch.0, ch.1) < k {
+                self.heap[i] = ch;
+                self.pos[ch.2 as usize] = i as u32;
+                i = c;
+            } else {
+                break;
+            }
         }
+        self.heap[i] = x;
+        self.pos[x.2 as usize] = i as u32;
     }
 }
 
@@ -193,6 +214,22 @@ mod tests {
                 }
             }
             assert_eq!(t.len(), reference.iter().flatten().count());
+            t.check();
+        }
+    }
+
+    impl Timers {
+        /// Every deadline no earlier than its parent, and every device's
+        /// index pointing at its deadline.
+        fn check(&self) {
+            for (i, x) in self.heap.iter().enumerate() {
+                assert_eq!(self.pos[x.2 as usize], i as u32, "index of device {}", x.2);
+                if i > 0 {
+                    assert!(self.key((i - 1) / 2) <= self.key(i), "heap order at {i}");
+                }
+            }
+            let indexed = self.pos.iter().filter(|&&p| p != NONE).count();
+            assert_eq!(indexed, self.heap.len());
         }
     }
 }

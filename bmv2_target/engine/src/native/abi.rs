@@ -9,7 +9,7 @@
 
 /// Bumped whenever anything in this file changes meaning: a library built
 /// for another version is not loaded.
-pub const NATIVE_ABI: u32 = 1;
+pub const NATIVE_ABI: u32 = 2;
 
 /// The name of the one symbol a generated library exports.
 pub const VTABLE_SYMBOL: &str = "netsparse_native_vtable";
@@ -85,6 +85,10 @@ pub struct Callbacks {
     /// `P::Target`) with its `n` operand values at `args`, store its value
     /// in its destination; returns the flow.
     pub target: unsafe extern "C" fn(ctx: *mut NCtx, k: u32, args: *const u128, n: u32) -> u32,
+    /// Hash the `len` bytes at `data` with the engine's algorithm number
+    /// `algo` (an index into its list of deterministic hash algorithms;
+    /// 0 for an unknown one).
+    pub hash: unsafe extern "C" fn(ctx: *mut NCtx, algo: u32, data: *const u8, len: usize) -> u64,
     /// Make room for at least `need` more bytes at `out` (the engine keeps
     /// what was written and moves `out`, `out_len` and `out_cap`).
     pub grow: unsafe extern "C" fn(ctx: *mut NCtx, need: usize),

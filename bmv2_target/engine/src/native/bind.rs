@@ -25,6 +25,8 @@ use super::abi::{
 };
 use super::gen::{EscExpr, GenStats};
 use super::toolchain::Lib;
+use super::HASH_ALGOS;
+use netsparse_externs::hash;
 
 /// A program's native code, bound to the [`Code`] it was generated from.
 pub struct Native {
@@ -70,6 +72,7 @@ static CALLBACKS: Callbacks = Callbacks {
     expr: cb_expr,
     apply: cb_apply,
     target: cb_target,
+    hash: cb_hash,
     grow: cb_grow,
     event: cb_event,
 };
@@ -351,6 +354,15 @@ unsafe extern "C" fn cb_target(ctx: *mut NCtx, k: u32, args: *const u128, n: u32
         };
         resync(ctx, &mut *env.st);
         encode(f)
+    }
+}
+
+unsafe extern "C" fn cb_hash(_ctx: *mut NCtx, algo: u32, data: *const u8, len: usize) -> u64 {
+    // SAFETY: `data` points at `len` bytes on the library's stack.
+    let data = unsafe { std::slice::from_raw_parts(data, len) };
+    match HASH_ALGOS.get(algo as usize) {
+        Some(&a) => hash::compute(a, data),
+        None => 0,
     }
 }
 

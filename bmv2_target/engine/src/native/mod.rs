@@ -37,6 +37,20 @@ pub use gen::GenStats;
 pub use toolchain::{build_counts, cache_dir, BuildCounts};
 
 use crate::code::Code;
+use netsparse_externs::artifact::HashAlgo;
+
+/// The hash algorithms generated code computes through
+/// [`abi::Callbacks::hash`], numbered by their place here (`Random` is not
+/// among them: it draws from the runtime's generator, and escapes).
+pub(crate) const HASH_ALGOS: [HashAlgo; 7] = [
+    HashAlgo::Crc32,
+    HashAlgo::Crc32Custom,
+    HashAlgo::Crc16,
+    HashAlgo::Crc16Custom,
+    HashAlgo::Identity,
+    HashAlgo::Csum16,
+    HashAlgo::Xor16,
+];
 
 /// How loads run a program.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -195,6 +195,28 @@ pub unsafe fn target(c: *mut NCtx, k: u32, args: &[u128]) -> u32 {
     ((*(*c).cb).target)(c, k, args.as_ptr(), args.len() as u32)
 }
 
+/// Store `v` big-endian as the 8 bytes at `buf + at` (raw pointers: a
+/// slice operation could pull in core's panicking paths, which a library
+/// built with `panic=abort` against the unwinding `core` cannot link).
+///
+/// # Safety
+/// `buf + at .. buf + at + 8` is writable.
+#[inline(always)]
+pub unsafe fn put_word(buf: *mut u8, at: usize, v: u64) {
+    let b = v.to_be_bytes();
+    core::ptr::copy_nonoverlapping(b.as_ptr(), buf.add(at), 8);
+}
+
+/// Hash the `len` bytes at `data` with the engine's algorithm number
+/// `algo`.
+///
+/// # Safety
+/// `c` is a live context; `len` bytes at `data` are readable.
+#[inline(always)]
+pub unsafe fn hash(c: *mut NCtx, algo: u32, data: *const u8, len: usize) -> u64 {
+    ((*(*c).cb).hash)(c, algo, data, len)
+}
+
 /// Report event `what`.
 ///
 /// # Safety
@@ -260,6 +282,17 @@ mod tests {
             bits.valid.set(h, true);
             prop_assert_eq!(&valid, bits.valid.inline_mut());
             prop_assert_eq!(&out[..bytes], &v.to_be_bytes()[..bytes]);
+        }
+
+        /// A digest's data words land as `Plan::fill` puts them: word `i`
+        /// big-endian at byte `8 i`, nothing else touched.
+        #[test]
+        fn put_word_writes_one_big_endian_word(v: u64, i in 0usize..4) {
+            let mut buf = [0xa5u8; 40];
+            // SAFETY: `8 i + 8 <= 32 < 40`.
+            unsafe { put_word(buf.as_mut_ptr(), 8 * i, v) };
+            prop_assert_eq!(&buf[8 * i..8 * i + 8], &v.to_be_bytes()[..]);
+            prop_assert!(buf[..8 * i].iter().chain(&buf[8 * i + 8..]).all(|&b| b == 0xa5));
         }
     }
 }

@@ -10,6 +10,7 @@ use crate::code::{CKeySet, CParser, CTrans, NextS};
 use crate::exec::{ERR_NO_MATCH, ERR_PACKET_TOO_SHORT, ERR_PARSER_TIMEOUT, MAX_PARSER_STEPS};
 
 use super::expr::line;
+use super::stmt::chunk_value;
 use super::Gen;
 
 /// The Rust for going to `n`.
@@ -147,26 +148,7 @@ impl Gen<'_> {
         let mut e = String::new();
         let _ = writeln!(e, " reserve(c, {});", plan.bytes);
         for ch in plan.chunks.iter() {
-            let mut terms: Vec<String> = Vec::new();
-            for f in ch.simple.iter() {
-                terms.push(format!(
-                    "((ld(c, {}) & {:#x}u64) << {})",
-                    f.slot, f.mask, f.shift
-                ));
-            }
-            for p in ch.parts.iter() {
-                let v = if p.wide {
-                    format!("((ldw(c, {}) >> {}) as u64)", p.slot, p.field_shift)
-                } else {
-                    format!("(ld(c, {}) >> {})", p.slot, p.field_shift)
-                };
-                terms.push(format!("(({v} & {:#x}u64) << {})", p.mask, p.chunk_shift));
-            }
-            let value = if terms.is_empty() {
-                "0u64".to_owned()
-            } else {
-                terms.join(" | ")
-            };
+            let value = chunk_value(ch);
             let short = 8 * (8 - u32::from(ch.bytes));
             let _ = writeln!(e, " put(c, ({value}) << {short}, {});", ch.bytes);
         }

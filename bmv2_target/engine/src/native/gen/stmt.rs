@@ -1,9 +1,10 @@
 //! Statements and blocks to Rust. Each [`Block`] becomes a function that
 //! counts its statements as the interpreter's `Exec::block` does and
 //! returns a flow code; a statement with no native form here (loops,
-//! extern calls, stack operations, varbits, headers past the first 256 or
-//! longer than 64 bytes) is an escape: the interpreter runs it through a
-//! callback, on the same packet state.
+//! extern calls other than `mark_to_drop`, target primitives and hashes
+//! or checksums over plain fields, stack operations, varbits, headers past
+//! the first 256 or longer than 64 bytes) is an escape: the interpreter
+//! runs it through a callback, on the same packet state.
 //!
 //! Flows follow `exec.rs` case by case: a block returns the first flow
 //! that is not `NEXT`; an inlined block and an action turn `RETURN` into
@@ -11,13 +12,14 @@
 
 use std::fmt::Write as _;
 
-use crate::code::{HRef, LV, P, S};
-use crate::layout::MAX_CHUNKS;
+use crate::code::{Data, HRef, LV, P, S};
+use crate::layout::{Chunk, MAX_CHUNKS};
 use crate::state::Loc;
 use crate::word::mask128;
 
 use super::expr::line;
 use super::Gen;
+use crate::native::HASH_ALGOS;
 
 /// Return from the enclosing function when `call`'s flow is not `NEXT`.
 fn checked(call: &str) -> String {
@@ -140,6 +142,7 @@ impl Gen<'_> {
                 )
             }
             S::Prim(p) if matches!(**p, P::MarkToDrop | P::Target(_)) => self.prim(s, p),
+            S::Prim(p) if native_digest(p) => self.digest(p),
             S::Emit(HRef::Static(h)) if self.fast_header(*h) => {
                 format!("if vld(c, {h}) && !(*c).out.is_null() {{ e{h}(c); }}")
             }
@@ -185,6 +188,73 @@ impl Gen<'_> {
         }
     }
 
+    /// `hash`, `update_checksum` and `verify_checksum` over a layout the
+    /// fast path covers, without the payload, with a deterministic
+    /// algorithm (the caller checked [`native_digest`]): the data's bytes
+    /// built here, one word per chunk as `Plan::fill` builds them, the
+    /// digest computed by the engine through a callback, the result stored
+    /// here; the interpreter's `Exec::prim` case by case.
+    fn digest(&mut self, p: &P) -> String {
+        let (data, algo) = match p {
+            P::Hash { data, algo, .. }
+            | P::UpdateChecksum { data, algo, .. }
+            | P::VerifyChecksum { data, algo, .. } => (data, *algo),
+            _ => unreachable!("checked by native_digest"),
+        };
+        let Data::Plan(plan) = data else {
+            unreachable!("checked by native_digest")
+        };
+        let algo = HASH_ALGOS.iter().position(|a| *a == algo).unwrap_or(0);
+        let mut fill = String::new();
+        for (i, ch) in plan.chunks.iter().enumerate() {
+            let short = 8 * (8 - u32::from(ch.bytes));
+            let _ = write!(
+                fill,
+                "put_word(hb.as_mut_ptr(), {}, ({}) << {short}); ",
+                8 * i,
+                chunk_value(ch)
+            );
+        }
+        let size = 8 * plan.chunks.len().max(1);
+        let digest = format!(
+            "{{ let mut hb = [0u8; {size}]; {fill}hash(c, {algo}, hb.as_ptr(), {}) }}",
+            plan.bytes
+        );
+        match p {
+            P::Hash { dst, base, max, .. } => {
+                let (base, max) = (self.vx(base), self.vx(max));
+                format!(
+                    "{{ let base = ({base}) as u64; let max = ({max}) as u64; let h: u64 = {digest}; let h = if max == 0 {{ h }} else {{ h % max }}; let v: u128 = base.wrapping_add(h) as u128; {} }}",
+                    store_lv(dst, "v")
+                )
+            }
+            P::UpdateChecksum { cond, dst, .. } => {
+                let cond = self.expr(cond);
+                format!(
+                    "if ({cond}) != 0 {{ let v: u128 = ({digest}) as u128; {} }}",
+                    store_lv(dst, "v")
+                )
+            }
+            P::VerifyChecksum {
+                cond,
+                checksum,
+                checksum_width,
+                ..
+            } => {
+                let cond = self.expr(cond);
+                let want = self.vx(checksum);
+                let m = mask128(*checksum_width);
+                let err = self.code.v1.checksum_error;
+                format!(
+                    "if ({cond}) != 0 {{ let got: u128 = (({digest}) as u128) & {m:#x}u128; let want: u128 = {want}; if got != want {{ st(c, {}, {:#x}u64); }} }}",
+                    err.idx,
+                    1 & err.mask
+                )
+            }
+            _ => unreachable!("checked by native_digest"),
+        }
+    }
+
     /// Can header `h` be extracted and emitted natively: among the inline
     /// validity bits, no varbit, a fast-path layout?
     pub(super) fn fast_header(&self, h: u32) -> bool {
@@ -197,6 +267,79 @@ impl Gen<'_> {
         self.stmts.push(s as *const S);
         self.stats.escaped_stmts += 1;
         (self.stmts.len() - 1) as u32
+    }
+}
+
+/// Does `p` have a native form in [`Gen::digest`]: a hash or checksum
+/// over a fast-path layout, without the payload, with a deterministic
+/// algorithm, into a slot or a slice?
+fn native_digest(p: &P) -> bool {
+    let (data, algo, dst, with_payload) = match p {
+        P::Hash {
+            data, algo, dst, ..
+        } => (data, algo, Some(dst), false),
+        P::UpdateChecksum {
+            data,
+            algo,
+            dst,
+            with_payload,
+            ..
+        } => (data, algo, Some(dst), *with_payload),
+        P::VerifyChecksum {
+            data,
+            algo,
+            with_payload,
+            ..
+        } => (data, algo, None, *with_payload),
+        _ => return false,
+    };
+    let plan = matches!(data, Data::Plan(p) if p.chunks.len() <= MAX_CHUNKS);
+    let dst = dst.is_none_or(|d| matches!(d, LV::Slot(..) | LV::Slice(..)));
+    plan && dst && !with_payload && HASH_ALGOS.contains(algo)
+}
+
+/// A layout chunk's value (right-aligned, big-endian) from the slots, as
+/// `Chunk::value` builds it.
+pub(super) fn chunk_value(ch: &Chunk) -> String {
+    let mut terms: Vec<String> = Vec::new();
+    for f in ch.simple.iter() {
+        terms.push(format!(
+            "((ld(c, {}) & {:#x}u64) << {})",
+            f.slot, f.mask, f.shift
+        ));
+    }
+    for p in ch.parts.iter() {
+        let v = if p.wide {
+            format!("((ldw(c, {}) >> {}) as u64)", p.slot, p.field_shift)
+        } else {
+            format!("(ld(c, {}) >> {})", p.slot, p.field_shift)
+        };
+        terms.push(format!("(({v} & {:#x}u64) << {})", p.mask, p.chunk_shift));
+    }
+    if terms.is_empty() {
+        "0u64".to_owned()
+    } else {
+        terms.join(" | ")
+    }
+}
+
+/// Store the `u128` variable `v` in a slot (masked to its width) or a
+/// slice, as `eval::store_lv` does; the caller checked the kind.
+fn store_lv(dst: &LV, v: &str) -> String {
+    match dst {
+        LV::Slot(loc, w) => {
+            let m = mask128(*w);
+            format!("{{ let v: u128 = {v} & {m:#x}u128; {} }}", store(*loc, "v"))
+        }
+        LV::Slice(loc, lo, m) => {
+            let keep = !m.wrapping_shl(*lo);
+            format!(
+                "{{ let old: u128 = {}; let new = (old & {keep:#x}u128) | (({v} & {m:#x}u128) << {lo}); {} }}",
+                load(*loc),
+                store(*loc, "new")
+            )
+        }
+        LV::Stack(_) => unreachable!("checked by native_digest"),
     }
 }
 
