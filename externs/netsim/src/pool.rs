@@ -204,12 +204,18 @@ impl FramePool {
     /// A handle for a copy of `bytes`.
     pub(crate) fn alloc(&mut self, bytes: &[u8]) -> u32 {
         let a = self.copy_arena_for(bytes.len());
+        let start = self.append(a, bytes);
+        self.alloc_in(a, start..start + bytes.len())
+    }
+
+    /// Append `bytes` to arena `a` (counting its growth in `held`); where
+    /// they start.
+    fn append(&mut self, a: u32, bytes: &[u8]) -> usize {
         let arena = &mut self.arenas[a as usize];
-        let start = arena.len();
-        let cap = arena.capacity();
+        let (start, cap) = (arena.len(), arena.capacity());
         arena.extend_from_slice(bytes);
         self.held = self.held + arena.capacity() - cap;
-        self.alloc_in(a, start..start + bytes.len())
+        start
     }
 
     /// Frame `h` is no longer in flight.
@@ -255,12 +261,11 @@ impl FramePool {
             }
             let old = f.arena;
             let c = self.copy_arena_for(f.len as usize);
-            let mut target = std::mem::take(&mut self.arenas[c as usize]);
-            let cap = target.capacity();
-            let start = target.len();
-            target.extend_from_slice(&self.arenas[old as usize][f.start..f.start + f.len as usize]);
-            self.held = self.held + target.capacity() - cap;
-            self.arenas[c as usize] = target;
+            // The source is set aside while the copy arena grows (a sparse
+            // arena is never the copy arena).
+            let src = std::mem::take(&mut self.arenas[old as usize]);
+            let start = self.append(c, &src[f.start..f.start + f.len as usize]);
+            self.arenas[old as usize] = src;
             self.frames[h] = FrameAt {
                 arena: c,
                 len: f.len,

@@ -70,22 +70,9 @@ impl Gen<'_> {
                 let e = self.expr(e);
                 format!("{{ let v: u128 = {e}; stw(c, {i}, v); }}")
             }
-            S::Set(LV::Slot(loc, w), e) => {
+            S::Set(lv @ (LV::Slot(..) | LV::Slice(..)), e) => {
                 let e = self.vx(e);
-                let m = mask128(*w);
-                format!(
-                    "{{ let v: u128 = ({e}) & {m:#x}u128; {} }}",
-                    store(*loc, "v")
-                )
-            }
-            S::Set(LV::Slice(loc, lo, m), e) => {
-                let e = self.vx(e);
-                let keep = !m.wrapping_shl(*lo);
-                format!(
-                    "{{ let v: u128 = {e}; let old: u128 = {}; let new = (old & {keep:#x}u128) | ((v & {m:#x}u128) << {lo}); {} }}",
-                    load(*loc),
-                    store(*loc, "new")
-                )
+                format!("{{ let x: u128 = {e}; {} }}", store_lv(lv, "x"))
             }
             S::SetValid(HRef::Static(h), v) if *h < 256 => format!("vset(c, {h}, {v});"),
             S::If(x) => {
@@ -324,7 +311,8 @@ pub(super) fn chunk_value(ch: &Chunk) -> String {
 }
 
 /// Store the `u128` variable `v` in a slot (masked to its width) or a
-/// slice, as `eval::store_lv` does; the caller checked the kind.
+/// slice, as `eval::store_lv` does (assignments, digests); the caller
+/// checked that `dst` is not a stack field.
 fn store_lv(dst: &LV, v: &str) -> String {
     match dst {
         LV::Slot(loc, w) => {
@@ -339,7 +327,7 @@ fn store_lv(dst: &LV, v: &str) -> String {
                 store(*loc, "new")
             )
         }
-        LV::Stack(_) => unreachable!("checked by native_digest"),
+        LV::Stack(_) => unreachable!("stack fields escape: checked by the callers"),
     }
 }
 
