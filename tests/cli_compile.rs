@@ -130,3 +130,36 @@ fn usage_and_io_errors_exit_2() {
         .unwrap();
     assert_eq!(o.status.code(), Some(2));
 }
+
+/// `--emit rust` without a compiler, and a bad cache bound, are exit 2
+/// with the cause named (what the source is: `tests/stf_native.rs`).
+#[test]
+fn emit_rust_errors_name_their_cause() {
+    let o = bin()
+        .env("NETSPARSE_RUSTC", "/nonexistent/rustc")
+        .args(["compile", "--emit", "rust"])
+        .arg(program("ipv4_forward.p4"))
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("no Rust compiler") && err.contains("/nonexistent/rustc"),
+        "{err}"
+    );
+    assert!(o.stdout.is_empty());
+    for bad in ["0", "lots", "-3"] {
+        let o = bin()
+            .env("NETSPARSE_NATIVE_CACHE_MAX", bad)
+            .args(["compile", "--emit", "ir"])
+            .arg(program("ipv4_forward.p4"))
+            .output()
+            .unwrap();
+        assert_eq!(o.status.code(), Some(2), "NETSPARSE_NATIVE_CACHE_MAX={bad}");
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(
+            err.contains("NETSPARSE_NATIVE_CACHE_MAX") && err.contains("1 or more"),
+            "{err}"
+        );
+    }
+}

@@ -21,6 +21,9 @@ pub enum Emit {
     Ir,
     /// Graphviz: each control's flow graph and its table-dependency graph.
     Dot,
+    /// The Rust that native code compiles for the program (`--engine
+    /// native`): the library source, as the cache keeps it.
+    Rust,
 }
 
 const AFTER_HELP: &str =
@@ -35,7 +38,16 @@ Exit status: 0 compiled (warnings on stderr), 1 the program has errors
 Examples:
   netsparse compile programs/ipv4_forward.p4 -o ipv4.json
   netsparse compile prog.p4 --emit dot | dot -Tsvg > prog.svg
-  netsparse compile prog.p4 --emit ir --max-stages 12";
+  netsparse compile prog.p4 --emit ir --max-stages 12
+  netsparse compile prog.p4 --emit rust > prog.rs
+
+--emit rust writes the library native code builds from the program (the
+same text as ns<hash>.rs in the native code cache, for v1model and PSA
+programs as their switches load them). NetSparse switch, NIC and sPIN
+targets add their own blocks (PR paths, per-PR parts) when they load a
+program; for those the artifact's parsers and controls are written, and
+the libraries with the added blocks are in the cache after a run. It
+needs `rustc` on the PATH (its version is part of the library's key).";
 
 /// Arguments of `netsparse compile`.
 #[derive(clap::Args, Debug)]
@@ -158,6 +170,13 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         Emit::Ast => front::print_program(&compiled.ast),
         Emit::Ir => emit_ir(&compiled.ir),
         Emit::Dot => emit_dot(&compiled.ir),
+        Emit::Rust => match rust_source(&compiled.artifact) {
+            Ok(t) => t,
+            Err(e) => {
+                eprintln!("error: {}: --emit rust: {e:#}", args.file.display());
+                return Ok(ExitCode::from(2));
+            }
+        },
     };
     match (args.emit, &args.output) {
         (_, Some(out)) => {
@@ -179,6 +198,27 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         (_, None) => print!("{text}"),
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// The native library source of `artifact`, loaded as its switch loads
+/// it (v1model with its standard metadata; every other architecture
+/// without target blocks, with a leading note saying so).
+fn rust_source(artifact: &netsparse_externs::artifact::Artifact) -> anyhow::Result<String> {
+    use netsparse_engine::compile::{load, load_generic};
+    use netsparse_externs::artifact::Arch;
+    let loaded = match artifact.arch {
+        Arch::V1Model => load(artifact)?,
+        _ => load_generic(artifact, &[])?,
+    };
+    let source = netsparse_engine::native::source(&loaded.code)?;
+    Ok(match artifact.arch {
+        Arch::V1Model | Arch::Psa => source,
+        _ => format!(
+            "// The artifact's parsers and controls only: the {:?} target adds its own \
+             blocks when it loads the program (see the native code cache after a run).\n{source}",
+            artifact.arch
+        ),
+    })
 }
 
 #[cfg(test)]

@@ -7,8 +7,10 @@ use netsparse_engine::native::{self, EngineMode};
 
 /// The mode from `--engine`, else `NETSPARSE_ENGINE`, else the command's
 /// default (`auto` for the long-running simulator commands, `interp`
-/// for the rest).
+/// for the rest). A bad `NETSPARSE_NATIVE_CACHE_MAX` is refused here too,
+/// before anything runs.
 pub fn mode(flag: Option<&str>, long_runs: bool) -> Result<EngineMode> {
+    native::cache_max_from_env().map_err(anyhow::Error::msg)?;
     if let Some(f) = flag {
         return EngineMode::parse(f)
             .ok_or_else(|| anyhow::anyhow!("--engine {f:?}: expected auto, native or interp"));

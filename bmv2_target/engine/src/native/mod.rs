@@ -34,7 +34,7 @@ use std::sync::{Arc, Mutex};
 
 pub use bind::Native;
 pub use gen::GenStats;
-pub use toolchain::{build_counts, cache_dir, BuildCounts};
+pub use toolchain::{build_counts, cache_dir, cache_max_from_env, BuildCounts, DEFAULT_CACHE_MAX};
 
 use crate::code::Code;
 use netsparse_externs::artifact::HashAlgo;
@@ -157,12 +157,26 @@ pub fn status() -> Status {
     STATUS.lock().unwrap_or_else(|p| p.into_inner()).clone()
 }
 
-/// Native code for `code`, built or taken from the caches.
-pub fn build(code: &Arc<Code>) -> Result<Native, NativeError> {
+/// The generated library of `code` and its cache key: the source ends
+/// with the key (`const HASH`), as the library checks it on loading.
+fn generate(code: &Code) -> Result<(gen::Generated, u64), NativeError> {
     let mut g = gen::generate(code).map_err(NativeError::Generate)?;
     let hash = toolchain::key(&g.source)?;
     g.source
         .push_str(&format!("const HASH: u64 = {hash:#018x};\n"));
+    Ok((g, hash))
+}
+
+/// The Rust source of `code`'s library, exactly as [`build`] compiles it
+/// (and as the cache keeps it beside the library): `netsparse compile
+/// --emit rust`. Needs the compiler only for its version, part of the key.
+pub fn source(code: &Code) -> Result<String, NativeError> {
+    generate(code).map(|(g, _)| g.source)
+}
+
+/// Native code for `code`, built or taken from the caches.
+pub fn build(code: &Arc<Code>) -> Result<Native, NativeError> {
+    let (g, hash) = generate(code)?;
     let lib = toolchain::library(&g.source, hash)?;
     let vt = lib.vt;
     if vt.n_parsers as usize != code.parsers.len() || vt.n_controls as usize != code.controls.len()
