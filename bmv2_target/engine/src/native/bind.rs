@@ -12,7 +12,7 @@
 use std::ffi::c_void;
 use std::sync::Arc;
 
-use crate::code::{Code, P, S};
+use crate::code::{Code, TargetP, P, S};
 use crate::eval::eval;
 use crate::exec::{Exec, Flow};
 use crate::runtime::Runtime;
@@ -34,6 +34,10 @@ pub struct Native {
     /// The code the escapes point into (kept alive by this `Arc`).
     code: Arc<Code>,
     stmts: Box<[*const S]>,
+    /// By the same index: the target primitive of each escaped statement
+    /// that is one (null for the others), so the target callback reaches
+    /// it in one load.
+    targets: Box<[*const TargetP]>,
     exprs: Box<[EscExpr]>,
     stats: GenStats,
     hash: u64,
@@ -87,9 +91,23 @@ impl Native {
         stats: GenStats,
         hash: u64,
     ) -> Native {
+        let targets = stmts
+            .iter()
+            .map(|&s| {
+                // SAFETY: the escapes point into `code`, alive here.
+                match unsafe { &*s } {
+                    S::Prim(p) => match &**p {
+                        P::Target(t) => &**t as *const TargetP,
+                        _ => std::ptr::null(),
+                    },
+                    _ => std::ptr::null(),
+                }
+            })
+            .collect();
         Native {
             lib,
             code,
+            targets,
             stmts: stmts.into_boxed_slice(),
             exprs: exprs.into_boxed_slice(),
             stats,
@@ -337,13 +355,7 @@ unsafe extern "C" fn cb_target(ctx: *mut NCtx, k: u32, args: *const u128, n: u32
     unsafe {
         let ctx = &mut *ctx;
         let env = &mut *(ctx.env as *mut Env<'_>);
-        let Some(&s) = env.native.stmts.get(k as usize) else {
-            return FLOW_EXIT;
-        };
-        let S::Prim(p) = &*s else {
-            return FLOW_EXIT;
-        };
-        let P::Target(t) = &**p else {
+        let Some(t) = env.native.targets.get(k as usize).and_then(|&t| t.as_ref()) else {
             return FLOW_EXIT;
         };
         let args = std::slice::from_raw_parts(args, n as usize);
