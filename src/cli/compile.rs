@@ -47,7 +47,8 @@ programs as their switches load them). NetSparse switch, NIC and sPIN
 targets add their own blocks (PR paths, per-PR parts) when they load a
 program; for those the artifact's parsers and controls are written, and
 the libraries with the added blocks are in the cache after a run. It
-needs `rustc` on the PATH (its version is part of the library's key).";
+needs the compiler native code uses ($NETSPARSE_RUSTC, else $RUSTC, else
+rustc): its version is part of the library's key.";
 
 /// Arguments of `netsparse compile`.
 #[derive(clap::Args, Debug)]

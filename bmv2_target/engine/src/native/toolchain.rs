@@ -220,11 +220,18 @@ fn classify(name: &str) -> CacheFile {
     match &rest[16..] {
         ".so" => CacheFile::Library,
         tail => {
-            let parts: Vec<&str> = tail.split('.').collect();
+            // `.<pid>.<n>.so` or `.<pid>.<n>.rs`.
             let num = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
-            match parts.as_slice() {
-                ["", pid, n, "so" | "rs"] if num(pid) && num(n) => CacheFile::Temp,
-                _ => CacheFile::Other,
+            let mut parts = tail.split('.');
+            let temp = parts.next() == Some("")
+                && parts.next().is_some_and(num)
+                && parts.next().is_some_and(num)
+                && matches!(parts.next(), Some("so" | "rs"))
+                && parts.next().is_none();
+            if temp {
+                CacheFile::Temp
+            } else {
+                CacheFile::Other
             }
         }
     }
