@@ -77,6 +77,14 @@ fn main() -> ExitCode {
         }
     };
     netsparse_engine::native::set_mode(mode);
+    // The live drivers and `stf` set up their own logging from their flags;
+    // every other command shows the libraries' warnings too.
+    if !matches!(
+        cli.command,
+        Command::Switch(_) | Command::Nic(_) | Command::Stf(_)
+    ) {
+        cli::init_batch_logging();
+    }
     let result = match cli.command {
         Command::Compile(a) => cli::compile::run(a),
         Command::Explain(a) => cli::explain::run(a),
