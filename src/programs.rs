@@ -17,14 +17,24 @@
 //!
 //! The bundled includes (`core.p4`, `v1model.p4`, `netsparse.p4`) come
 //! from the compiler, which embeds them too.
+//!
+//! A user's own program can stand in for a bundled one
+//! ([`ProgramCache::set_user`]; `netsparse sim --nic-program FILE` and its
+//! siblings): it is compiled from its file, with the same variants'
+//! defines, wherever the run would use the bundled program, and the
+//! report names it with a digest of its text.
 
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use thiserror::Error;
 
 use netsparse_compiler::source::SourceMap;
 use netsparse_compiler::{compile_source, CompileOptions};
-use netsparse_externs::artifact::Artifact;
+use netsparse_externs::artifact::{Arch, Artifact};
+
+use crate::sim::report::ProgramUse;
 
 /// One of the bundled programs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -68,42 +78,229 @@ impl Bundled {
             Bundled::OmnicclSwitch => include_str!("../programs/omniccl_switch.p4"),
         }
     }
+
+    /// The architecture the program's devices run (a user's program in
+    /// its place must have it too).
+    pub fn arch(self) -> Arch {
+        match self {
+            Bundled::Nic | Bundled::OmnicclAgg => Arch::NetSparseNic,
+            Bundled::Tor | Bundled::OmnicclSwitch => Arch::NetSparseSwitch,
+            Bundled::Spine | Bundled::Ipv4Forward => Arch::V1Model,
+        }
+    }
+
+    /// The program of role `role` (as [`Bundled::role`] names it).
+    pub fn of_role(role: &str) -> Option<Bundled> {
+        [
+            Bundled::Nic,
+            Bundled::Tor,
+            Bundled::Spine,
+            Bundled::Ipv4Forward,
+            Bundled::OmnicclAgg,
+            Bundled::OmnicclSwitch,
+        ]
+        .into_iter()
+        .find(|b| b.role() == role)
+    }
+
+    /// The role the program plays in a simulated cluster, for messages and
+    /// reports: `NIC`, `ToR`, `spine`, ...
+    pub fn role(self) -> &'static str {
+        match self {
+            Bundled::Nic => "NIC",
+            Bundled::Tor => "ToR",
+            Bundled::Spine => "spine",
+            Bundled::Ipv4Forward => "switch benchmark",
+            Bundled::OmnicclAgg => "OmNICCL aggregator",
+            Bundled::OmnicclSwitch => "OmNICCL switch aggregator",
+        }
+    }
 }
 
-/// A bundled program that does not compile (a build of the tool with a
+impl Bundled {
+    /// What a report says of `user` standing in for this program.
+    pub fn used(self, user: &UserProgram) -> ProgramUse {
+        ProgramUse {
+            role: self.role().to_string(),
+            file: user.path.display().to_string(),
+            bundled: format!("programs/{}", self.file()),
+            digest: user.digest.clone(),
+        }
+    }
+}
+
+/// A user's program standing in for a bundled one.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct UserProgram {
+    /// Where it was read from (includes are resolved from its directory).
+    pub path: PathBuf,
+    /// Its text, as read when the run started.
+    pub text: String,
+    /// A digest of `text` (64-bit FNV-1a, hex), so that a report says
+    /// which version of the file ran and a run cache tells versions apart.
+    pub digest: String,
+}
+
+impl UserProgram {
+    /// Read `path`.
+    pub fn read(path: &Path) -> std::io::Result<UserProgram> {
+        Ok(UserProgram::new(path, std::fs::read_to_string(path)?))
+    }
+
+    /// The program `text`, read from `path`.
+    pub fn new(path: &Path, text: String) -> UserProgram {
+        let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+        for &b in text.as_bytes() {
+            h = (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3);
+        }
+        UserProgram {
+            path: path.to_path_buf(),
+            text,
+            digest: format!("{h:016x}"),
+        }
+    }
+}
+
+/// A program of the run that does not compile: a user's program given in
+/// place of a bundled one, or a bundled one (a build of the tool with a
 /// broken `programs/` tree).
 #[derive(Debug, Error)]
-#[error("the bundled programs/{file}{defines} does not compile:\n{message}")]
-pub struct ProgramError {
-    /// The program's file name.
-    pub file: &'static str,
-    /// ` with -D ...` or empty.
-    pub defines: String,
-    /// The rendered diagnostics.
-    pub message: String,
+pub enum ProgramError {
+    /// A bundled program.
+    #[error("the bundled programs/{file}{defines} does not compile:\n{message}")]
+    Bundled {
+        /// The program's file name.
+        file: &'static str,
+        /// ` with -D ...` or empty.
+        defines: String,
+        /// The rendered diagnostics.
+        message: String,
+    },
+    /// A user's program.
+    #[error(
+        "{} (the {role} program, in place of programs/{bundled}) does not compile{defines}:\n{message}",
+        path.display()
+    )]
+    User {
+        /// The file.
+        path: PathBuf,
+        /// Its role in the cluster.
+        role: &'static str,
+        /// The bundled program it stands in for.
+        bundled: &'static str,
+        /// ` with -D ...` or empty.
+        defines: String,
+        /// The rendered diagnostics.
+        message: String,
+    },
+    /// A user's program for another architecture than its devices run.
+    #[error(
+        "{} (the {role} program, in place of programs/{bundled}) is a {found:?} program; the {role} runs {expected:?} programs",
+        path.display()
+    )]
+    WrongArch {
+        /// The file.
+        path: PathBuf,
+        /// Its role in the cluster.
+        role: &'static str,
+        /// The bundled program it stands in for.
+        bundled: &'static str,
+        /// The architecture the role needs.
+        expected: Arch,
+        /// The program's.
+        found: Arch,
+    },
 }
 
-/// Compile a bundled program with preprocessor `defines` (each defined to 1).
-pub fn compile_bundled(which: Bundled, defines: &[&str]) -> Result<Artifact, ProgramError> {
-    let opts = CompileOptions {
+fn defines_text(defines: &[&str]) -> String {
+    if defines.is_empty() {
+        String::new()
+    } else {
+        format!(" with -D {}", defines.join(" -D "))
+    }
+}
+
+fn options(defines: &[&str]) -> CompileOptions {
+    CompileOptions {
         defines: defines
             .iter()
             .map(|d| (d.to_string(), "1".to_string()))
             .collect(),
         ..CompileOptions::default()
-    };
+    }
+}
+
+/// Compile a bundled program with preprocessor `defines` (each defined to 1).
+pub fn compile_bundled(which: Bundled, defines: &[&str]) -> Result<Artifact, ProgramError> {
     let mut sources = SourceMap::new();
-    compile_source(&mut sources, which.file(), which.source(), &opts)
-        .map(|c| c.artifact)
-        .map_err(|d| ProgramError {
-            file: which.file(),
-            defines: if defines.is_empty() {
-                String::new()
-            } else {
-                format!(" with -D {}", defines.join(" -D "))
-            },
+    compile_source(
+        &mut sources,
+        which.file(),
+        which.source(),
+        &options(defines),
+    )
+    .map(|c| c.artifact)
+    .map_err(|d| ProgramError::Bundled {
+        file: which.file(),
+        defines: defines_text(defines),
+        message: netsparse_compiler::diag::render_all(&d, &sources),
+    })
+}
+
+/// Compile `user`'s program, standing in for `which`, with `defines`; its
+/// warnings, rendered, go to `warnings`.
+fn compile_user(
+    which: Bundled,
+    user: &UserProgram,
+    defines: &[&str],
+    warnings: &mut Vec<String>,
+) -> Result<Artifact, ProgramError> {
+    let mut sources = SourceMap::new();
+    // The text read at the start, under the file's name: a file edited
+    // while the run goes on does not change what runs.
+    let name = user.path.display().to_string();
+    let front = netsparse_compiler::front::FrontOptions {
+        include_dirs: user
+            .path
+            .parent()
+            .map(Path::to_path_buf)
+            .into_iter()
+            .collect(),
+        defines: options(defines).defines,
+    };
+    let compiled = netsparse_compiler::front::parse_source(&mut sources, &name, &user.text, &front)
+        .and_then(|ast| {
+            let stem = user
+                .path
+                .file_stem()
+                .and_then(|s| s.to_str())
+                .unwrap_or("program");
+            netsparse_compiler::compile_ast(&sources, ast, stem, &Default::default())
+        });
+    match compiled {
+        Ok(c) => {
+            if !c.warnings.is_empty() {
+                warnings.push(netsparse_compiler::diag::render_all(&c.warnings, &sources));
+            }
+            if c.artifact.arch != which.arch() {
+                return Err(ProgramError::WrongArch {
+                    path: user.path.clone(),
+                    role: which.role(),
+                    bundled: which.file(),
+                    expected: which.arch(),
+                    found: c.artifact.arch,
+                });
+            }
+            Ok(c.artifact)
+        }
+        Err(d) => Err(ProgramError::User {
+            path: user.path.clone(),
+            role: which.role(),
+            bundled: which.file(),
+            defines: defines_text(defines),
             message: netsparse_compiler::diag::render_all(&d, &sources),
-        })
+        }),
+    }
 }
 
 /// Compiled programs of a run, by (program, defines): each variant is
@@ -112,6 +309,8 @@ pub fn compile_bundled(which: Bundled, defines: &[&str]) -> Result<Artifact, Pro
 pub struct ProgramCache {
     entries: Vec<(Bundled, Vec<&'static str>, Arc<Artifact>)>,
     compilations: u32,
+    user: BTreeMap<Bundled, UserProgram>,
+    warnings: Vec<String>,
 }
 
 impl ProgramCache {
@@ -133,10 +332,36 @@ impl ProgramCache {
         {
             return Ok(a.clone());
         }
-        let a = Arc::new(compile_bundled(which, defines)?);
+        let a = Arc::new(match self.user.get(&which) {
+            Some(u) => compile_user(which, u, defines, &mut self.warnings)?,
+            None => compile_bundled(which, defines)?,
+        });
         self.compilations += 1;
         self.entries.push((which, defines.to_vec(), a.clone()));
         Ok(a)
+    }
+
+    /// Run `user` wherever `which` would run, from now on (variants of
+    /// `which` compiled before are forgotten).
+    pub fn set_user(&mut self, which: Bundled, user: UserProgram) {
+        self.entries.retain(|(w, _, _)| *w != which);
+        self.user.insert(which, user);
+    }
+
+    /// The users' programs standing in for bundled ones, by role.
+    pub fn user_programs(&self) -> impl Iterator<Item = (Bundled, &UserProgram)> {
+        self.user.iter().map(|(&w, u)| (w, u))
+    }
+
+    /// What a report says of the users' programs, by role.
+    pub fn uses(&self) -> Vec<ProgramUse> {
+        self.user_programs().map(|(w, u)| w.used(u)).collect()
+    }
+
+    /// The warnings of the users' programs compiled since the last call,
+    /// rendered (a bundled program has none).
+    pub fn take_warnings(&mut self) -> Vec<String> {
+        std::mem::take(&mut self.warnings)
     }
 
     /// How many compilations the cache ran.

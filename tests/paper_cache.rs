@@ -493,3 +493,55 @@ impl Observer for Notes {
         self.0.push(msg.to_owned());
     }
 }
+
+/// A user's program is part of a run's key by its text: the runs that use
+/// it execute again (the analytic SU and SA runs do not), a second
+/// invocation takes them from the cache, an edited file runs again, a
+/// program that does not compile stops the invocation before any run, and
+/// the report names the program.
+#[test]
+fn a_users_program_keys_its_runs_by_its_text() {
+    use netsparse::programs::{Bundled, UserProgram};
+    let dir = tempfile::tempdir().unwrap();
+    let mut opts = small(dir.path());
+    opts.matrices = vec![PaperMatrix::Europe];
+    let first = paper::run(&opts, &mut Silent).unwrap();
+    assert_eq!(first.runs_executed, 3);
+    let bundled = results(dir.path());
+
+    let tor_text = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("programs/netsparse_tor.p4"),
+    )
+    .unwrap();
+    let tor = dir.path().join("my_tor.p4");
+    let mut user = opts.clone();
+    user.programs = vec![(Bundled::Tor, UserProgram::new(&tor, tor_text.clone()))];
+    let second = paper::run(&user, &mut Silent).unwrap();
+    // SU and SA from the cache; NetSparse runs the user's ToR program.
+    assert_eq!((second.runs_executed, second.runs_cached), (1, 2));
+    // The bundled text under another name: the same numbers.
+    assert_eq!(results(dir.path()), bundled);
+    let j: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.path().join("report.json")).unwrap())
+            .unwrap();
+    assert_eq!(j["setup"]["programs"][0]["role"], "ToR");
+    assert_eq!(j["setup"]["programs"][0]["file"], tor.display().to_string());
+    let md = std::fs::read_to_string(dir.path().join("report.md")).unwrap();
+    assert!(md.contains("Users' programs: the ToR program is"), "{md}");
+    assert_eq!(paper::run(&user, &mut Silent).unwrap().runs_executed, 0);
+
+    // An edit is another key.
+    let edited = tor_text.replacen("            Insert(pr, md);", "", 1);
+    assert_ne!(edited, tor_text);
+    user.programs = vec![(Bundled::Tor, UserProgram::new(&tor, edited))];
+    assert_eq!(paper::run(&user, &mut Silent).unwrap().runs_executed, 1);
+    assert_ne!(results(dir.path()), bundled);
+
+    // One that does not compile: refused before any run.
+    user.programs = vec![(Bundled::Tor, UserProgram::new(&tor, "control X( {".into()))];
+    let e = paper::run(&user, &mut Silent).unwrap_err().to_string();
+    assert!(
+        e.contains("(the ToR program, in place of programs/netsparse_tor.p4) does not compile"),
+        "{e}"
+    );
+}

@@ -11,8 +11,8 @@ use std::time::{Duration, Instant};
 use anyhow::{bail, Context as _};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
-use netsparse::programs::ProgramCache;
-use netsparse::sim::cluster::{check_mode, needs_owner_loads, RunOptions};
+use netsparse::programs::{Bundled, ProgramCache, UserProgram};
+use netsparse::sim::cluster::{check_mode, mode_programs, needs_owner_loads, RunOptions};
 use netsparse::sim::compute::ComputeModel;
 use netsparse::sim::config::SimConfig;
 use netsparse::sim::matrix::{self, CsrMatrix, GenSpec, ReadOptions};
@@ -284,6 +284,25 @@ pub struct Args {
     /// control-plane commands into this directory.
     #[arg(long, value_name = "DIR")]
     pub topology_out: Option<PathBuf>,
+    /// Run this program on every node's SmartNIC in place of the bundled
+    /// programs/netsparse_nic.p4 (NetSparseNic architecture). Each mode
+    /// compiles it with the bundled program's defines (-D NS_NO_FILTER for
+    /// rig, -D NS_NO_COALESCE for rig and +filter), so one file can serve
+    /// every step.
+    #[arg(long, value_name = "FILE.p4")]
+    pub nic_program: Option<PathBuf>,
+    /// Run this program in every ToR of the netsparse mode in place of the
+    /// bundled programs/netsparse_tor.p4 (NetSparseSwitch architecture).
+    /// The simulator installs the bundled program's control plane (see
+    /// --topology-out): keep its tables and actions.
+    #[arg(long, value_name = "FILE.p4")]
+    pub tor_program: Option<PathBuf>,
+    /// Run this program in every spine, and in every ToR of the steps
+    /// before netsparse, in place of the bundled programs/netsparse_spine.p4
+    /// (v1model). The control plane is the bundled program's, as for
+    /// --tor-program.
+    #[arg(long, value_name = "FILE.p4")]
+    pub spine_program: Option<PathBuf>,
     /// Threads for the event loop (default: the machine's cores); the
     /// results are the same for every value.
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..=256))]
@@ -517,7 +536,7 @@ fn run_one(
         opts.to_mut().owner_needs = Some(counted.clone());
         *needs = Some(counted);
     }
-    let report = simulate_with(
+    let mut report = simulate_with(
         m,
         summary.clone(),
         &part,
@@ -530,6 +549,7 @@ fn run_one(
             !stop.load(Ordering::Relaxed)
         },
     )?;
+    report.programs = programs.uses();
     Ok(report)
 }
 
@@ -626,6 +646,17 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             bail!("--link-flows needs a simulated mode (rig ... netsparse); su and sa are analytic models without links");
         }
     }
+    let user_programs = [
+        ("--nic-program", Bundled::Nic, &args.nic_program),
+        ("--tor-program", Bundled::Tor, &args.tor_program),
+        ("--spine-program", Bundled::Spine, &args.spine_program),
+    ];
+    if let Some((flag, ..)) = user_programs.iter().find(|(_, _, p)| p.is_some()) {
+        if args.workload.is_some() || args.spmm2d.kernel.is_some() || args.coll.collective.is_some()
+        {
+            bail!("{flag} replaces a program of the gather modes; it does not apply to --workload, --kernel or --collective");
+        }
+    }
     if let Some(w) = &args.workload {
         return spin_workload(w, &args);
     }
@@ -653,6 +684,35 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         let _ = ctrlc::set_handler(move || s.store(true, Ordering::Relaxed));
     }
     check_memory(&args, &cfg)?;
+    // Users' programs are read and compiled, every variant the modes need,
+    // before the matrix: an error in one costs no generation time.
+    let mut programs = ProgramCache::new();
+    for (flag, which, path) in user_programs {
+        let Some(path) = path else { continue };
+        if !args
+            .mode
+            .iter()
+            .any(|&m| mode_programs(m).iter().any(|(w, _)| *w == which))
+        {
+            bail!(
+                "{flag}: no selected mode runs the {} program (the NIC and spine programs run in rig ... netsparse, the ToR program in netsparse)",
+                which.role()
+            );
+        }
+        let user = UserProgram::read(path)
+            .with_context(|| format!("{flag} {}: cannot read it", path.display()))?;
+        programs.set_user(which, user);
+    }
+    for &m in &args.mode {
+        for (which, defines) in mode_programs(m) {
+            if programs.user_programs().any(|(w, _)| w == which) {
+                programs.get(which, &defines)?;
+            }
+        }
+    }
+    for w in programs.take_warnings() {
+        eprint!("{w}");
+    }
     let link_flows = match &args.link_flows {
         Some(s) => {
             netsparse::sim::linkflows::parse(s).map_err(|e| anyhow::anyhow!("--link-flows {e}"))?
@@ -702,7 +762,6 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         owner_needs: None,
     };
     let mut needs = None;
-    let mut programs = ProgramCache::new();
     match &sweep {
         None => reports.push(run_one(
             &m,
@@ -758,6 +817,11 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         print!("{}", r.table());
         if !args.quiet {
             eprint!("{}", r.perf_lines());
+        }
+    }
+    if let Some(r) = reports.first() {
+        for p in &r.programs {
+            println!("{p}");
         }
     }
     if let Some(p) = &args.json {

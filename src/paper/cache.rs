@@ -170,6 +170,7 @@ mod tests {
             mode: "+filter".into(),
             config: SimConfig::default(),
             version: "v".into(),
+            programs: Vec::new(),
         };
         let c = Cache {
             dir: PathBuf::from("d"),

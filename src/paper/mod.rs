@@ -52,7 +52,7 @@ use std::time::Instant;
 use serde::{Deserialize, Serialize};
 use thiserror::Error;
 
-use crate::programs::{Bundled, ProgramCache};
+use crate::programs::{Bundled, ProgramCache, UserProgram};
 use crate::sim::config::ConfigError;
 use crate::sim::matrix::paper::PaperMatrix;
 use crate::sim::plot::PlotError;
@@ -227,6 +227,22 @@ pub struct PaperOptions {
     pub report_only: bool,
     /// Set by Ctrl-C: finish nothing more, keep what is finished.
     pub stop: Option<Arc<AtomicBool>>,
+    /// Users' programs in place of bundled ones (`--nic-program`, ...):
+    /// part of every simulated run's key, by role and digest, and named in
+    /// the report. Read back from a report for `report_only`, without
+    /// their text (nothing is compiled then).
+    pub programs: Vec<(Bundled, UserProgram)>,
+}
+
+impl PaperOptions {
+    /// A program cache for a worker: the users' programs in place.
+    fn program_cache(&self) -> ProgramCache {
+        let mut c = ProgramCache::new();
+        for (which, u) in &self.programs {
+            c.set_user(*which, u.clone());
+        }
+        c
+    }
 }
 
 impl Default for PaperOptions {
@@ -247,6 +263,7 @@ impl Default for PaperOptions {
             version: String::new(),
             report_only: false,
             stop: None,
+            programs: Vec::new(),
         }
     }
 }
@@ -293,6 +310,9 @@ pub enum PaperError {
     /// A plot could not be drawn.
     #[error(transparent)]
     Plot(#[from] PlotError),
+    /// A user's program (`--nic-program`, ...) that cannot run.
+    #[error(transparent)]
+    Program(#[from] crate::programs::ProgramError),
     /// A `report.json` to rebuild that cannot be read as one.
     #[error("{path}: not a report of `netsparse paper`: {detail}")]
     Report {
@@ -799,6 +819,24 @@ pub fn run(opts: &PaperOptions, obs: &mut dyn Observer) -> Result<Summary, Paper
     } else {
         check_memory(&setup, &plan, obs)?
     };
+    if !opts.report_only && !opts.programs.is_empty() {
+        // Every variant of the users' programs the plan needs compiles
+        // before anything is generated.
+        let mut c = opts.program_cache();
+        let mut modes: Vec<crate::sim::Mode> = plan.iter().map(|p| p.mode).collect();
+        modes.sort_by_key(|m| m.name());
+        modes.dedup();
+        for m in modes {
+            for (which, defines) in crate::sim::cluster::mode_programs(m) {
+                if opts.programs.iter().any(|(w, _)| *w == which) {
+                    c.get(which, &defines)?;
+                }
+            }
+        }
+        for w in c.take_warnings() {
+            obs.note(w.trim_end());
+        }
+    }
     let io = |path: &Path| {
         let path = path.display().to_string();
         move |source| PaperError::Io { path, source }
@@ -847,8 +885,9 @@ pub fn run(opts: &PaperOptions, obs: &mut dyn Observer) -> Result<Summary, Paper
 
     // 2. The missing runs, stand-in after stand-in (see `jobs`).
     // One program cache per worker, kept across stand-ins.
-    let mut programs: Vec<ProgramCache> =
-        (0..opts.jobs.max(1)).map(|_| ProgramCache::new()).collect();
+    let mut programs: Vec<ProgramCache> = (0..opts.jobs.max(1))
+        .map(|_| opts.program_cache())
+        .collect();
     let mut groups: Vec<jobs::Group> = Vec::new();
     for p in todo {
         match groups.last_mut() {

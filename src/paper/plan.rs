@@ -7,7 +7,7 @@
 
 use std::collections::HashMap;
 
-use super::runs::{self, RunKey};
+use super::runs::{self, ProgramKey, RunKey};
 use super::{data, max_scale, PaperError, PaperOptions, Section};
 use crate::sim::config::{FilterBit, Headers, SimConfig};
 use crate::sim::topology::{Routing, TopologySpec};
@@ -361,6 +361,19 @@ impl Setup {
             mode: mode.name().to_string(),
             config: cfg.clone(),
             version: self.opts.version.clone(),
+            // The users' programs this mode runs (none for SU and SA).
+            programs: {
+                let runs = crate::sim::cluster::mode_programs(mode);
+                self.opts
+                    .programs
+                    .iter()
+                    .filter(|(w, _)| runs.iter().any(|(r, _)| r == w))
+                    .map(|(w, u)| ProgramKey {
+                        role: w.role().to_string(),
+                        digest: u.digest.clone(),
+                    })
+                    .collect()
+            },
         }
     }
 

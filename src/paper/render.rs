@@ -125,6 +125,13 @@ pub fn markdown(r: &PaperReport, plots: &[(String, String)]) -> String {
         st.scale,
         st.routing
     );
+    for p in &st.programs {
+        let _ = writeln!(
+            s,
+            "Users' programs: the {} program is `{}` (digest {}) in place of the bundled `{}`.\n",
+            p.role, p.file, p.digest, p.bundled
+        );
+    }
     let verified = r.runs.iter().filter(|x| x.finished && x.verified).count();
     if su.failed.is_empty() {
         let _ = writeln!(

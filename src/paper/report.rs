@@ -87,6 +87,9 @@ pub struct SetupInfo {
     pub rig_batch: Vec<(String, u32)>,
     /// The leaf-spine's routing (`--routing`).
     pub routing: String,
+    /// Users' programs in place of bundled ones (none: the bundled ran).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub programs: Vec<crate::sim::report::ProgramUse>,
 }
 
 /// One stand-in beside Table 6.
@@ -391,6 +394,7 @@ pub fn build(setup: &Setup, results: &Results, summary: &Summary) -> PaperReport
                 .map(|&m| (m.name().to_string(), setup.config(m, 16).rig_batch))
                 .collect(),
             routing: setup.opts.routing.name().to_string(),
+            programs: setup.opts.programs.iter().map(|(w, u)| w.used(u)).collect(),
         },
         summary: summary.clone(),
         standins,
@@ -817,7 +821,25 @@ pub fn options_of(
         .routing
         .parse()
         .map_err(|e| bad(format!("setup.routing: {e}")))?;
+    let mut programs = Vec::new();
+    for p in &w.setup.programs {
+        let which = crate::programs::Bundled::of_role(&p.role).ok_or_else(|| {
+            bad(format!(
+                "setup.programs: no program has the role {:?}",
+                p.role
+            ))
+        })?;
+        programs.push((
+            which,
+            crate::programs::UserProgram {
+                path: p.file.clone().into(),
+                text: String::new(),
+                digest: p.digest.clone(),
+            },
+        ));
+    }
     Ok(super::PaperOptions {
+        programs,
         scale: w.setup.scale,
         quick: w.setup.quick,
         only: w.setup.sections,

@@ -36,6 +36,19 @@ pub struct RunKey {
     pub config: SimConfig,
     /// The program that produced it: see [`super::binary_version`].
     pub version: String,
+    /// Users' programs in place of bundled ones (none: the bundled ran).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub programs: Vec<ProgramKey>,
+}
+
+/// A user's program in a run's key: its role and the digest of its text
+/// (where the file lives does not change the run).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ProgramKey {
+    /// `NIC`, `ToR` or `spine`.
+    pub role: String,
+    /// [`crate::programs::UserProgram::digest`].
+    pub digest: String,
 }
 
 impl RunKey {

@@ -177,6 +177,37 @@ pub fn check_mode(cfg: &SimConfig, mode: Mode) -> Result<(), ConfigError> {
     Ok(())
 }
 
+/// The programs NetSparse mode `mode` runs, with each one's defines: the
+/// NIC program (`-D NS_NO_FILTER`, `-D NS_NO_COALESCE` for Table 8's first
+/// steps), the spine program (also every ToR before `+switch`), and from
+/// `+switch` on the ToR program. Empty for SU and SA.
+pub fn mode_programs(mode: Mode) -> Vec<(Bundled, Vec<&'static str>)> {
+    let Some(ab) = mode.ablation() else {
+        return Vec::new();
+    };
+    let mut defines: Vec<&'static str> = Vec::new();
+    if !ab.filter {
+        defines.push("NS_NO_FILTER");
+    }
+    if !ab.coalesce {
+        defines.push("NS_NO_COALESCE");
+    }
+    let mut v = vec![(Bundled::Nic, defines), (Bundled::Spine, Vec::new())];
+    if ab.switch {
+        v.push((Bundled::Tor, Vec::new()));
+    }
+    v
+}
+
+/// A control-plane command the simulator sends `d` that its program
+/// refuses (a user's program without the bundled one's tables, say).
+fn control_plane_err(d: Device, e: impl std::fmt::Display) -> SimError {
+    cp_err(format!(
+        "{d}: the control plane the simulator installs (the bundled programs' tables; \
+         `--topology-out DIR` writes it) does not fit its program: {e}"
+    ))
+}
+
 fn cp_err(what: String) -> SimError {
     SimError::Cluster(what)
 }
@@ -212,19 +243,19 @@ pub fn run_mode(
     };
     let prop_len = cfg.prop_bytes();
     let compiled_before = programs.compilations();
-    let mut defines: Vec<&'static str> = Vec::new();
-    if !ab.filter {
-        defines.push("NS_NO_FILTER");
+    let mut nic_art = None;
+    let mut spine_art = None;
+    let mut tor_art = None;
+    for (which, defines) in mode_programs(mode) {
+        let art = Some(programs.get(which, &defines)?);
+        match which {
+            Bundled::Nic => nic_art = art,
+            Bundled::Spine => spine_art = art,
+            _ => tor_art = art,
+        }
     }
-    if !ab.coalesce {
-        defines.push("NS_NO_COALESCE");
-    }
-    let nic_art = programs.get(Bundled::Nic, &defines)?;
-    let spine_art = programs.get(Bundled::Spine, &[])?;
-    let tor_art = if ab.switch {
-        Some(programs.get(Bundled::Tor, &[])?)
-    } else {
-        None
+    let (Some(nic_art), Some(spine_art)) = (nic_art, spine_art) else {
+        return Err(cp_err(format!("{mode}: no NIC or spine program")));
     };
     let compilations = programs.compilations() - compiled_before;
 
@@ -310,8 +341,7 @@ pub fn run_mode(
             (Device::Tor(r), Some(art)) => {
                 let ns = tor_config(&t, cfg, r, prop_len)?;
                 let mut sw = NsSwitch::new(art, ns).map_err(|e| cp_err(format!("{d}: {e}")))?;
-                commands::apply(&mut sw, &entries, &file)
-                    .map_err(|e| cp_err(format!("{d}: {e}")))?;
+                commands::apply(&mut sw, &entries, &file).map_err(|e| control_plane_err(d, e))?;
                 sw.cache_invalidate();
                 ClusterDevice::NetSparse(Box::new(sw))
             }
@@ -324,8 +354,7 @@ pub fn run_mode(
                     },
                 )
                 .map_err(|e| cp_err(format!("{d}: {e}")))?;
-                commands::apply(&mut sw, &entries, &file)
-                    .map_err(|e| cp_err(format!("{d}: {e}")))?;
+                commands::apply(&mut sw, &entries, &file).map_err(|e| control_plane_err(d, e))?;
                 ClusterDevice::V1(Box::new(sw))
             }
         };

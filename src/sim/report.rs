@@ -372,6 +372,33 @@ pub struct Report {
     pub modes: Vec<ModeResult>,
     /// The run was stopped (Ctrl-C): results are partial.
     pub stopped: bool,
+    /// Users' programs that ran in place of bundled ones (none: the
+    /// bundled programs ran).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub programs: Vec<ProgramUse>,
+}
+
+/// A user's program that ran in place of a bundled one.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, serde::Deserialize)]
+pub struct ProgramUse {
+    /// Its role: `NIC`, `ToR` or `spine`.
+    pub role: String,
+    /// The file, as given.
+    pub file: String,
+    /// The bundled program it stood in for (`programs/...`).
+    pub bundled: String,
+    /// 64-bit FNV-1a of its text, hex: which version of the file ran.
+    pub digest: String,
+}
+
+impl std::fmt::Display for ProgramUse {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{} program: {} (digest {}) in place of {}",
+            self.role, self.file, self.digest, self.bundled
+        )
+    }
 }
 
 impl Report {
@@ -383,6 +410,7 @@ impl Report {
             config,
             modes: Vec::new(),
             stopped: false,
+            programs: Vec::new(),
         }
     }
 

@@ -1,0 +1,305 @@
+//! `netsparse sim --nic-program / --tor-program / --spine-program`: a
+//! user's P4 program in place of a bundled one, end to end through the
+//! binary. The bundled text given as a file changes nothing; an edit to it
+//! moves what it should; a program that cannot run is refused with its
+//! file named, before the matrix is generated; and the libraries' warnings
+//! (a failing `assert` in the program) reach stderr, their repeats capped.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use serde_json::Value;
+
+fn run(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_netsparse"))
+        .args(args)
+        .output()
+        .expect("run netsparse")
+}
+
+fn text(o: &Output) -> (String, String) {
+    (
+        String::from_utf8_lossy(&o.stdout).into_owned(),
+        String::from_utf8_lossy(&o.stderr).into_owned(),
+    )
+}
+
+/// A bundled program's text, from the repository.
+fn bundled(file: &str) -> String {
+    let p = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("programs")
+        .join(file);
+    std::fs::read_to_string(&p).unwrap_or_else(|e| panic!("{}: {e}", p.display()))
+}
+
+/// Write `text` to `dir/name` and give the path as a string.
+fn write(dir: &Path, name: &str, text: &str) -> String {
+    let p: PathBuf = dir.join(name);
+    std::fs::write(&p, text).unwrap();
+    p.to_str().unwrap().to_owned()
+}
+
+const SMALL: [&str; 7] = [
+    "--gen",
+    "rmat:scale=11,ef=6",
+    "--nodes",
+    "16",
+    "--racks",
+    "2",
+    "-q",
+];
+
+/// The JSON report of a run of `modes` with `extra` flags; asserts exit 0.
+fn report(dir: &Path, name: &str, modes: &str, extra: &[&str]) -> Value {
+    let json = dir.join(name);
+    let mut args = vec!["sim", "--mode", modes, "--json", json.to_str().unwrap()];
+    args.extend(SMALL);
+    args.extend(extra);
+    let o = run(&args);
+    let (out, err) = text(&o);
+    assert_eq!(o.status.code(), Some(0), "{out}\n{err}");
+    serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap()
+}
+
+/// The report's modes without the wall-clock measurements of the run.
+fn simulated(r: &Value) -> Vec<Value> {
+    let mut modes = r["modes"].as_array().unwrap().clone();
+    for m in &mut modes {
+        m.as_object_mut().unwrap().remove("run");
+    }
+    modes
+}
+
+/// 64-bit FNV-1a, hex: counted here independently of the tool.
+fn fnv(text: &str) -> String {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for b in text.bytes() {
+        h = (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3);
+    }
+    format!("{h:016x}")
+}
+
+#[test]
+fn the_bundled_programs_given_as_files_change_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let nic = write(dir.path(), "nic.p4", &bundled("netsparse_nic.p4"));
+    let tor = write(dir.path(), "tor.p4", &bundled("netsparse_tor.p4"));
+    let spine = write(dir.path(), "spine.p4", &bundled("netsparse_spine.p4"));
+    // rig compiles the NIC program with -D NS_NO_FILTER -D NS_NO_COALESCE,
+    // +coalesce without them: the user's file gets the same defines.
+    let modes = "rig,+coalesce,netsparse";
+    let base = report(dir.path(), "a.json", modes, &[]);
+    let user = report(
+        dir.path(),
+        "b.json",
+        modes,
+        &[
+            "--nic-program",
+            &nic,
+            "--tor-program",
+            &tor,
+            "--spine-program",
+            &spine,
+        ],
+    );
+    assert_eq!(simulated(&base), simulated(&user));
+    assert!(base.get("programs").is_none(), "{base}");
+    let progs = user["programs"].as_array().unwrap();
+    let roles: Vec<&str> = progs.iter().map(|p| p["role"].as_str().unwrap()).collect();
+    assert_eq!(roles, ["NIC", "ToR", "spine"]);
+    for (p, (file, path)) in progs.iter().zip([
+        ("netsparse_nic.p4", &nic),
+        ("netsparse_tor.p4", &tor),
+        ("netsparse_spine.p4", &spine),
+    ]) {
+        assert_eq!(p["file"], path.as_str());
+        assert_eq!(p["bundled"], format!("programs/{file}"));
+        assert_eq!(p["digest"], fnv(&bundled(file)));
+    }
+    for m in user["modes"].as_array().unwrap() {
+        let v = &m["verification"];
+        assert_eq!(v["ok"], v["needed"], "{m}");
+    }
+}
+
+#[test]
+fn a_tor_program_without_insert_caches_nothing_and_still_verifies() {
+    let dir = tempfile::tempdir().unwrap();
+    let original = bundled("netsparse_tor.p4");
+    let edited = original.replacen("            Insert(pr, md);", "", 1);
+    assert_ne!(
+        edited, original,
+        "the bundled ToR program no longer has the Insert this test removes"
+    );
+    let tor = write(dir.path(), "no_insert.p4", &edited);
+    let base = report(dir.path(), "a.json", "netsparse", &[]);
+    let json = dir.path().join("b.json");
+    let mut args = vec![
+        "sim",
+        "--mode",
+        "netsparse",
+        "--tor-program",
+        &tor,
+        "--json",
+        json.to_str().unwrap(),
+    ];
+    args.extend(SMALL);
+    let o = run(&args);
+    let (out, err) = text(&o);
+    assert_eq!(o.status.code(), Some(0), "{out}\n{err}");
+    assert!(out.contains("netsparse: verified"), "{out}");
+    assert!(
+        out.contains(&format!("ToR program: {tor} (digest {})", fnv(&edited))),
+        "{out}"
+    );
+    let user: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let hits = |r: &Value| r["modes"][0]["cache_hit_rate"].as_f64().unwrap();
+    assert!(hits(&base) > 0.05, "{base}");
+    assert_eq!(hits(&user), 0.0);
+    // Without the cache every read crosses to its owner: the gather ends later.
+    let tail = |r: &Value| {
+        let m = &r["modes"][0];
+        let t = m["tail"].as_u64().unwrap() as usize;
+        m["nodes"][t]["time"].as_u64().unwrap()
+    };
+    assert!(
+        tail(&user) > tail(&base),
+        "{} vs {}",
+        tail(&user),
+        tail(&base)
+    );
+}
+
+/// Run `sim` with `extra`; expect exit 2 and every one of `needles` in
+/// stderr. The matrix is large enough that generating it would take many
+/// seconds: the errors come first.
+fn refused(extra: &[&str], needles: &[&str]) {
+    let mut args = vec![
+        "sim",
+        "--gen",
+        "rmat:scale=22,ef=5",
+        "--nodes",
+        "16",
+        "--racks",
+        "2",
+        "-q",
+    ];
+    args.extend(extra);
+    let o = run(&args);
+    let (out, err) = text(&o);
+    assert_eq!(o.status.code(), Some(2), "{args:?}\n{out}\n{err}");
+    for n in needles {
+        assert!(err.contains(n), "{args:?}: no {n:?} in\n{err}");
+    }
+    assert!(!err.contains("panicked"), "{err}");
+}
+
+#[test]
+fn programs_that_cannot_run_are_refused_naming_the_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let bad = write(d, "bad.p4", "control X( {\n");
+    refused(
+        &["--mode", "netsparse", "--tor-program", &bad],
+        &[
+            &format!(
+                "{bad} (the ToR program, in place of programs/netsparse_tor.p4) does not compile"
+            ),
+            "bad.p4:1:12",
+        ],
+    );
+    // The variant rig compiles (-D NS_NO_FILTER) is checked up front too.
+    let nic = bundled("netsparse_nic.p4");
+    let only_filtered = write(
+        d,
+        "nic.p4",
+        &format!("#ifdef NS_NO_FILTER\n#error this NIC needs its filter\n#endif\n{nic}"),
+    );
+    refused(
+        &["--mode", "netsparse,rig", "--nic-program", &only_filtered],
+        &[
+            "does not compile with -D NS_NO_FILTER -D NS_NO_COALESCE",
+            "needs its filter",
+        ],
+    );
+    let spine = write(d, "spine.p4", &bundled("netsparse_spine.p4"));
+    refused(
+        &["--mode", "netsparse", "--tor-program", &spine],
+        &["is a V1Model program; the ToR runs NetSparseSwitch programs"],
+    );
+    refused(
+        &["--mode", "rig", "--tor-program", &spine],
+        &["--tor-program: no selected mode runs the ToR program"],
+    );
+    let missing = d.join("missing.p4");
+    refused(
+        &[
+            "--mode",
+            "rig",
+            "--spine-program",
+            missing.to_str().unwrap(),
+        ],
+        &["--spine-program", "missing.p4: cannot read it"],
+    );
+    let o = run(&[
+        "sim",
+        "--collective",
+        "allreduce",
+        "--spine-program",
+        &spine,
+    ]);
+    let (_, err) = text(&o);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("--spine-program replaces a program of the gather modes"),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_tor_program_without_the_control_planes_table_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let renamed = bundled("netsparse_tor.p4").replace("node_port", "node_to_port");
+    let tor = write(dir.path(), "renamed.p4", &renamed);
+    let mut args = vec!["sim", "--mode", "netsparse", "--tor-program", &tor];
+    args.extend(SMALL);
+    let o = run(&args);
+    let (out, err) = text(&o);
+    assert_eq!(o.status.code(), Some(2), "{out}\n{err}");
+    for n in [
+        "tor0: the control plane the simulator installs",
+        "no table named `node_port`",
+        "TorIngress.node_to_port",
+    ] {
+        assert!(err.contains(n), "no {n:?} in\n{err}");
+    }
+}
+
+#[test]
+fn a_failing_assert_is_shown_and_its_repeats_are_suppressed() {
+    let dir = tempfile::tempdir().unwrap();
+    let text_in = bundled("netsparse_spine.p4");
+    let anchor = "        if (hdr.ipv4.isValid()) {\n            if (hdr.ipv4.ttl <= 1) {";
+    assert!(
+        text_in.contains(anchor),
+        "the spine program changed: update the anchor"
+    );
+    let edited = text_in.replacen(
+        anchor,
+        &format!("        assert(hdr.ipv4.ttl > 250);\n{anchor}"),
+        1,
+    );
+    let spine = write(dir.path(), "assert.p4", &edited);
+    let mut args = vec!["sim", "--mode", "+nic-concat", "--spine-program", &spine];
+    args.extend(SMALL);
+    let o = run(&args);
+    let (out, err) = text(&o);
+    // Every PR is dropped at its first switch: the run cannot finish.
+    assert_ne!(o.status.code(), Some(0), "{out}\n{err}");
+    let warnings = err.lines().filter(|l| l.contains("assert failed")).count();
+    assert_eq!(warnings, 100, "{err}");
+    assert!(
+        err.contains("more than 100 log lines; the rest are suppressed"),
+        "{err}"
+    );
+}
