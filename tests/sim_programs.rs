@@ -294,8 +294,17 @@ fn a_failing_assert_is_shown_and_its_repeats_are_suppressed() {
     args.extend(SMALL);
     let o = run(&args);
     let (out, err) = text(&o);
-    // Every PR is dropped at its first switch: the run cannot finish.
-    assert_ne!(o.status.code(), Some(0), "{out}\n{err}");
+    // Every PR is dropped at its first switch: the commands fail by their
+    // watchdogs (at half the time limit), and the report says where the
+    // PRs went.
+    assert_eq!(o.status.code(), Some(1), "{out}\n{err}");
+    assert!(
+        out.contains("+nic-concat: VERIFICATION FAILED (0 of"),
+        "{out}"
+    );
+    assert!(out.contains("+nic-concat: the switches dropped "), "{out}");
+    assert!(out.contains(" (assert)"), "{out}");
+    assert!(err.contains("failed: watchdog"), "{err}");
     let warnings = err.lines().filter(|l| l.contains("assert failed")).count();
     assert_eq!(warnings, 100, "{err}");
     assert!(

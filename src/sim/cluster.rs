@@ -305,10 +305,10 @@ pub fn run_mode(
             },
             mtu: cfg.mtu as usize,
             link_gbps: cfg.link_gbps,
-            watchdog_us: cfg
-                .max_sim_time_ms
-                .saturating_mul(1000)
-                .clamp(1, 3_600_000_000),
+            // Half the time limit: a command whose PRs were lost (a switch
+            // dropped them) fails by its watchdog and the run ends with a
+            // report saying so, before the limit would stop it unreported.
+            watchdog_us: (cfg.max_sim_time_ms.saturating_mul(1000) / 2).clamp(1, 3_600_000_000),
             seed: cfg.seed ^ u64::from(n),
             filter_set_at_write: cfg.filter_bit == FilterBit::Write,
             filter_memory: netsparse_nic::FilterMemoryConfig {
@@ -756,6 +756,19 @@ fn fabric_use(engine: &ClusterEngine, cfg: &SimConfig, t: &Topology) -> FabricUs
             }
         }
     }
+    let mut most = 0;
+    for d in t.devices() {
+        let (n, why) = match engine.device(t.device_index(d) as DeviceId) {
+            Some(ClusterDevice::V1(sw)) => v1_drops(&sw.stats().total.drops),
+            Some(ClusterDevice::NetSparse(sw)) => ns_drops(&sw.stats()),
+            _ => continue,
+        };
+        f.switch_drops += n;
+        if n > most {
+            most = n;
+            f.most_drops_at = Some(format!("{d}: {n} ({why})"));
+        }
+    }
     let name = |d: DeviceId| {
         t.device_at(d as usize)
             .map_or_else(|| format!("device {d}"), |x| x.to_string())
@@ -772,6 +785,42 @@ fn fabric_use(engine: &ClusterEngine, cfg: &SimConfig, t: &Topology) -> FabricUs
         }
     }
     f
+}
+
+/// A v1model switch's drops in all, and the largest reason.
+fn v1_drops(d: &netsparse_bmv2::DropStats) -> (u64, &'static str) {
+    largest(&[
+        (d.malformed_oversize, "oversize frames"),
+        (d.bad_port, "bad port"),
+        (d.ingress_drop, "dropped by ingress"),
+        (d.egress_drop, "dropped by egress"),
+        (d.assertion, "assert"),
+        (d.loop_cap, "resubmit/recirculate cap"),
+        (d.no_mcast_group, "no multicast group"),
+        (d.empty, "deparsed to nothing"),
+    ])
+}
+
+/// A NetSparse switch's drops in all (packets, and PRs its middle pipes
+/// dropped or refused), and the largest reason.
+fn ns_drops(s: &netsparse_bmv2::NsStats) -> (u64, &'static str) {
+    let p = &s.total;
+    largest(&[
+        (p.rx_malformed + p.malformed.total(), "malformed"),
+        (p.ingress_drops, "dropped by ingress"),
+        (p.bad_egress_spec + s.bad_port, "bad egress port"),
+        (p.packets_dropped, "packets dropped by the middle pipe"),
+        (p.prs_dropped, "PRs dropped by the middle pipe"),
+        (p.program_errors.total(), "program errors"),
+        (p.egress_drops, "dropped by egress"),
+    ])
+}
+
+/// The sum of `counts` and the reason of the largest one.
+fn largest(counts: &[(u64, &'static str)]) -> (u64, &'static str) {
+    let total = counts.iter().map(|c| c.0).sum();
+    let top = counts.iter().max_by_key(|c| c.0).map_or("", |c| c.1);
+    (total, top)
 }
 
 /// A NetSparse ToR's middle pipe by place: `ToR r pipe i (ports a–b:

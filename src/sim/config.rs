@@ -221,7 +221,9 @@ pub struct SimConfig {
     pub seed: u64,
     /// Event-loop cap: events.
     pub max_events: u64,
-    /// Event-loop cap: simulated time, ms.
+    /// Event-loop cap: simulated time, ms. A RIG command still waiting
+    /// for responses after half of it fails by the SmartNIC's watchdog (its
+    /// PRs were lost), so such a run ends with a report, not at the cap.
     pub max_sim_time_ms: u64,
     /// Host: one core posts each node's RIG commands one after another,
     /// each costing this many ns (0: all posted at time 0).

@@ -210,6 +210,19 @@ pub struct FabricUse {
     pub max_link_paused_at: Option<String>,
     /// Frames that waited for room in a buffer.
     pub paused_frames: u64,
+    /// Packets the switches dropped: their programs' drops, failed
+    /// `assert`s, malformed frames, PRs a middle pipe dropped or refused.
+    /// A gather that loses PRs fails by the SmartNICs' watchdogs.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub switch_drops: u64,
+    /// The switch that dropped the most, its count and its main reason
+    /// (`spine0: 812 (assert)`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub most_drops_at: Option<String>,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 /// What the NetSparse ToRs' Property Caches held at the end of a run. A
@@ -580,6 +593,15 @@ impl Report {
                     v.ok,
                     v.needed,
                     v.nodes
+                );
+            }
+            if let Some(f) = m.fabric.as_ref().filter(|f| f.switch_drops > 0) {
+                let _ = writeln!(
+                    s,
+                    "{}: the switches dropped {} packet(s) or PR(s); the most: {}",
+                    m.mode,
+                    f.switch_drops,
+                    f.most_drops_at.as_deref().unwrap_or("?")
                 );
             }
             if let Some(h) = m.cache_hit_rate {
