@@ -34,7 +34,7 @@ use netsparse_compiler::source::SourceMap;
 use netsparse_compiler::{compile_source, CompileOptions};
 use netsparse_externs::artifact::{Arch, Artifact};
 
-use crate::sim::report::ProgramUse;
+use crate::sim::report::{CommandsUse, ProgramUse};
 
 /// One of the bundled programs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -303,6 +303,37 @@ fn compile_user(
     }
 }
 
+/// A user's control-plane commands (simple_switch_CLI syntax) for every
+/// device of a role, applied after the simulator's own entries: the
+/// entries of a user program's own tables, or changes to the bundled
+/// programs' defaults.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct UserCommands {
+    /// Where they were read from (named in errors as `FILE:line`).
+    pub path: PathBuf,
+    /// The text, as read when the run started.
+    pub text: String,
+    /// 64-bit FNV-1a of the text, hex.
+    pub digest: String,
+}
+
+impl UserCommands {
+    /// Read `path`.
+    pub fn read(path: &Path) -> std::io::Result<UserCommands> {
+        let p = UserProgram::read(path)?;
+        Ok(UserCommands {
+            path: p.path,
+            text: p.text,
+            digest: p.digest,
+        })
+    }
+
+    /// The file's name in errors.
+    pub fn name(&self) -> String {
+        self.path.display().to_string()
+    }
+}
+
 /// Compiled programs of a run, by (program, defines): each variant is
 /// compiled once however many devices and modes use it.
 #[derive(Debug, Default)]
@@ -310,6 +341,7 @@ pub struct ProgramCache {
     entries: Vec<(Bundled, Vec<&'static str>, Arc<Artifact>)>,
     compilations: u32,
     user: BTreeMap<Bundled, UserProgram>,
+    commands: BTreeMap<Bundled, UserCommands>,
     warnings: Vec<String>,
 }
 
@@ -351,6 +383,29 @@ impl ProgramCache {
     /// The users' programs standing in for bundled ones, by role.
     pub fn user_programs(&self) -> impl Iterator<Item = (Bundled, &UserProgram)> {
         self.user.iter().map(|(&w, u)| (w, u))
+    }
+
+    /// Apply `commands` to every device that runs `which`, after the
+    /// simulator's own control plane.
+    pub fn set_commands(&mut self, which: Bundled, commands: UserCommands) {
+        self.commands.insert(which, commands);
+    }
+
+    /// The user's commands for the devices that run `which`.
+    pub fn commands(&self, which: Bundled) -> Option<&UserCommands> {
+        self.commands.get(&which)
+    }
+
+    /// What a report says of the users' commands, by role.
+    pub fn command_uses(&self) -> Vec<CommandsUse> {
+        self.commands
+            .iter()
+            .map(|(w, c)| CommandsUse {
+                role: w.role().to_string(),
+                file: c.name(),
+                digest: c.digest.clone(),
+            })
+            .collect()
     }
 
     /// What a report says of the users' programs, by role.

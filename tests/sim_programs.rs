@@ -251,7 +251,7 @@ fn programs_that_cannot_run_are_refused_naming_the_file() {
     let (_, err) = text(&o);
     assert_eq!(o.status.code(), Some(2), "{err}");
     assert!(
-        err.contains("--spine-program replaces a program of the gather modes"),
+        err.contains("--spine-program is for the programs of the gather modes"),
         "{err}"
     );
 }
@@ -310,5 +310,88 @@ fn a_failing_assert_is_shown_and_its_repeats_are_suppressed() {
     assert!(
         err.contains("more than 100 log lines; the rest are suppressed"),
         "{err}"
+    );
+}
+
+/// The spine program with a table of destinations to cut off, empty
+/// unless `--spine-commands` fills it.
+fn blocking_spine() -> String {
+    let text = bundled("netsparse_spine.p4");
+    let table = "    /* NetSparse packets: destination node -> port of its rack's ToR. */";
+    let apply = "        if (hdr.concat.isValid()) {\n            if (!flow_port.apply().hit) {";
+    assert!(
+        text.contains(table) && text.contains(apply),
+        "the spine program changed: update the anchors"
+    );
+    text.replacen(
+        table,
+        &format!(
+            "    table block_node {{\n        key = {{ hdr.concat.dst: exact; }}\n        \
+             actions = {{ drop; NoAction; }}\n        default_action = NoAction();\n    }}\n{table}"
+        ),
+        1,
+    )
+    .replacen(
+        apply,
+        "        if (hdr.concat.isValid()) {\n            block_node.apply();\n            \
+         if (standard_metadata.egress_spec == 511) {\n                return;\n            }\n            \
+         if (!flow_port.apply().hit) {",
+        1,
+    )
+}
+
+#[test]
+fn commands_fill_a_users_table_after_the_simulators_control_plane() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let spine = write(d, "block_spine.p4", &blocking_spine());
+    let cut = write(
+        d,
+        "cut.txt",
+        "# node 3 off\ntable_add SpineIngress.block_node drop 3 =>\n",
+    );
+    let mut args = vec!["sim", "--mode", "netsparse", "--spine-program", &spine];
+    args.extend(SMALL);
+    // The table empty: every PR arrives.
+    let o = run(&args);
+    let (out, err) = text(&o);
+    assert_eq!(o.status.code(), Some(0), "{out}\n{err}");
+    assert!(out.contains("netsparse: verified"), "{out}");
+    // Node 3 cut off at the spines: the reads of the other rack for its
+    // properties are dropped there, and the run says so.
+    args.extend(["--spine-commands", cut.as_str()]);
+    let o = run(&args);
+    let (out, err) = text(&o);
+    assert_eq!(o.status.code(), Some(1), "{out}\n{err}");
+    assert!(out.contains("netsparse: VERIFICATION FAILED"), "{out}");
+    assert!(out.contains("(dropped by ingress)"), "{out}");
+    assert!(
+        out.contains(&format!("spine commands: {cut} (digest ")),
+        "{out}"
+    );
+    // A command the program refuses: exit 2 before the matrix, with the
+    // file and line.
+    let bad = write(
+        d,
+        "bad.txt",
+        "table_add SpineIngress.block_node drop 3 =>\ntable_add SpineIngress.no_such drop 1 =>\n",
+    );
+    refused(
+        &[
+            "--mode",
+            "netsparse",
+            "--spine-program",
+            &spine,
+            "--spine-commands",
+            &bad,
+        ],
+        &[
+            "the spine commands do not fit the spine program",
+            "bad.txt:2: no table named `SpineIngress.no_such`",
+        ],
+    );
+    refused(
+        &["--mode", "rig", "--tor-commands", &cut],
+        &["--tor-commands: no selected mode runs the ToR program"],
     );
 }

@@ -11,8 +11,10 @@ use std::time::{Duration, Instant};
 use anyhow::{bail, Context as _};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
-use netsparse::programs::{Bundled, ProgramCache, UserProgram};
-use netsparse::sim::cluster::{check_mode, mode_programs, needs_owner_loads, RunOptions};
+use netsparse::programs::{Bundled, ProgramCache, UserCommands, UserProgram};
+use netsparse::sim::cluster::{
+    check_commands, check_mode, mode_programs, needs_owner_loads, RunOptions,
+};
 use netsparse::sim::compute::ComputeModel;
 use netsparse::sim::config::SimConfig;
 use netsparse::sim::matrix::{self, CsrMatrix, GenSpec, ReadOptions};
@@ -303,6 +305,15 @@ pub struct Args {
     /// --tor-program.
     #[arg(long, value_name = "FILE.p4")]
     pub spine_program: Option<PathBuf>,
+    /// simple_switch_CLI commands (table_add, table_set_default,
+    /// register_write, ...) applied to every ToR of the netsparse mode
+    /// after the simulator's own control plane: the entries of your ToR
+    /// program's own tables. Checked before the matrix.
+    #[arg(long, value_name = "FILE")]
+    pub tor_commands: Option<PathBuf>,
+    /// As --tor-commands, for every switch that runs the spine program.
+    #[arg(long, value_name = "FILE")]
+    pub spine_commands: Option<PathBuf>,
     /// Threads for the event loop (default: the machine's cores); the
     /// results are the same for every value.
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..=256))]
@@ -550,6 +561,7 @@ fn run_one(
         },
     )?;
     report.programs = programs.uses();
+    report.commands = programs.command_uses();
     Ok(report)
 }
 
@@ -651,10 +663,18 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         ("--tor-program", Bundled::Tor, &args.tor_program),
         ("--spine-program", Bundled::Spine, &args.spine_program),
     ];
-    if let Some((flag, ..)) = user_programs.iter().find(|(_, _, p)| p.is_some()) {
+    let user_commands = [
+        ("--tor-commands", Bundled::Tor, &args.tor_commands),
+        ("--spine-commands", Bundled::Spine, &args.spine_commands),
+    ];
+    if let Some((flag, ..)) = user_programs
+        .iter()
+        .chain(&user_commands)
+        .find(|(_, _, p)| p.is_some())
+    {
         if args.workload.is_some() || args.spmm2d.kernel.is_some() || args.coll.collective.is_some()
         {
-            bail!("{flag} replaces a program of the gather modes; it does not apply to --workload, --kernel or --collective");
+            bail!("{flag} is for the programs of the gather modes; it does not apply to --workload, --kernel or --collective");
         }
     }
     if let Some(w) = &args.workload {
@@ -687,21 +707,24 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     // Users' programs are read and compiled, every variant the modes need,
     // before the matrix: an error in one costs no generation time.
     let mut programs = ProgramCache::new();
-    for (flag, which, path) in user_programs {
+    for (flag, which, path) in user_programs.iter().chain(&user_commands) {
         let Some(path) = path else { continue };
         if !args
             .mode
             .iter()
-            .any(|&m| mode_programs(m).iter().any(|(w, _)| *w == which))
+            .any(|&m| mode_programs(m).iter().any(|(w, _)| w == which))
         {
             bail!(
                 "{flag}: no selected mode runs the {} program (the NIC and spine programs run in rig ... netsparse, the ToR program in netsparse)",
                 which.role()
             );
         }
-        let user = UserProgram::read(path)
-            .with_context(|| format!("{flag} {}: cannot read it", path.display()))?;
-        programs.set_user(which, user);
+        let cannot = || format!("{flag} {}: cannot read it", path.display());
+        if flag.ends_with("-commands") {
+            programs.set_commands(*which, UserCommands::read(path).with_context(cannot)?);
+        } else {
+            programs.set_user(*which, UserProgram::read(path).with_context(cannot)?);
+        }
     }
     for &m in &args.mode {
         for (which, defines) in mode_programs(m) {
@@ -712,6 +735,11 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     }
     for w in programs.take_warnings() {
         eprint!("{w}");
+    }
+    for (_, which, path) in user_commands {
+        if path.is_some() {
+            check_commands(&mut programs, which)?;
+        }
     }
     let link_flows = match &args.link_flows {
         Some(s) => {
@@ -822,6 +850,9 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     if let Some(r) = reports.first() {
         for p in &r.programs {
             println!("{p}");
+        }
+        for c in &r.commands {
+            println!("{c}");
         }
     }
     if let Some(p) = &args.json {

@@ -199,6 +199,38 @@ pub fn mode_programs(mode: Mode) -> Vec<(Bundled, Vec<&'static str>)> {
     v
 }
 
+/// Check the user's commands for the devices running `which` (a switch
+/// program) on a switch of their program alone, before the run: their
+/// syntax, tables, actions and keys. (Against the simulator's own entries,
+/// a duplicate key, they are checked as each switch is built.)
+pub fn check_commands(programs: &mut ProgramCache, which: Bundled) -> Result<(), SimError> {
+    let Some(c) = programs.commands(which).cloned() else {
+        return Ok(());
+    };
+    let art = programs.get(which, &[])?;
+    let applied = match which.arch() {
+        netsparse_externs::artifact::Arch::NetSparseSwitch => {
+            NsSwitch::new(&art, NsConfig::default())
+                .map_err(|e| e.to_string())
+                .and_then(|mut sw| {
+                    commands::apply(&mut sw, &c.text, &c.name()).map_err(|e| e.to_string())
+                })
+        }
+        _ => Switch::new(&art, SwitchConfig::default())
+            .map_err(|e| e.to_string())
+            .and_then(|mut sw| {
+                commands::apply(&mut sw, &c.text, &c.name()).map_err(|e| e.to_string())
+            }),
+    };
+    applied.map(|_| ()).map_err(|e| {
+        SimError::Commands(format!(
+            "the {} commands do not fit the {} program: {e}",
+            which.role(),
+            which.role()
+        ))
+    })
+}
+
 /// A control-plane command the simulator sends `d` that its program
 /// refuses (a user's program without the bundled one's tables, say).
 fn control_plane_err(d: Device, e: impl std::fmt::Display) -> SimError {
@@ -342,6 +374,10 @@ pub fn run_mode(
                 let ns = tor_config(&t, cfg, r, prop_len)?;
                 let mut sw = NsSwitch::new(art, ns).map_err(|e| cp_err(format!("{d}: {e}")))?;
                 commands::apply(&mut sw, &entries, &file).map_err(|e| control_plane_err(d, e))?;
+                if let Some(c) = programs.commands(Bundled::Tor) {
+                    commands::apply(&mut sw, &c.text, &c.name())
+                        .map_err(|e| cp_err(format!("{d}: {e}")))?;
+                }
                 sw.cache_invalidate();
                 ClusterDevice::NetSparse(Box::new(sw))
             }
@@ -355,6 +391,10 @@ pub fn run_mode(
                 )
                 .map_err(|e| cp_err(format!("{d}: {e}")))?;
                 commands::apply(&mut sw, &entries, &file).map_err(|e| control_plane_err(d, e))?;
+                if let Some(c) = programs.commands(Bundled::Spine) {
+                    commands::apply(&mut sw, &c.text, &c.name())
+                        .map_err(|e| cp_err(format!("{d}: {e}")))?;
+                }
                 ClusterDevice::V1(Box::new(sw))
             }
         };

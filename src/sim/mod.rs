@@ -245,6 +245,9 @@ pub enum SimError {
     /// The cluster could not be built (a device, its tables).
     #[error("building the cluster: {0}")]
     Cluster(String),
+    /// A user's control-plane commands that their devices' program refuses.
+    #[error("{0}")]
+    Commands(String),
     /// The event loop stopped with an error (a limit, a device breaking
     /// the contract).
     #[error("simulation: {0}")]

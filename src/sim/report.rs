@@ -389,6 +389,30 @@ pub struct Report {
     /// bundled programs ran).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub programs: Vec<ProgramUse>,
+    /// Users' control-plane commands applied after the simulator's.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub commands: Vec<CommandsUse>,
+}
+
+/// A user's command file applied to every device of a role.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, serde::Deserialize)]
+pub struct CommandsUse {
+    /// The devices' role: `ToR` or `spine`.
+    pub role: String,
+    /// The file, as given.
+    pub file: String,
+    /// 64-bit FNV-1a of its text, hex.
+    pub digest: String,
+}
+
+impl std::fmt::Display for CommandsUse {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{} commands: {} (digest {}) after the simulator's control plane",
+            self.role, self.file, self.digest
+        )
+    }
 }
 
 /// A user's program that ran in place of a bundled one.
@@ -424,6 +448,7 @@ impl Report {
             modes: Vec::new(),
             stopped: false,
             programs: Vec::new(),
+            commands: Vec::new(),
         }
     }
 
