@@ -19,6 +19,7 @@ pub mod spmm2d;
 pub mod stf;
 pub mod switch;
 pub mod topo;
+pub mod user_programs;
 
 use std::io::{IsTerminal as _, Write};
 use std::sync::atomic::{AtomicU64, Ordering};

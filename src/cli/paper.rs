@@ -7,9 +7,7 @@ use std::process::ExitCode;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
-use anyhow::Context as _;
 use netsparse::paper::{self, progress::Bars, PaperOptions, Section};
-use netsparse::programs::{Bundled, UserProgram};
 use netsparse::sim::matrix::paper::PaperMatrix;
 
 /// Arguments of `netsparse paper`.
@@ -90,21 +88,9 @@ pub struct Args {
     /// Memory the runs may use, GiB (default: what the system has available).
     #[arg(long, value_name = "GIB")]
     pub memory_limit: Option<f64>,
-    /// Run this NIC program (NetSparseNic) in place of the bundled
-    /// programs/netsparse_nic.p4, as `netsparse sim --nic-program` does;
-    /// its digest is part of every simulated run's cache key, so runs of
-    /// another version of the file are not taken for its own.
-    #[arg(long, value_name = "FILE.p4")]
-    pub nic_program: Option<PathBuf>,
-    /// Run this ToR program (NetSparseSwitch) in place of the bundled
-    /// programs/netsparse_tor.p4, as `netsparse sim --tor-program` does.
-    #[arg(long, value_name = "FILE.p4")]
-    pub tor_program: Option<PathBuf>,
-    /// Run this spine program (v1model; also every ToR before the switch
-    /// step) in place of the bundled programs/netsparse_spine.p4, as
-    /// `netsparse sim --spine-program` does.
-    #[arg(long, value_name = "FILE.p4")]
-    pub spine_program: Option<PathBuf>,
+    /// Users' programs in place of the bundled ones (as `sim`'s).
+    #[command(flatten)]
+    pub programs: super::user_programs::ProgramArgs,
     /// Rebuild the report in --out from its cached runs, executing
     /// nothing: for a report's text or plots changed by a newer binary
     /// without running again. The setup (scale, sections, stand-ins,
@@ -185,18 +171,7 @@ fn parse(a: &Args) -> anyhow::Result<PaperOptions> {
     // their memory estimates).
     let cores = super::sim::sim_threads(None).min(64);
     let jobs = a.jobs.map_or(cores, usize::from);
-    let mut programs = Vec::new();
-    for (flag, which, path) in [
-        ("--nic-program", Bundled::Nic, &a.nic_program),
-        ("--tor-program", Bundled::Tor, &a.tor_program),
-        ("--spine-program", Bundled::Spine, &a.spine_program),
-    ] {
-        if let Some(path) = path {
-            let user = UserProgram::read(path)
-                .with_context(|| format!("{flag} {}: cannot read it", path.display()))?;
-            programs.push((which, user));
-        }
-    }
+    let programs = a.programs.read()?;
     Ok(PaperOptions {
         programs,
         scale: a

@@ -11,10 +11,8 @@ use std::time::{Duration, Instant};
 use anyhow::{bail, Context as _};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
-use netsparse::programs::{Bundled, ProgramCache, UserCommands, UserProgram};
-use netsparse::sim::cluster::{
-    check_commands, check_mode, mode_programs, needs_owner_loads, RunOptions,
-};
+use netsparse::programs::ProgramCache;
+use netsparse::sim::cluster::{check_mode, needs_owner_loads, RunOptions};
 use netsparse::sim::compute::ComputeModel;
 use netsparse::sim::config::SimConfig;
 use netsparse::sim::matrix::{self, CsrMatrix, GenSpec, ReadOptions};
@@ -286,34 +284,12 @@ pub struct Args {
     /// control-plane commands into this directory.
     #[arg(long, value_name = "DIR")]
     pub topology_out: Option<PathBuf>,
-    /// Run this program on every node's SmartNIC in place of the bundled
-    /// programs/netsparse_nic.p4 (NetSparseNic architecture). Each mode
-    /// compiles it with the bundled program's defines (-D NS_NO_FILTER for
-    /// rig, -D NS_NO_COALESCE for rig and +filter), so one file can serve
-    /// every step.
-    #[arg(long, value_name = "FILE.p4")]
-    pub nic_program: Option<PathBuf>,
-    /// Run this program in every ToR of the netsparse mode in place of the
-    /// bundled programs/netsparse_tor.p4 (NetSparseSwitch architecture).
-    /// The simulator installs the bundled program's control plane (see
-    /// --topology-out): keep its tables and actions.
-    #[arg(long, value_name = "FILE.p4")]
-    pub tor_program: Option<PathBuf>,
-    /// Run this program in every spine, and in every ToR of the steps
-    /// before netsparse, in place of the bundled programs/netsparse_spine.p4
-    /// (v1model). The control plane is the bundled program's, as for
-    /// --tor-program.
-    #[arg(long, value_name = "FILE.p4")]
-    pub spine_program: Option<PathBuf>,
-    /// simple_switch_CLI commands (table_add, table_set_default,
-    /// register_write, ...) applied to every ToR of the netsparse mode
-    /// after the simulator's own control plane: the entries of your ToR
-    /// program's own tables. Checked before the matrix.
-    #[arg(long, value_name = "FILE")]
-    pub tor_commands: Option<PathBuf>,
-    /// As --tor-commands, for every switch that runs the spine program.
-    #[arg(long, value_name = "FILE")]
-    pub spine_commands: Option<PathBuf>,
+    /// Users' programs in place of the bundled ones.
+    #[command(flatten)]
+    pub programs: super::user_programs::ProgramArgs,
+    /// Users' control-plane commands.
+    #[command(flatten)]
+    pub commands: super::user_programs::CommandArgs,
     /// Threads for the event loop (default: the machine's cores); the
     /// results are the same for every value.
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..=256))]
@@ -658,20 +634,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             bail!("--link-flows needs a simulated mode (rig ... netsparse); su and sa are analytic models without links");
         }
     }
-    let user_programs = [
-        ("--nic-program", Bundled::Nic, &args.nic_program),
-        ("--tor-program", Bundled::Tor, &args.tor_program),
-        ("--spine-program", Bundled::Spine, &args.spine_program),
-    ];
-    let user_commands = [
-        ("--tor-commands", Bundled::Tor, &args.tor_commands),
-        ("--spine-commands", Bundled::Spine, &args.spine_commands),
-    ];
-    if let Some((flag, ..)) = user_programs
-        .iter()
-        .chain(&user_commands)
-        .find(|(_, _, p)| p.is_some())
-    {
+    if let Some(flag) = super::user_programs::first_flag(&args.programs, &args.commands) {
         if args.workload.is_some() || args.spmm2d.kernel.is_some() || args.coll.collective.is_some()
         {
             bail!("{flag} is for the programs of the gather modes; it does not apply to --workload, --kernel or --collective");
@@ -706,41 +669,8 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     check_memory(&args, &cfg)?;
     // Users' programs are read and compiled, every variant the modes need,
     // before the matrix: an error in one costs no generation time.
-    let mut programs = ProgramCache::new();
-    for (flag, which, path) in user_programs.iter().chain(&user_commands) {
-        let Some(path) = path else { continue };
-        if !args
-            .mode
-            .iter()
-            .any(|&m| mode_programs(m).iter().any(|(w, _)| w == which))
-        {
-            bail!(
-                "{flag}: no selected mode runs the {} program (the NIC and spine programs run in rig ... netsparse, the ToR program in netsparse)",
-                which.role()
-            );
-        }
-        let cannot = || format!("{flag} {}: cannot read it", path.display());
-        if flag.ends_with("-commands") {
-            programs.set_commands(*which, UserCommands::read(path).with_context(cannot)?);
-        } else {
-            programs.set_user(*which, UserProgram::read(path).with_context(cannot)?);
-        }
-    }
-    for &m in &args.mode {
-        for (which, defines) in mode_programs(m) {
-            if programs.user_programs().any(|(w, _)| w == which) {
-                programs.get(which, &defines)?;
-            }
-        }
-    }
-    for w in programs.take_warnings() {
-        eprint!("{w}");
-    }
-    for (_, which, path) in user_commands {
-        if path.is_some() {
-            check_commands(&mut programs, which)?;
-        }
-    }
+    let mut programs =
+        super::user_programs::program_cache(&args.programs, &args.commands, &args.mode)?;
     let link_flows = match &args.link_flows {
         Some(s) => {
             netsparse::sim::linkflows::parse(s).map_err(|e| anyhow::anyhow!("--link-flows {e}"))?

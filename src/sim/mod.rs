@@ -56,6 +56,7 @@ pub mod compute;
 pub mod config;
 pub mod devices;
 pub mod fabric;
+mod fabric_use;
 pub mod hostmem;
 pub mod hostmodel;
 pub mod linkflows;

@@ -1,0 +1,153 @@
+//! The flags that run a user's P4 programs in place of the bundled ones
+//! (`--nic-program`, `--tor-program`, `--spine-program`, shared by `sim`
+//! and `paper`) and add a user's control-plane commands to their switches
+//! (`--tor-commands`, `--spine-commands`, `sim`): reading the files, and
+//! for `sim` compiling every variant the selected modes need and checking
+//! the commands, before any matrix is generated.
+
+use std::path::PathBuf;
+
+use anyhow::{bail, Context as _};
+
+use netsparse::programs::{Bundled, ProgramCache, UserCommands, UserProgram};
+use netsparse::sim::cluster::{check_commands, mode_programs};
+use netsparse::sim::Mode;
+
+/// A user's programs in place of the bundled ones.
+#[derive(clap::Args, Debug, Clone, Default)]
+pub struct ProgramArgs {
+    /// Run this program on every node's SmartNIC in place of the bundled
+    /// programs/netsparse_nic.p4 (NetSparseNic architecture). Each mode
+    /// compiles it with the bundled program's defines (-D NS_NO_FILTER for
+    /// rig, -D NS_NO_COALESCE for rig and +filter), so one file can serve
+    /// every step. `paper` keys each run that uses it by the file's digest.
+    #[arg(long, value_name = "FILE.p4")]
+    pub nic_program: Option<PathBuf>,
+    /// Run this program in every ToR of the netsparse mode in place of the
+    /// bundled programs/netsparse_tor.p4 (NetSparseSwitch architecture).
+    /// The simulator installs the bundled program's control plane (see
+    /// `sim --topology-out`): keep its tables and actions.
+    #[arg(long, value_name = "FILE.p4")]
+    pub tor_program: Option<PathBuf>,
+    /// Run this program in every spine, and in every ToR of the steps
+    /// before netsparse, in place of the bundled programs/netsparse_spine.p4
+    /// (v1model). The control plane is the bundled program's, as for
+    /// --tor-program.
+    #[arg(long, value_name = "FILE.p4")]
+    pub spine_program: Option<PathBuf>,
+}
+
+/// A user's control-plane commands for the switches.
+#[derive(clap::Args, Debug, Clone, Default)]
+pub struct CommandArgs {
+    /// simple_switch_CLI commands (table_add, table_set_default,
+    /// register_write, ...) applied to every ToR of the netsparse mode
+    /// after the simulator's own control plane: the entries of your ToR
+    /// program's own tables. Checked before the matrix.
+    #[arg(long, value_name = "FILE")]
+    pub tor_commands: Option<PathBuf>,
+    /// As --tor-commands, for every switch that runs the spine program.
+    #[arg(long, value_name = "FILE")]
+    pub spine_commands: Option<PathBuf>,
+}
+
+impl ProgramArgs {
+    fn flags(&self) -> [(&'static str, Bundled, Option<&PathBuf>); 3] {
+        [
+            ("--nic-program", Bundled::Nic, self.nic_program.as_ref()),
+            ("--tor-program", Bundled::Tor, self.tor_program.as_ref()),
+            (
+                "--spine-program",
+                Bundled::Spine,
+                self.spine_program.as_ref(),
+            ),
+        ]
+    }
+
+    /// The programs given, read.
+    pub fn read(&self) -> anyhow::Result<Vec<(Bundled, UserProgram)>> {
+        let mut out = Vec::new();
+        for (flag, which, path) in self.flags() {
+            if let Some(path) = path {
+                let user = UserProgram::read(path)
+                    .with_context(|| format!("{flag} {}: cannot read it", path.display()))?;
+                out.push((which, user));
+            }
+        }
+        Ok(out)
+    }
+}
+
+impl CommandArgs {
+    fn flags(&self) -> [(&'static str, Bundled, Option<&PathBuf>); 2] {
+        [
+            ("--tor-commands", Bundled::Tor, self.tor_commands.as_ref()),
+            (
+                "--spine-commands",
+                Bundled::Spine,
+                self.spine_commands.as_ref(),
+            ),
+        ]
+    }
+}
+
+/// The first of these flags given, if any.
+pub fn first_flag(p: &ProgramArgs, c: &CommandArgs) -> Option<&'static str> {
+    p.flags()
+        .into_iter()
+        .chain(c.flags())
+        .find(|f| f.2.is_some())
+        .map(|f| f.0)
+}
+
+/// The program cache of a `sim` run of `modes` with the users' programs
+/// and commands in place: each flag's role checked against the modes (a
+/// flag that would do nothing is refused), every variant of the programs
+/// the modes need compiled (their warnings printed), and the commands
+/// checked on a switch of their program.
+pub fn program_cache(
+    p: &ProgramArgs,
+    c: &CommandArgs,
+    modes: &[Mode],
+) -> anyhow::Result<ProgramCache> {
+    let mut programs = ProgramCache::new();
+    let runs = |which: Bundled| {
+        modes
+            .iter()
+            .any(|&m| mode_programs(m).iter().any(|(w, _)| *w == which))
+    };
+    for (flag, which, path) in p.flags().into_iter().chain(c.flags()) {
+        if path.is_some() && !runs(which) {
+            bail!(
+                "{flag}: no selected mode runs the {} program (the NIC and spine programs run in rig ... netsparse, the ToR program in netsparse)",
+                which.role()
+            );
+        }
+    }
+    for (which, user) in p.read()? {
+        programs.set_user(which, user);
+    }
+    for (flag, which, path) in c.flags() {
+        if let Some(path) = path {
+            let commands = UserCommands::read(path)
+                .with_context(|| format!("{flag} {}: cannot read it", path.display()))?;
+            programs.set_commands(which, commands);
+        }
+    }
+    for &m in modes {
+        for (which, defines) in mode_programs(m) {
+            if programs.user_programs().any(|(w, _)| w == which) {
+                programs.get(which, &defines)?;
+            }
+        }
+    }
+    for w in programs.take_warnings() {
+        eprint!("{w}");
+    }
+    for (_, which, path) in c.flags() {
+        if path.is_some() {
+            check_commands(&mut programs, which)?;
+        }
+    }
+    Ok(programs)
+}
