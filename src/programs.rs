@@ -161,8 +161,9 @@ impl UserProgram {
     }
 }
 
-/// A program of the run that does not compile: a user's program given in
-/// place of a bundled one, or a bundled one (a build of the tool with a
+/// A program of the run that cannot run: a user's program given in place
+/// of a bundled one that does not compile or is for another architecture,
+/// or a bundled one that does not compile (a build of the tool with a
 /// broken `programs/` tree).
 #[derive(Debug, Error)]
 pub enum ProgramError {
