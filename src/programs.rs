@@ -115,9 +115,7 @@ impl Bundled {
             Bundled::OmnicclSwitch => "OmNICCL switch aggregator",
         }
     }
-}
 
-impl Bundled {
     /// What a report says of `user` standing in for this program.
     pub fn used(self, user: &UserProgram) -> ProgramUse {
         ProgramUse {
@@ -149,14 +147,10 @@ impl UserProgram {
 
     /// The program `text`, read from `path`.
     pub fn new(path: &Path, text: String) -> UserProgram {
-        let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-        for &b in text.as_bytes() {
-            h = (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3);
-        }
         UserProgram {
             path: path.to_path_buf(),
+            digest: format!("{:016x}", crate::paper::cache::fnv1a(text.as_bytes())),
             text,
-            digest: format!("{h:016x}"),
         }
     }
 }
@@ -395,6 +389,21 @@ impl ProgramCache {
     /// The user's commands for the devices that run `which`.
     pub fn commands(&self, which: Bundled) -> Option<&UserCommands> {
         self.commands.get(&which)
+    }
+
+    /// Compile now every variant of the users' programs that `needed`
+    /// lists ((program, defines) pairs: what the runs ahead will ask for),
+    /// so that an error in one stops a run before anything large is done.
+    pub fn compile_users(
+        &mut self,
+        needed: impl IntoIterator<Item = (Bundled, Vec<&'static str>)>,
+    ) -> Result<(), ProgramError> {
+        for (which, defines) in needed {
+            if self.user.contains_key(&which) {
+                self.get(which, &defines)?;
+            }
+        }
+        Ok(())
     }
 
     /// What a report says of the users' commands, by role.

@@ -134,13 +134,7 @@ pub fn program_cache(
             programs.set_commands(which, commands);
         }
     }
-    for &m in modes {
-        for (which, defines) in mode_programs(m) {
-            if programs.user_programs().any(|(w, _)| w == which) {
-                programs.get(which, &defines)?;
-            }
-        }
-    }
+    programs.compile_users(modes.iter().flat_map(|&m| mode_programs(m)))?;
     for w in programs.take_warnings() {
         eprint!("{w}");
     }

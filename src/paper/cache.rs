@@ -53,8 +53,9 @@ pub struct Cache {
 }
 
 /// FNV-1a, 64 bits: a stable hash (unlike `std`'s, which may change
-/// between Rust releases) for file names.
-fn fnv1a(bytes: &[u8]) -> u64 {
+/// between Rust releases) for file names, and the digests of users'
+/// programs ([`crate::programs::UserProgram`]).
+pub(crate) fn fnv1a(bytes: &[u8]) -> u64 {
     let mut h: u64 = 0xcbf2_9ce4_8422_2325;
     for &b in bytes {
         h ^= u64::from(b);

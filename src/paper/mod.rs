@@ -823,16 +823,10 @@ pub fn run(opts: &PaperOptions, obs: &mut dyn Observer) -> Result<Summary, Paper
         // Every variant of the users' programs the plan needs compiles
         // before anything is generated.
         let mut c = opts.program_cache();
-        let mut modes: Vec<crate::sim::Mode> = plan.iter().map(|p| p.mode).collect();
-        modes.sort_by_key(|m| m.name());
-        modes.dedup();
-        for m in modes {
-            for (which, defines) in crate::sim::cluster::mode_programs(m) {
-                if opts.programs.iter().any(|(w, _)| *w == which) {
-                    c.get(which, &defines)?;
-                }
-            }
-        }
+        c.compile_users(
+            plan.iter()
+                .flat_map(|p| crate::sim::cluster::mode_programs(p.mode)),
+        )?;
         for w in c.take_warnings() {
             obs.note(w.trim_end());
         }
