@@ -316,11 +316,27 @@ impl UserCommands {
     /// Read `path`.
     pub fn read(path: &Path) -> std::io::Result<UserCommands> {
         let p = UserProgram::read(path)?;
-        Ok(UserCommands {
+        Ok(UserCommands::new(&p.path, p.text))
+    }
+
+    /// Commands `text`, as if read from `path`.
+    pub fn new(path: &Path, text: String) -> UserCommands {
+        let p = UserProgram::new(path, text);
+        UserCommands {
             path: p.path,
             text: p.text,
             digest: p.digest,
-        })
+        }
+    }
+
+    /// What a report says of these commands applied to the devices that
+    /// run `which`.
+    pub fn used(&self, which: Bundled) -> CommandsUse {
+        CommandsUse {
+            role: which.role().to_string(),
+            file: self.name(),
+            digest: self.digest.clone(),
+        }
     }
 
     /// The file's name in errors.
@@ -408,14 +424,7 @@ impl ProgramCache {
 
     /// What a report says of the users' commands, by role.
     pub fn command_uses(&self) -> Vec<CommandsUse> {
-        self.commands
-            .iter()
-            .map(|(w, c)| CommandsUse {
-                role: w.role().to_string(),
-                file: c.name(),
-                digest: c.digest.clone(),
-            })
-            .collect()
+        self.commands.iter().map(|(w, c)| c.used(*w)).collect()
     }
 
     /// What a report says of the users' programs, by role.

@@ -545,3 +545,54 @@ fn a_users_program_keys_its_runs_by_its_text() {
         "{e}"
     );
 }
+
+#[test]
+fn a_users_commands_key_their_runs_by_their_text() {
+    use netsparse::programs::{Bundled, UserCommands};
+    let dir = tempfile::tempdir().unwrap();
+    let mut opts = small(dir.path());
+    opts.matrices = vec![PaperMatrix::Europe];
+    assert_eq!(paper::run(&opts, &mut Silent).unwrap().runs_executed, 3);
+    let bundled = results(dir.path());
+
+    // The solver's default action set again: the same numbers.
+    let file = dir.path().join("nic.txt");
+    let same = "table_set_default HostToNet.dest_solver unroutable\n";
+    let mut user = opts.clone();
+    user.commands = vec![(Bundled::Nic, UserCommands::new(&file, same.into()))];
+    let second = paper::run(&user, &mut Silent).unwrap();
+    // SU and SA from the cache (they run no NIC program); NetSparse again.
+    assert_eq!((second.runs_executed, second.runs_cached), (1, 2));
+    assert_eq!(results(dir.path()), bundled);
+    let j: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.path().join("report.json")).unwrap())
+            .unwrap();
+    assert_eq!(j["setup"]["commands"][0]["role"], "NIC");
+    assert_eq!(
+        j["setup"]["commands"][0]["file"],
+        file.display().to_string()
+    );
+    let md = std::fs::read_to_string(dir.path().join("report.md")).unwrap();
+    assert!(md.contains("Users' commands: `"), "{md}");
+    assert_eq!(paper::run(&user, &mut Silent).unwrap().runs_executed, 0);
+
+    // Another text is another key, even a comment.
+    let commented = format!("# again\n{same}");
+    user.commands = vec![(Bundled::Nic, UserCommands::new(&file, commented))];
+    assert_eq!(paper::run(&user, &mut Silent).unwrap().runs_executed, 1);
+
+    // Commands the program refuses: stopped before any run.
+    user.commands = vec![(
+        Bundled::Nic,
+        UserCommands::new(
+            &file,
+            "table_add HostToNet.no_such unroutable 1 =>\n".into(),
+        ),
+    )];
+    let e = paper::run(&user, &mut Silent).unwrap_err().to_string();
+    assert!(
+        e.contains("the NIC commands do not fit the NIC program")
+            && e.contains("nic.txt:1: no table named `HostToNet.no_such`"),
+        "{e}"
+    );
+}

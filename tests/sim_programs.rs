@@ -395,3 +395,93 @@ fn commands_fill_a_users_table_after_the_simulators_control_plane() {
         &["--tor-commands: no selected mode runs the ToR program"],
     );
 }
+
+/// The NIC program with a table of nodes whose Idx Filter is off, empty
+/// unless `--nic-commands` fills it.
+fn filter_policy_nic() -> String {
+    let text = bundled("netsparse_nic.p4");
+    let table = "    /* The destination solver (Figure 5): one entry per node,";
+    let apply = "        rig.outcome = NS_ISSUED;\n#ifndef NS_NO_FILTER\n        if (IdxFilterTest(pr.idx)) {";
+    assert!(
+        text.contains(table) && text.contains(apply),
+        "the NIC program changed: update the anchors"
+    );
+    text.replacen(
+        table,
+        &format!(
+            "    bool filter_on = true;\n    action filter_off() {{\n        filter_on = false;\n    }}\n    \
+             table filter_policy {{\n        key = {{ rig.node: exact; }}\n        \
+             actions = {{ filter_off; NoAction; }}\n        default_action = NoAction();\n        \
+             size = 256;\n    }}\n{table}"
+        ),
+        1,
+    )
+    .replacen(
+        apply,
+        "        rig.outcome = NS_ISSUED;\n        filter_policy.apply();\n#ifndef NS_NO_FILTER\n        \
+         if (filter_on && IdxFilterTest(pr.idx)) {",
+        1,
+    )
+}
+
+#[test]
+fn nic_commands_fill_a_users_nic_table() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let nic = write(d, "policy_nic.p4", &filter_policy_nic());
+    let mut every: String = "# the Idx Filter off on every node\n".into();
+    for n in 0..16 {
+        every += &format!("table_add HostToNet.filter_policy filter_off {n} =>\n");
+    }
+    let off = write(d, "off.txt", &every);
+    // +filter: the Idx Filter without the Pending PR Table.
+    let base = report(d, "a.json", "+filter", &[]);
+    // The table empty: the bundled program's results.
+    let empty = report(d, "b.json", "+filter", &["--nic-program", &nic]);
+    assert_eq!(simulated(&base), simulated(&empty));
+    // The filter off everywhere by table entries: the run is rig's, one
+    // read per remote nonzero, event for event.
+    let rig = report(d, "c.json", "rig", &[]);
+    let filled = report(
+        d,
+        "d.json",
+        "+filter",
+        &["--nic-program", &nic, "--nic-commands", &off],
+    );
+    let (r, f) = (&rig["modes"][0], &filled["modes"][0]);
+    for key in ["prs_issued", "events", "idxs"] {
+        assert_eq!(r["run"][key], f["run"][key], "{key}");
+    }
+    assert_eq!(r["tail"], f["tail"]);
+    assert!(
+        f["run"]["prs_issued"].as_u64() > base["modes"][0]["run"]["prs_issued"].as_u64(),
+        "{filled}"
+    );
+    let v = &f["verification"];
+    assert_eq!(v["ok"], v["needed"], "{v}");
+    let uses = filled["commands"].as_array().unwrap();
+    assert_eq!(uses.len(), 1, "{filled}");
+    assert_eq!(uses[0]["role"], "NIC");
+    assert_eq!(uses[0]["file"], off.as_str());
+    assert_eq!(uses[0]["digest"], fnv(&every));
+    // A table the program does not have: exit 2 before the matrix.
+    let bad = write(
+        d,
+        "bad.txt",
+        "table_add HostToNet.no_such filter_off 1 =>\n",
+    );
+    refused(
+        &[
+            "--mode",
+            "+filter",
+            "--nic-program",
+            &nic,
+            "--nic-commands",
+            &bad,
+        ],
+        &[
+            "the NIC commands do not fit the NIC program",
+            "bad.txt:1: no table named `HostToNet.no_such`",
+        ],
+    );
+}

@@ -91,6 +91,9 @@ pub struct Args {
     /// Users' programs in place of the bundled ones (as `sim`'s).
     #[command(flatten)]
     pub programs: super::user_programs::ProgramArgs,
+    /// Users' control-plane commands (as `sim`'s).
+    #[command(flatten)]
+    pub commands: super::user_programs::CommandArgs,
     /// Rebuild the report in --out from its cached runs, executing
     /// nothing: for a report's text or plots changed by a newer binary
     /// without running again. The setup (scale, sections, stand-ins,
@@ -99,7 +102,8 @@ pub struct Args {
     /// planned run must be cached, or nothing is written.
     #[arg(long, conflicts_with_all = [
         "scale", "quick", "only", "model_ablation", "matrices", "nodes", "racks", "seed", "routing",
-        "nic_program", "tor_program", "spine_program",
+        "nic_program", "tor_program", "spine_program", "nic_commands", "tor_commands",
+        "spine_commands",
     ])]
     pub report_only: bool,
     /// List the planned runs with each one's memory estimate and whether
@@ -172,8 +176,10 @@ fn parse(a: &Args) -> anyhow::Result<PaperOptions> {
     let cores = super::sim::sim_threads(None).min(64);
     let jobs = a.jobs.map_or(cores, usize::from);
     let programs = a.programs.read()?;
+    let commands = a.commands.read()?;
     Ok(PaperOptions {
         programs,
+        commands,
         scale: a
             .scale
             .unwrap_or(if a.quick { paper::QUICK_SCALE } else { 1 }),

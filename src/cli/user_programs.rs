@@ -1,9 +1,10 @@
 //! The flags that run a user's P4 programs in place of the bundled ones
 //! (`--nic-program`, `--tor-program`, `--spine-program`, shared by `sim`
-//! and `paper`) and add a user's control-plane commands to their switches
-//! (`--tor-commands`, `--spine-commands`, `sim`): reading the files, and
-//! for `sim` compiling every variant the selected modes need and checking
-//! the commands, before any matrix is generated.
+//! and `paper`) and add a user's control-plane commands to their devices
+//! (`--nic-commands`, `--tor-commands`, `--spine-commands`, also shared by
+//! both):
+//! reading the files, and for `sim` compiling every variant the selected
+//! modes need and checking the commands, before any matrix is generated.
 
 use std::path::PathBuf;
 
@@ -37,9 +38,15 @@ pub struct ProgramArgs {
     pub spine_program: Option<PathBuf>,
 }
 
-/// A user's control-plane commands for the switches.
+/// A user's control-plane commands for the SmartNICs and switches.
 #[derive(clap::Args, Debug, Clone, Default)]
 pub struct CommandArgs {
+    /// simple_switch_CLI commands (table_add, table_set_default, ...)
+    /// applied to every node's SmartNIC after the simulator's own control
+    /// plane (the destination solver's ranges): the entries of your NIC
+    /// program's own tables. Checked before the matrix.
+    #[arg(long, value_name = "FILE")]
+    pub nic_commands: Option<PathBuf>,
     /// simple_switch_CLI commands (table_add, table_set_default,
     /// register_write, ...) applied to every ToR of the netsparse mode
     /// after the simulator's own control plane: the entries of your ToR
@@ -79,8 +86,9 @@ impl ProgramArgs {
 }
 
 impl CommandArgs {
-    fn flags(&self) -> [(&'static str, Bundled, Option<&PathBuf>); 2] {
+    fn flags(&self) -> [(&'static str, Bundled, Option<&PathBuf>); 3] {
         [
+            ("--nic-commands", Bundled::Nic, self.nic_commands.as_ref()),
             ("--tor-commands", Bundled::Tor, self.tor_commands.as_ref()),
             (
                 "--spine-commands",
@@ -88,6 +96,19 @@ impl CommandArgs {
                 self.spine_commands.as_ref(),
             ),
         ]
+    }
+
+    /// The commands given, read.
+    pub fn read(&self) -> anyhow::Result<Vec<(Bundled, UserCommands)>> {
+        let mut out = Vec::new();
+        for (flag, which, path) in self.flags() {
+            if let Some(path) = path {
+                let commands = UserCommands::read(path)
+                    .with_context(|| format!("{flag} {}: cannot read it", path.display()))?;
+                out.push((which, commands));
+            }
+        }
+        Ok(out)
     }
 }
 
@@ -104,7 +125,7 @@ pub fn first_flag(p: &ProgramArgs, c: &CommandArgs) -> Option<&'static str> {
 /// and commands in place: each flag's role checked against the modes (a
 /// flag that would do nothing is refused), every variant of the programs
 /// the modes need compiled (their warnings printed), and the commands
-/// checked on a switch of their program.
+/// checked on a device of their program.
 pub fn program_cache(
     p: &ProgramArgs,
     c: &CommandArgs,
@@ -127,12 +148,8 @@ pub fn program_cache(
     for (which, user) in p.read()? {
         programs.set_user(which, user);
     }
-    for (flag, which, path) in c.flags() {
-        if let Some(path) = path {
-            let commands = UserCommands::read(path)
-                .with_context(|| format!("{flag} {}: cannot read it", path.display()))?;
-            programs.set_commands(which, commands);
-        }
+    for (which, commands) in c.read()? {
+        programs.set_commands(which, commands);
     }
     programs.compile_users(modes.iter().flat_map(|&m| mode_programs(m)))?;
     for w in programs.take_warnings() {

@@ -172,6 +172,7 @@ mod tests {
             config: SimConfig::default(),
             version: "v".into(),
             programs: Vec::new(),
+            commands: Vec::new(),
         };
         let c = Cache {
             dir: PathBuf::from("d"),

@@ -52,7 +52,7 @@ use std::time::Instant;
 use serde::{Deserialize, Serialize};
 use thiserror::Error;
 
-use crate::programs::{Bundled, ProgramCache, UserProgram};
+use crate::programs::{Bundled, ProgramCache, UserCommands, UserProgram};
 use crate::sim::config::ConfigError;
 use crate::sim::matrix::paper::PaperMatrix;
 use crate::sim::plot::PlotError;
@@ -232,14 +232,21 @@ pub struct PaperOptions {
     /// the report. Read back from a report for `report_only`, without
     /// their text (nothing is compiled then).
     pub programs: Vec<(Bundled, UserProgram)>,
+    /// Users' control-plane commands for the devices that run a program
+    /// (`--nic-commands`, ...): keyed, named and read back as `programs`.
+    pub commands: Vec<(Bundled, UserCommands)>,
 }
 
 impl PaperOptions {
-    /// A program cache for a worker: the users' programs in place.
+    /// A program cache for a worker: the users' programs and commands in
+    /// place.
     fn program_cache(&self) -> ProgramCache {
         let mut c = ProgramCache::new();
         for (which, u) in &self.programs {
             c.set_user(*which, u.clone());
+        }
+        for (which, u) in &self.commands {
+            c.set_commands(*which, u.clone());
         }
         c
     }
@@ -264,6 +271,7 @@ impl Default for PaperOptions {
             report_only: false,
             stop: None,
             programs: Vec::new(),
+            commands: Vec::new(),
         }
     }
 }
@@ -313,6 +321,10 @@ pub enum PaperError {
     /// A user's program (`--nic-program`, ...) that cannot run.
     #[error(transparent)]
     Program(#[from] crate::programs::ProgramError),
+    /// A user's commands (`--nic-commands`, ...) that do not fit their
+    /// program.
+    #[error("{0}")]
+    Commands(String),
     /// A `report.json` to rebuild that cannot be read as one.
     #[error("{path}: not a report of `netsparse paper`: {detail}")]
     Report {
@@ -819,9 +831,11 @@ pub fn run(opts: &PaperOptions, obs: &mut dyn Observer) -> Result<Summary, Paper
     } else {
         check_memory(&setup, &plan, obs)?
     };
-    if !opts.report_only && !opts.programs.is_empty() {
-        // Every variant of the users' programs the plan needs compiles
-        // before anything is generated.
+    let users = !opts.programs.is_empty() || !opts.commands.is_empty();
+    if !opts.report_only && users {
+        // Every variant of the users' programs the plan needs compiles,
+        // and the users' commands fit their programs, before anything is
+        // generated.
         let mut c = opts.program_cache();
         c.compile_users(
             plan.iter()
@@ -829,6 +843,10 @@ pub fn run(opts: &PaperOptions, obs: &mut dyn Observer) -> Result<Summary, Paper
         )?;
         for w in c.take_warnings() {
             obs.note(w.trim_end());
+        }
+        for (which, _) in &opts.commands {
+            crate::sim::cluster::check_commands(&mut c, *which)
+                .map_err(|e| PaperError::Commands(e.to_string()))?;
         }
     }
     let io = |path: &Path| {

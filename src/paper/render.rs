@@ -132,6 +132,13 @@ pub fn markdown(r: &PaperReport, plots: &[(String, String)]) -> String {
             p.role, p.file, p.digest, p.bundled
         );
     }
+    for c in &st.commands {
+        let _ = writeln!(
+            s,
+            "Users' commands: `{}` (digest {}) on every device that runs the {} program, after the simulator's control plane.\n",
+            c.file, c.digest, c.role
+        );
+    }
     let verified = r.runs.iter().filter(|x| x.finished && x.verified).count();
     if su.failed.is_empty() {
         let _ = writeln!(

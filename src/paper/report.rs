@@ -90,6 +90,10 @@ pub struct SetupInfo {
     /// Users' programs in place of bundled ones (none: the bundled ran).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub programs: Vec<crate::sim::report::ProgramUse>,
+    /// Users' commands after the simulator's control plane (none: its own
+    /// alone).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub commands: Vec<crate::sim::report::CommandsUse>,
 }
 
 /// One stand-in beside Table 6.
@@ -395,6 +399,12 @@ pub fn build(setup: &Setup, results: &Results, summary: &Summary) -> PaperReport
                 .collect(),
             routing: setup.opts.routing.name().to_string(),
             programs: setup.opts.programs.iter().map(|(w, u)| w.used(u)).collect(),
+            commands: setup
+                .opts
+                .commands
+                .iter()
+                .map(|(w, c)| c.used(*w))
+                .collect(),
         },
         summary: summary.clone(),
         standins,
@@ -838,8 +848,26 @@ pub fn options_of(
             },
         ));
     }
+    let mut commands = Vec::new();
+    for c in &w.setup.commands {
+        let which = crate::programs::Bundled::of_role(&c.role).ok_or_else(|| {
+            bad(format!(
+                "setup.commands: no program has the role {:?}",
+                c.role
+            ))
+        })?;
+        commands.push((
+            which,
+            crate::programs::UserCommands {
+                path: c.file.clone().into(),
+                text: String::new(),
+                digest: c.digest.clone(),
+            },
+        ));
+    }
     Ok(super::PaperOptions {
         programs,
+        commands,
         scale: w.setup.scale,
         quick: w.setup.quick,
         only: w.setup.sections,

@@ -39,6 +39,10 @@ pub struct RunKey {
     /// Users' programs in place of bundled ones (none: the bundled ran).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub programs: Vec<ProgramKey>,
+    /// Users' control-plane commands (none: the simulator's own alone),
+    /// by the role of the devices they fill and their text's digest.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub commands: Vec<ProgramKey>,
 }
 
 /// A user's program in a run's key: its role and the digest of its text

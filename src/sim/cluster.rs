@@ -62,8 +62,8 @@ use netsparse_externs::time::serialization_time;
 use netsparse_externs::wire::DeviceAddr;
 use netsparse_externs::{Clock, Datapath, Outputs, Time};
 use netsparse_nic::{
-    property_word, CompletionStatus, Nic, NicConfig, PropertySlice, RigCommand, TriggerError,
-    TriggeredOp,
+    property_word, CompletionStatus, DenseMemory, Nic, NicConfig, PropertySlice, RigCommand,
+    TriggerError, TriggeredOp,
 };
 
 use super::config::{ConfigError, FilterBit, SimConfig};
@@ -198,16 +198,25 @@ pub fn mode_programs(mode: Mode) -> Vec<(Bundled, Vec<&'static str>)> {
     v
 }
 
-/// Check the user's commands for the devices running `which` (a switch
-/// program) on a switch of their program alone, before the run: their
-/// syntax, tables, actions and keys. (Against the simulator's own entries,
-/// a duplicate key, they are checked as each switch is built.)
+/// Check the user's commands for the devices running `which` on a device
+/// of their program alone (a switch, or a SmartNIC over an empty host
+/// memory), before the run: their syntax, tables, actions and keys.
+/// (Against the simulator's own entries, a duplicate key, they are checked
+/// as each device is built.)
 pub fn check_commands(programs: &mut ProgramCache, which: Bundled) -> Result<(), SimError> {
     let Some(c) = programs.commands(which).cloned() else {
         return Ok(());
     };
     let art = programs.get(which, &[])?;
     let applied = match which.arch() {
+        netsparse_externs::artifact::Arch::NetSparseNic => {
+            Nic::new(&art, NicConfig::default(), DenseMemory::default())
+                .map_err(|e| e.to_string())
+                .and_then(|mut nic| {
+                    commands::apply(nic.program_mut(), &c.text, &c.name())
+                        .map_err(|e| e.to_string())
+                })
+        }
         netsparse_externs::artifact::Arch::NetSparseSwitch => {
             NsSwitch::new(&art, NsConfig::default())
                 .map_err(|e| e.to_string())
@@ -362,6 +371,10 @@ pub fn run_mode(
             prop_len,
         })
         .map_err(|e| cp_err(format!("node {n}'s property slice: {e}")))?;
+        if let Some(c) = programs.commands(Bundled::Nic) {
+            commands::apply(nic.program_mut(), &c.text, &c.name())
+                .map_err(|e| cp_err(format!("node {n}'s NIC: {e}")))?;
+        }
         devices.push(ClusterDevice::Nic(Box::new(nic)));
     }
     let templates = TableTemplates::default();

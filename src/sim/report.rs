@@ -397,7 +397,7 @@ pub struct Report {
 /// A user's command file applied to every device of a role.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, serde::Deserialize)]
 pub struct CommandsUse {
-    /// The devices' role: `ToR` or `spine`.
+    /// The devices' role: `NIC`, `ToR` or `spine`.
     pub role: String,
     /// The file, as given.
     pub file: String,
