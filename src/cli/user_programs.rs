@@ -6,7 +6,7 @@
 //! reading the files, and for `sim` compiling every variant the selected
 //! modes need and checking the commands, before any matrix is generated.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context as _};
 
@@ -73,16 +73,24 @@ impl ProgramArgs {
 
     /// The programs given, read.
     pub fn read(&self) -> anyhow::Result<Vec<(Bundled, UserProgram)>> {
-        let mut out = Vec::new();
-        for (flag, which, path) in self.flags() {
-            if let Some(path) = path {
-                let user = UserProgram::read(path)
-                    .with_context(|| format!("{flag} {}: cannot read it", path.display()))?;
-                out.push((which, user));
-            }
-        }
-        Ok(out)
+        read_each(self.flags(), UserProgram::read)
     }
+}
+
+/// Read the file of each flag given, by role.
+fn read_each<T>(
+    flags: [(&'static str, Bundled, Option<&PathBuf>); 3],
+    read: impl Fn(&Path) -> std::io::Result<T>,
+) -> anyhow::Result<Vec<(Bundled, T)>> {
+    let mut out = Vec::new();
+    for (flag, which, path) in flags {
+        if let Some(path) = path {
+            let t =
+                read(path).with_context(|| format!("{flag} {}: cannot read it", path.display()))?;
+            out.push((which, t));
+        }
+    }
+    Ok(out)
 }
 
 impl CommandArgs {
@@ -100,15 +108,7 @@ impl CommandArgs {
 
     /// The commands given, read.
     pub fn read(&self) -> anyhow::Result<Vec<(Bundled, UserCommands)>> {
-        let mut out = Vec::new();
-        for (flag, which, path) in self.flags() {
-            if let Some(path) = path {
-                let commands = UserCommands::read(path)
-                    .with_context(|| format!("{flag} {}: cannot read it", path.display()))?;
-                out.push((which, commands));
-            }
-        }
-        Ok(out)
+        read_each(self.flags(), UserCommands::read)
     }
 }
 

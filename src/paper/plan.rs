@@ -357,34 +357,24 @@ impl Setup {
     /// The key of a run.
     pub fn key(&self, m: PaperMatrix, mode: Mode, cfg: &SimConfig) -> RunKey {
         let runs = crate::sim::cluster::mode_programs(mode);
-        let runs = |w: &crate::programs::Bundled| runs.iter().any(|(r, _)| r == w);
+        // The users' files (programs, commands) for the devices this mode
+        // runs (none for SU and SA), by role and digest.
+        let keys = |files: &mut dyn Iterator<Item = (crate::programs::Bundled, &String)>| {
+            files
+                .filter(|(w, _)| runs.iter().any(|(r, _)| r == w))
+                .map(|(w, digest)| ProgramKey {
+                    role: w.role().to_string(),
+                    digest: digest.clone(),
+                })
+                .collect()
+        };
         RunKey {
             matrix: runs::spec(m, self.opts.scale),
             mode: mode.name().to_string(),
             config: cfg.clone(),
             version: self.opts.version.clone(),
-            // The users' programs this mode runs (none for SU and SA).
-            programs: self
-                .opts
-                .programs
-                .iter()
-                .filter(|(w, _)| runs(w))
-                .map(|(w, u)| ProgramKey {
-                    role: w.role().to_string(),
-                    digest: u.digest.clone(),
-                })
-                .collect(),
-            // The users' commands for the devices this mode runs.
-            commands: self
-                .opts
-                .commands
-                .iter()
-                .filter(|(w, _)| runs(w))
-                .map(|(w, c)| ProgramKey {
-                    role: w.role().to_string(),
-                    digest: c.digest.clone(),
-                })
-                .collect(),
+            programs: keys(&mut self.opts.programs.iter().map(|(w, u)| (*w, &u.digest))),
+            commands: keys(&mut self.opts.commands.iter().map(|(w, c)| (*w, &c.digest))),
         }
     }
 

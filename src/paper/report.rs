@@ -831,39 +831,29 @@ pub fn options_of(
         .routing
         .parse()
         .map_err(|e| bad(format!("setup.routing: {e}")))?;
+    // The users' files come back without their text: nothing is
+    // compiled or applied for a report.
+    let role = |field: &str, role: &str| {
+        crate::programs::Bundled::of_role(role)
+            .ok_or_else(|| bad(format!("setup.{field}: no program has the role {role:?}")))
+    };
     let mut programs = Vec::new();
     for p in &w.setup.programs {
-        let which = crate::programs::Bundled::of_role(&p.role).ok_or_else(|| {
-            bad(format!(
-                "setup.programs: no program has the role {:?}",
-                p.role
-            ))
-        })?;
-        programs.push((
-            which,
-            crate::programs::UserProgram {
-                path: p.file.clone().into(),
-                text: String::new(),
-                digest: p.digest.clone(),
-            },
-        ));
+        let file = crate::programs::UserProgram {
+            path: p.file.clone().into(),
+            text: String::new(),
+            digest: p.digest.clone(),
+        };
+        programs.push((role("programs", &p.role)?, file));
     }
     let mut commands = Vec::new();
     for c in &w.setup.commands {
-        let which = crate::programs::Bundled::of_role(&c.role).ok_or_else(|| {
-            bad(format!(
-                "setup.commands: no program has the role {:?}",
-                c.role
-            ))
-        })?;
-        commands.push((
-            which,
-            crate::programs::UserCommands {
-                path: c.file.clone().into(),
-                text: String::new(),
-                digest: c.digest.clone(),
-            },
-        ));
+        let file = crate::programs::UserCommands {
+            path: c.file.clone().into(),
+            text: String::new(),
+            digest: c.digest.clone(),
+        };
+        commands.push((role("commands", &c.role)?, file));
     }
     Ok(super::PaperOptions {
         programs,
