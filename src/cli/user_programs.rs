@@ -2,9 +2,9 @@
 //! (`--nic-program`, `--tor-program`, `--spine-program`, shared by `sim`
 //! and `paper`) and add a user's control-plane commands to their devices
 //! (`--nic-commands`, `--tor-commands`, `--spine-commands`, also shared by
-//! both):
-//! reading the files, and for `sim` compiling every variant the selected
-//! modes need and checking the commands, before any matrix is generated.
+//! both): reading the files, and for `sim` compiling every variant the
+//! selected modes need and checking the commands, before any matrix is
+//! generated.
 
 use std::path::{Path, PathBuf};
 
