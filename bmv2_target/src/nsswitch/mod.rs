@@ -444,17 +444,22 @@ impl Datapath for NsSwitch {
         self.service(now, out);
     }
 
+    /// Asked after every event: a plain loop over the pipes' two queue
+    /// heads (an iterator chain of options cost about five times as much).
     fn next_deadline(&self) -> Option<Time> {
         let l = self.origin.latency;
-        self.pipes
-            .iter()
-            .flat_map(|p| {
-                [
-                    p.built.front().map(|b| b.due),
-                    p.concat.next_deadline().map(|d| d + l),
-                ]
-            })
-            .flatten()
-            .min()
+        let mut next = Time::MAX;
+        let mut any = false;
+        for p in &self.pipes {
+            if let Some(b) = p.built.front() {
+                next = next.min(b.due);
+                any = true;
+            }
+            if let Some(d) = p.concat.next_deadline() {
+                next = next.min(d + l);
+                any = true;
+            }
+        }
+        any.then_some(next)
     }
 }
