@@ -347,7 +347,7 @@ impl UserCommands {
 
 /// Compiled programs of a run, by (program, defines): each variant is
 /// compiled once however many devices and modes use it.
-#[derive(Debug, Default)]
+#[derive(Clone, Debug, Default)]
 pub struct ProgramCache {
     entries: Vec<(Bundled, Vec<&'static str>, Arc<Artifact>)>,
     compilations: u32,

@@ -142,11 +142,16 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     } else {
         Mode::ALL.to_vec()
     };
+    // The simulated modes at once on the machine's cores (the same
+    // results as one after another).
+    let simulated = modes.iter().filter(|m| m.ablation().is_some()).count();
+    let (jobs, threads) = super::sim::parallelism(None, args.threads, simulated);
     let opts = RunOptions {
         spmm: true,
         corrupt_idx: None,
         stop: Some(stop.clone()),
-        threads: super::sim::sim_threads(args.threads),
+        threads,
+        jobs,
         link_flows: Vec::new(),
         owner_needs: None,
     };
@@ -193,8 +198,13 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     for p in &written {
         println!("  {}", p.display());
     }
+    let at_once = if opts.jobs > 1 {
+        format!(", {} runs at once", opts.jobs)
+    } else {
+        String::new()
+    };
     println!(
-        "done in {:.1} s (simulator: {})",
+        "done in {:.1} s (simulator{at_once}: {})",
         started.elapsed().as_secs_f64(),
         report
             .modes

@@ -11,17 +11,17 @@ use std::time::{Duration, Instant};
 use anyhow::{bail, Context as _};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
-use netsparse::programs::ProgramCache;
-use netsparse::sim::cluster::{check_mode, needs_owner_loads, RunOptions};
+use netsparse::sim::cluster::{check_mode, RunOptions};
 use netsparse::sim::compute::ComputeModel;
 use netsparse::sim::config::SimConfig;
 use netsparse::sim::matrix::{self, CsrMatrix, GenSpec, ReadOptions};
 use netsparse::sim::memory;
-use netsparse::sim::partition::{OwnerNeeds, Partition};
+use netsparse::sim::partition::Partition;
 use netsparse::sim::plot;
-use netsparse::sim::report::{MatrixSummary, Report};
+use netsparse::sim::points::{simulate_points, Point};
+use netsparse::sim::report::MatrixSummary;
 use netsparse::sim::topology::TableTemplates;
-use netsparse::sim::{simulate_with, Mode, Progress};
+use netsparse::sim::{Mode, Progress};
 
 /// Arguments of `netsparse sim`.
 #[derive(clap::Args, Debug)]
@@ -294,6 +294,13 @@ pub struct Args {
     /// results are the same for every value.
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..=256))]
     pub threads: Option<u16>,
+    /// Simulated runs (a mode at a sweep point) at once, each on its own
+    /// devices (default: with --threads unset, as many as the machine has
+    /// cores, up to the runs and as memory allows, each run's event loop
+    /// on cores / jobs threads; with --threads, cores / threads); the
+    /// results are the same for every value.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..=64))]
+    pub jobs: Option<u16>,
     /// Count what crosses these link directions, per flow (PR type,
     /// requester, owner), and print the heaviest flows, per node and per
     /// requesting rack (NetSparse modes; in the JSON report as
@@ -499,46 +506,47 @@ pub fn load_matrix(
     }
 }
 
-#[allow(clippy::too_many_arguments)]
-fn run_one(
-    m: &CsrMatrix,
-    summary: &MatrixSummary,
-    args: &Args,
-    cfg: &SimConfig,
-    opts: &RunOptions,
-    needs: &mut Option<Arc<OwnerNeeds>>,
-    programs: &mut ProgramCache,
-    stop: &AtomicBool,
-    bar: &mut DelayedBar,
-) -> anyhow::Result<Report> {
-    let part = match &args.partition {
-        Some(p) => Partition::read_file(p, m, Some(cfg.nodes))?,
-        None => Partition::equal(m, cfg.nodes)?,
-    };
-    // `owner-load` routing's needs are counted once for a sweep's points on
-    // the same partition (SAOpt's analysis gives them when it runs anyway).
-    let mut opts = std::borrow::Cow::Borrowed(opts);
-    if needs_owner_loads(cfg, &args.mode) && !args.mode.contains(&Mode::Sa) {
-        let counted = OwnerNeeds::reuse_or_count(needs.as_ref(), m, &part);
-        opts.to_mut().owner_needs = Some(counted.clone());
-        *needs = Some(counted);
+/// The event loop's threads and the simulated runs at once: `--jobs` and
+/// `--threads` as given; unset, as many runs at once as the machine has
+/// cores (up to `runs`), sharing the cores.
+pub fn parallelism(jobs: Option<u16>, threads: Option<u16>, runs: usize) -> (usize, usize) {
+    let cores = sim_threads(None);
+    let jobs = match (jobs, threads) {
+        (Some(j), _) => usize::from(j),
+        (None, Some(t)) => cores / usize::from(t).max(1),
+        (None, None) => cores,
     }
-    let mut report = simulate_with(
-        m,
-        summary.clone(),
-        &part,
-        cfg,
-        &args.mode,
-        &opts,
-        programs,
-        &mut |p: Progress| {
-            bar.update(p.phase, p.done, p.total);
-            !stop.load(Ordering::Relaxed)
-        },
-    )?;
-    report.programs = programs.uses();
-    report.commands = programs.command_uses();
-    Ok(report)
+    .min(runs)
+    .max(1);
+    let threads = match threads {
+        Some(t) => usize::from(t),
+        None => (cores / jobs).max(1),
+    };
+    (jobs, threads)
+}
+
+/// Each simulated run's own estimated memory (a mode at a point), for how
+/// many may go at once; empty when the workload cannot be estimated.
+fn simulated_runs(args: &Args, cfgs: &[SimConfig]) -> Vec<u64> {
+    let mut runs = Vec::new();
+    for c in cfgs {
+        let Some((w, _)) = workload(args.matrix.as_deref(), args.gen.as_deref(), c.nodes) else {
+            continue;
+        };
+        for &mode in &args.mode {
+            if mode.ablation().is_some() {
+                runs.push(memory::mode_bytes(&w, c, mode, args.spmm));
+            }
+        }
+    }
+    runs
+}
+
+/// The matrix's bytes as the runs hold it, with the estimates' quarter
+/// margin.
+fn matrix_held(m: &CsrMatrix) -> u64 {
+    let b = 4 * m.nnz() + 8 * (u64::from(m.rows()) + 1);
+    b + b / 4
 }
 
 fn write_topology(dir: &Path, cfg: &SimConfig) -> anyhow::Result<()> {
@@ -693,7 +701,6 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         write_topology(dir, &cfg)?;
     }
 
-    let mut reports = Vec::new();
     let sweep = match &args.sweep {
         Some(s) => {
             let (key, values) = s
@@ -711,60 +718,65 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         }
         None => None,
     };
-    let opts = RunOptions {
-        spmm: args.spmm,
-        corrupt_idx: args.corrupt_idx,
-        stop: Some(stop.clone()),
-        threads: sim_threads(args.threads),
-        link_flows,
-        owner_needs: None,
-    };
-    let mut needs = None;
+    // Every point's configuration: range-checked first, then against the
+    // selected modes, so the error names the value that is out of range
+    // for any mode before one that only some modes reject.
+    let mut cfgs = Vec::new();
     match &sweep {
-        None => reports.push(run_one(
-            &m,
-            &summary,
-            &args,
-            &cfg,
-            &opts,
-            &mut needs,
-            &mut programs,
-            &stop,
-            &mut bar,
-        )?),
+        None => cfgs.push(cfg.clone()),
         Some((key, values)) => {
-            // Every value is range-checked first, then against the selected
-            // modes, so the error names the value that is out of range for
-            // any mode before one that only some modes reject.
-            let mut checked = Vec::new();
             for v in values {
                 let mut c = cfg.clone();
                 c.set(key, v)?;
                 c.validate().with_context(|| format!("--sweep {key}={v}"))?;
-                checked.push(c);
+                cfgs.push(c);
             }
-            for (c, v) in checked.iter().zip(values) {
+            for (c, v) in cfgs.iter().zip(values) {
                 for &mode in &args.mode {
                     check_mode(c, mode).with_context(|| format!("--sweep {key}={v}"))?;
                 }
             }
-            for c in &checked {
-                reports.push(run_one(
-                    &m,
-                    &summary,
-                    &args,
-                    c,
-                    &opts,
-                    &mut needs,
-                    &mut programs,
-                    &stop,
-                    &mut bar,
-                )?);
-                if stop.load(Ordering::Relaxed) {
-                    break;
-                }
-            }
         }
+    }
+    let mut parts = Vec::new();
+    for c in &cfgs {
+        parts.push(match &args.partition {
+            Some(p) => Partition::read_file(p, &m, Some(c.nodes))?,
+            None => Partition::equal(&m, c.nodes)?,
+        });
+    }
+    let points: Vec<Point<'_>> = cfgs
+        .iter()
+        .zip(&parts)
+        .map(|(cfg, part)| Point { cfg, part })
+        .collect();
+    let runs = simulated_runs(&args, &cfgs);
+    let (jobs, threads) = parallelism(args.jobs, args.threads, runs.len());
+    let jobs = memory::runs_at_once(matrix_held(&m), &runs, jobs, args.mem_limit);
+    let opts = RunOptions {
+        spmm: args.spmm,
+        corrupt_idx: args.corrupt_idx,
+        stop: Some(stop.clone()),
+        threads,
+        jobs,
+        link_flows,
+        owner_needs: None,
+    };
+    let mut reports = simulate_points(
+        &m,
+        &summary,
+        &points,
+        &args.mode,
+        &opts,
+        &mut programs,
+        &mut |p: Progress| {
+            bar.update(p.phase, p.done, p.total);
+            !stop.load(Ordering::Relaxed)
+        },
+    )?;
+    for r in &mut reports {
+        r.programs = programs.uses();
+        r.commands = programs.command_uses();
     }
     bar.finish();
 

@@ -294,6 +294,8 @@ pub fn execute(
         corrupt_idx: None,
         stop,
         threads,
+        // `paper` runs its own jobs, one mode each.
+        jobs: 1,
         link_flows: Vec::new(),
         owner_needs: cluster::needs_owner_loads(cfg, &[mode]).then(|| {
             p.owner_needs

@@ -104,6 +104,11 @@ pub struct RunOptions {
     /// counted them (`owner-load` routing places its pairs by them; counted
     /// here when absent or counted for another partition or matrix).
     pub owner_needs: Option<Arc<OwnerNeeds>>,
+    /// Simulated runs (a mode at a sweep point) at once on worker threads,
+    /// each with its event loop on `threads` threads
+    /// ([`super::points::simulate_points`]); 0 or 1: one after another on
+    /// the calling thread. Results are the same for every value.
+    pub jobs: usize,
 }
 
 /// Whether running `modes` under `cfg` needs the partition's

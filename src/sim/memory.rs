@@ -147,6 +147,29 @@ pub fn estimate(w: &Workload, cfg: &SimConfig, modes: &[Mode], spmm: bool) -> Me
     }
 }
 
+/// How many simulated runs may go at once beside the matrix (`matrix_bytes`,
+/// as [`MemoryEstimate::matrix_bytes`]) within `limit` (default: physical
+/// memory), at most `want` and at least 1: the largest runs of `runs`
+/// (each one's [`mode_bytes`]) are assumed to meet, each with a quarter's
+/// margin, beside one process base.
+pub fn runs_at_once(matrix_bytes: u64, runs: &[u64], want: usize, limit: Option<u64>) -> usize {
+    let Some(limit) = limit.or_else(physical_memory) else {
+        return want.max(1);
+    };
+    let mut sizes: Vec<u64> = runs.iter().map(|&b| b.saturating_add(b / 4)).collect();
+    sizes.sort_unstable_by(|a, b| b.cmp(a));
+    let mut held = matrix_bytes.saturating_add(BASE_BYTES);
+    let mut n = 0;
+    for &b in sizes.iter().take(want) {
+        held = held.saturating_add(b);
+        if held > limit {
+            break;
+        }
+        n += 1;
+    }
+    n.max(1)
+}
+
 /// The memory of one mode beyond the matrix.
 pub fn mode_bytes(w: &Workload, cfg: &SimConfig, mode: Mode, spmm: bool) -> u64 {
     let nodes = u64::from(cfg.nodes.max(1));

@@ -36,7 +36,9 @@
 //!
 //! [`simulate`] runs the selected modes on a partitioned matrix and returns
 //! a [`report::Report`]; [`simulate_with`] adds the NetSparse options and a
-//! program cache shared by the runs of a sweep.
+//! program cache shared by the runs of a sweep; [`points::simulate_points`]
+//! runs a sweep's points, several simulated runs at once with
+//! [`cluster::RunOptions::jobs`].
 //!
 //! # Devices in the event loop
 //!
@@ -65,6 +67,7 @@ pub mod matrix;
 pub mod memory;
 pub mod partition;
 pub mod plot;
+pub mod points;
 pub mod report;
 pub mod rng;
 pub mod spin;
@@ -76,7 +79,6 @@ pub use netsparse_netsim as engine;
 
 use std::fmt;
 use std::str::FromStr;
-use std::sync::Arc;
 
 use serde::Serialize;
 use thiserror::Error;
@@ -304,80 +306,10 @@ pub fn simulate_with(
     programs: &mut crate::programs::ProgramCache,
     progress: &mut dyn FnMut(Progress) -> bool,
 ) -> Result<Report, SimError> {
-    cfg.validate()?;
-    if part.nodes() != cfg.nodes {
-        return Err(SimError::NodeMismatch {
-            partition: part.nodes(),
-            nodes: cfg.nodes,
-        });
-    }
-    if modes.is_empty() {
-        return Err(SimError::NoModes);
-    }
-    for &mode in modes {
-        cluster::check_mode(cfg, mode)?;
-    }
-    let mut report = Report::new(summary, cfg.clone());
-    // `owner-load` routing's needs, counted at most once for all the modes
-    // (taken from SAOpt's analysis when that comes first).
-    let mut opts = std::borrow::Cow::Borrowed(opts);
-    let mut seen = Vec::new();
-    for &mode in modes {
-        if seen.contains(&mode) {
-            continue;
-        }
-        seen.push(mode);
-        match mode {
-            Mode::Su => report.modes.push(analytic::su(part, cfg)),
-            Mode::Sa => {
-                let total = u64::from(part.nodes());
-                let mut go_on = true;
-                let a = partition::analyze(m, part, cfg.sa_cores, &mut |done| {
-                    go_on = progress(Progress {
-                        phase: "SAOpt: per-core remote idxs",
-                        done: u64::from(done),
-                        total,
-                    });
-                    go_on
-                });
-                let partial = a.nodes.len() < part.nodes() as usize;
-                if !partial && cluster::needs_owner_loads(cfg, modes) {
-                    let fresh = opts.owner_needs.as_ref().is_none_or(|n| !n.fits(m, part));
-                    if fresh {
-                        opts.to_mut().owner_needs =
-                            Some(Arc::new(partition::OwnerNeeds::of(&a, part)));
-                    }
-                }
-                report.modes.push(analytic::sa(&a, cfg, partial));
-                if partial || !go_on {
-                    report.stopped = true;
-                    break;
-                }
-            }
-            _ => {
-                if cluster::needs_owner_loads(cfg, &[mode]) {
-                    let needs =
-                        partition::OwnerNeeds::reuse_or_count(opts.owner_needs.as_ref(), m, part);
-                    opts.to_mut().owner_needs = Some(needs);
-                }
-                let r = cluster::run_mode(m, part, cfg, mode, programs, &opts, progress)?;
-                let partial = r.partial;
-                report.modes.push(r);
-                if partial {
-                    report.stopped = true;
-                    break;
-                }
-            }
-        }
-    }
-    report.compare();
-    // The triggered model's node times already include the kernel: its
-    // end-to-end figures are in each mode's `host` block instead.
-    if cfg.compute != compute::ComputeModel::None
-        && cfg.host_model != hostmodel::HostModel::Triggered
-    {
-        let work = compute::node_work(m, part);
-        report.apply_compute(&work, (m.nnz(), u64::from(m.rows())));
-    }
-    Ok(report)
+    let point = points::Point { cfg, part };
+    let reports = points::simulate_points(m, &summary, &[point], modes, opts, programs, progress)?;
+    Ok(reports
+        .into_iter()
+        .next()
+        .expect("the first point always has a report"))
 }
