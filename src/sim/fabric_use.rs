@@ -37,15 +37,23 @@ pub(crate) fn of(engine: &ClusterEngine, cfg: &SimConfig, t: &Topology) -> Fabri
     }
     let mut most = 0;
     for d in t.devices() {
-        let (n, why) = match engine.device(t.device_index(d) as DeviceId) {
-            Some(ClusterDevice::V1(sw)) => v1_drops(&sw.stats().total.drops),
+        let (packets, prs, why) = match engine.device(t.device_index(d) as DeviceId) {
+            Some(ClusterDevice::V1(sw)) => {
+                let (n, why) = v1_drops(&sw.stats().total.drops);
+                (n, 0, why)
+            }
             Some(ClusterDevice::NetSparse(sw)) => ns_drops(&sw.stats()),
             _ => continue,
         };
-        f.switch_drops += n;
-        if n > most {
-            most = n;
-            f.most_drops_at = Some(format!("{d}: {n} ({why})"));
+        f.switch_drops += packets;
+        f.switch_pr_drops += prs;
+        if packets + prs > most {
+            most = packets + prs;
+            f.most_drops_at = Some(match (packets, prs) {
+                (_, 0) => format!("{d}: {packets} packet(s) ({why})"),
+                (0, _) => format!("{d}: {prs} PR(s) ({why})"),
+                _ => format!("{d}: {packets} packet(s), {prs} PR(s) ({why})"),
+            });
         }
     }
     let name = |d: DeviceId| {
@@ -80,19 +88,26 @@ fn v1_drops(d: &netsparse_bmv2::DropStats) -> (u64, &'static str) {
     ])
 }
 
-/// A NetSparse switch's drops in all (packets, and PRs its middle pipes
-/// dropped or refused), and the largest reason.
-fn ns_drops(s: &netsparse_bmv2::NsStats) -> (u64, &'static str) {
+/// A NetSparse switch's dropped packets, the PRs its middle pipes dropped
+/// or refused (out of packets that went on), and the largest reason of
+/// either.
+fn ns_drops(s: &netsparse_bmv2::NsStats) -> (u64, u64, &'static str) {
     let p = &s.total;
-    largest(&[
+    let packets = [
         (p.rx_malformed + p.malformed.total(), "malformed"),
         (p.ingress_drops, "dropped by ingress"),
         (p.bad_egress_spec + s.bad_port, "bad egress port"),
         (p.packets_dropped, "packets dropped by the middle pipe"),
-        (p.prs_dropped, "PRs dropped by the middle pipe"),
         (p.program_errors.total(), "program errors"),
         (p.egress_drops, "dropped by egress"),
-    ])
+    ];
+    let (n, why) = largest(&packets);
+    let top = packets.iter().map(|c| c.0).max().unwrap_or(0);
+    if p.prs_dropped > top {
+        (n, p.prs_dropped, "PRs dropped by the middle pipe")
+    } else {
+        (n, p.prs_dropped, why)
+    }
 }
 
 /// The sum of `counts` and the reason of the largest one.
@@ -100,4 +115,25 @@ fn largest(counts: &[(u64, &'static str)]) -> (u64, &'static str) {
     let total = counts.iter().map(|c| c.0).sum();
     let top = counts.iter().max_by_key(|c| c.0).map_or("", |c| c.1);
     (total, top)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_netsparse_switch_counts_packets_and_prs_apart() {
+        let mut s = netsparse_bmv2::NsStats::default();
+        s.total.packets_dropped = 2;
+        s.total.ingress_drops = 1;
+        s.total.prs_dropped = 5;
+        assert_eq!(ns_drops(&s), (3, 5, "PRs dropped by the middle pipe"));
+        s.total.prs_dropped = 1;
+        assert_eq!(
+            ns_drops(&s),
+            (3, 1, "packets dropped by the middle pipe"),
+            "the largest reason is a packet count"
+        );
+        assert_eq!(ns_drops(&netsparse_bmv2::NsStats::default()).0, 0);
+    }
 }

@@ -211,12 +211,16 @@ pub struct FabricUse {
     /// Frames that waited for room in a buffer.
     pub paused_frames: u64,
     /// Packets the switches dropped: their programs' drops, failed
-    /// `assert`s, malformed frames, PRs a middle pipe dropped or refused.
-    /// A gather that loses PRs fails by the SmartNICs' watchdogs.
+    /// `assert`s, malformed frames, packets a middle pipe dropped. A
+    /// gather that loses PRs fails by the SmartNICs' watchdogs.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub switch_drops: u64,
-    /// The switch that dropped the most, its count and its main reason
-    /// (`spine0: 812 (assert)`).
+    /// PRs the NetSparse switches' middle pipes dropped or refused out of
+    /// packets that went on (not counted in `switch_drops`).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub switch_pr_drops: u64,
+    /// The switch that dropped the most packets and PRs together, its
+    /// counts and its main reason (`spine0: 812 packet(s) (assert)`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub most_drops_at: Option<String>,
 }
@@ -620,12 +624,17 @@ impl Report {
                     v.nodes
                 );
             }
-            if let Some(f) = m.fabric.as_ref().filter(|f| f.switch_drops > 0) {
+            if let Some(f) = m
+                .fabric
+                .as_ref()
+                .filter(|f| f.switch_drops + f.switch_pr_drops > 0)
+            {
                 let _ = writeln!(
                     s,
-                    "{}: the switches dropped {} packet(s) or PR(s); the most: {}",
+                    "{}: the switches dropped {} packet(s) and {} PR(s) of packets that went on; the most: {}",
                     m.mode,
                     f.switch_drops,
+                    f.switch_pr_drops,
                     f.most_drops_at.as_deref().unwrap_or("?")
                 );
             }
