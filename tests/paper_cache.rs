@@ -595,4 +595,18 @@ fn a_users_commands_key_their_runs_by_their_text() {
             && e.contains("nic.txt:1: no table named `HostToNet.no_such`"),
         "{e}"
     );
+
+    // Spine commands that repeat a key of the simulator's own entries:
+    // stopped before any run, naming the spine.
+    let spine = dir.path().join("spine.txt");
+    user.commands = vec![(
+        Bundled::Spine,
+        UserCommands::new(&spine, "table_add node_port set_port 0 => 1\n".into()),
+    )];
+    let e = paper::run(&user, &mut Silent).unwrap_err().to_string();
+    assert!(
+        e.contains("spine0: the spine commands after the simulator's own entries")
+            && e.contains("spine.txt:1: table `SpineIngress.node_port` already has an entry"),
+        "{e}"
+    );
 }

@@ -396,6 +396,30 @@ fn commands_fill_a_users_table_after_the_simulators_control_plane() {
     );
 }
 
+#[test]
+fn switch_commands_that_collide_with_the_simulators_entries_are_refused_before_the_matrix() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    // The simulator's control plane already routes node 0 on every spine
+    // (and on the v1model ToRs of the modes before `netsparse`).
+    let dup = write(
+        d,
+        "dup.txt",
+        "# node 0 elsewhere\ntable_add node_port set_port 0 => 1\n",
+    );
+    for (mode, first) in [("rig", "tor0: "), ("netsparse", "spine0: ")] {
+        refused(
+            &["--mode", mode, "--spine-commands", &dup],
+            &[
+                first,
+                "the spine commands after the simulator's own entries",
+                "dup.txt:2",
+                "already has an entry",
+            ],
+        );
+    }
+}
+
 /// The NIC program with a table of nodes whose Idx Filter is off, empty
 /// unless `--nic-commands` fills it.
 fn filter_policy_nic() -> String {

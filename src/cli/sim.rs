@@ -11,7 +11,8 @@ use std::time::{Duration, Instant};
 use anyhow::{bail, Context as _};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
-use netsparse::sim::cluster::{check_mode, RunOptions};
+use netsparse::programs::Bundled;
+use netsparse::sim::cluster::{check_commands_on_control_plane, check_mode, RunOptions};
 use netsparse::sim::compute::ComputeModel;
 use netsparse::sim::config::SimConfig;
 use netsparse::sim::matrix::{self, CsrMatrix, GenSpec, ReadOptions};
@@ -679,6 +680,21 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     // before the matrix: an error in one costs no generation time.
     let mut programs =
         super::user_programs::program_cache(&args.programs, &args.commands, &args.mode)?;
+    // The users' switch commands after the simulator's own entries on
+    // every switch (a key it already installs), still before the matrix.
+    // (Once for the modes whose ToRs are v1model switches, once for
+    // `netsparse`'s, as the selected modes have them.)
+    for v1_tors in [true, false] {
+        let used = args
+            .mode
+            .iter()
+            .any(|m| m.ablation().is_some_and(|a| a.switch != v1_tors));
+        for which in [Bundled::Tor, Bundled::Spine] {
+            if used {
+                check_commands_on_control_plane(&mut programs, which, &cfg, v1_tors)?;
+            }
+        }
+    }
     let link_flows = match &args.link_flows {
         Some(s) => {
             netsparse::sim::linkflows::parse(s).map_err(|e| anyhow::anyhow!("--link-flows {e}"))?

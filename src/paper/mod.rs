@@ -848,6 +848,32 @@ pub fn run(opts: &PaperOptions, obs: &mut dyn Observer) -> Result<Summary, Paper
             crate::sim::cluster::check_commands(&mut c, *which)
                 .map_err(|e| PaperError::Commands(e.to_string()))?;
         }
+        // And on every switch after the simulator's entries, once per
+        // network the plan's simulated runs use.
+        let mut networks = Vec::new();
+        for p in &plan {
+            let Some(ab) = p.mode.ablation() else {
+                continue;
+            };
+            let cfg = &p.key.config;
+            let net = (
+                cfg.nodes,
+                cfg.racks,
+                cfg.topology.to_string(),
+                cfg.routing.to_string(),
+                ab.switch,
+            );
+            if networks.contains(&net) {
+                continue;
+            }
+            networks.push(net);
+            for (which, _) in &opts.commands {
+                crate::sim::cluster::check_commands_on_control_plane(
+                    &mut c, *which, cfg, !ab.switch,
+                )
+                .map_err(|e| PaperError::Commands(e.to_string()))?;
+            }
+        }
     }
     let io = |path: &Path| {
         let path = path.display().to_string();

@@ -62,8 +62,8 @@ use netsparse_externs::time::serialization_time;
 use netsparse_externs::wire::DeviceAddr;
 use netsparse_externs::{Clock, Datapath, Outputs, Time};
 use netsparse_nic::{
-    property_word, CompletionStatus, DenseMemory, Nic, NicConfig, PropertySlice, RigCommand,
-    TriggerError, TriggeredOp,
+    property_word, CompletionStatus, Nic, NicConfig, PropertySlice, RigCommand, TriggerError,
+    TriggeredOp,
 };
 
 use super::config::{ConfigError, FilterBit, SimConfig};
@@ -203,57 +203,18 @@ pub fn mode_programs(mode: Mode) -> Vec<(Bundled, Vec<&'static str>)> {
     v
 }
 
-/// Check the user's commands for the devices running `which` on a device
-/// of their program alone (a switch, or a SmartNIC over an empty host
-/// memory), before the run: their syntax, tables, actions and keys.
-/// (Against the simulator's own entries, a duplicate key, they are checked
-/// as each device is built.)
-pub fn check_commands(programs: &mut ProgramCache, which: Bundled) -> Result<(), SimError> {
-    let Some(c) = programs.commands(which).cloned() else {
-        return Ok(());
-    };
-    let art = programs.get(which, &[])?;
-    let applied = match which.arch() {
-        netsparse_externs::artifact::Arch::NetSparseNic => {
-            Nic::new(&art, NicConfig::default(), DenseMemory::default())
-                .map_err(|e| e.to_string())
-                .and_then(|mut nic| {
-                    commands::apply(nic.program_mut(), &c.text, &c.name())
-                        .map_err(|e| e.to_string())
-                })
-        }
-        netsparse_externs::artifact::Arch::NetSparseSwitch => {
-            NsSwitch::new(&art, NsConfig::default())
-                .map_err(|e| e.to_string())
-                .and_then(|mut sw| {
-                    commands::apply(&mut sw, &c.text, &c.name()).map_err(|e| e.to_string())
-                })
-        }
-        _ => Switch::new(&art, SwitchConfig::default())
-            .map_err(|e| e.to_string())
-            .and_then(|mut sw| {
-                commands::apply(&mut sw, &c.text, &c.name()).map_err(|e| e.to_string())
-            }),
-    };
-    applied.map(|_| ()).map_err(|e| {
-        SimError::Commands(format!(
-            "the {} commands do not fit the {} program: {e}",
-            which.role(),
-            which.role()
-        ))
-    })
-}
+pub use super::user_commands::{check_commands, check_commands_on_control_plane};
 
 /// A control-plane command the simulator sends `d` that its program
 /// refuses (a user's program without the bundled one's tables, say).
-fn control_plane_err(d: Device, e: impl std::fmt::Display) -> SimError {
+pub(crate) fn control_plane_err(d: Device, e: impl std::fmt::Display) -> SimError {
     cp_err(format!(
         "{d}: the control plane the simulator installs (the bundled programs' tables; \
          `--topology-out DIR` writes it) does not fit its program: {e}"
     ))
 }
 
-fn cp_err(what: String) -> SimError {
+pub(crate) fn cp_err(what: String) -> SimError {
     SimError::Cluster(what)
 }
 
@@ -866,7 +827,12 @@ pub fn description(mode: Mode) -> &'static str {
 }
 
 /// The NetSparse ToR shape of rack `r`.
-fn tor_config(t: &Topology, cfg: &SimConfig, r: u32, prop_len: u32) -> Result<NsConfig, SimError> {
+pub(crate) fn tor_config(
+    t: &Topology,
+    cfg: &SimConfig,
+    r: u32,
+    prop_len: u32,
+) -> Result<NsConfig, SimError> {
     let mode = cache_mode(prop_len).ok_or_else(|| {
         SimError::Config(ConfigError::OutOfRange {
             name: "k",

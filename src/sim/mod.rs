@@ -74,6 +74,7 @@ pub mod spin;
 pub mod spmm2d;
 pub mod tiling;
 pub mod topology;
+pub mod user_commands;
 
 pub use netsparse_netsim as engine;
 
