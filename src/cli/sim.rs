@@ -11,7 +11,6 @@ use std::time::{Duration, Instant};
 use anyhow::{bail, Context as _};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
-use netsparse::programs::Bundled;
 use netsparse::sim::cluster::{check_commands_on_control_plane, check_mode, RunOptions};
 use netsparse::sim::compute::ComputeModel;
 use netsparse::sim::config::SimConfig;
@@ -689,10 +688,8 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             .mode
             .iter()
             .any(|m| m.ablation().is_some_and(|a| a.switch != v1_tors));
-        for which in [Bundled::Tor, Bundled::Spine] {
-            if used {
-                check_commands_on_control_plane(&mut programs, which, &cfg, v1_tors)?;
-            }
+        if used {
+            check_commands_on_control_plane(&mut programs, &cfg, v1_tors)?;
         }
     }
     let link_flows = match &args.link_flows {

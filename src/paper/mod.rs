@@ -867,12 +867,8 @@ pub fn run(opts: &PaperOptions, obs: &mut dyn Observer) -> Result<Summary, Paper
                 continue;
             }
             networks.push(net);
-            for (which, _) in &opts.commands {
-                crate::sim::cluster::check_commands_on_control_plane(
-                    &mut c, *which, cfg, !ab.switch,
-                )
+            crate::sim::cluster::check_commands_on_control_plane(&mut c, cfg, !ab.switch)
                 .map_err(|e| PaperError::Commands(e.to_string()))?;
-            }
         }
     }
     let io = |path: &Path| {

@@ -57,6 +57,7 @@ use std::time::Instant;
 
 use netsparse_bmv2::{NsConfig, NsSwitch, Switch, SwitchConfig};
 use netsparse_engine::control::commands;
+use netsparse_externs::artifact::Artifact;
 use netsparse_externs::cache::{CacheCapacity, CacheMode};
 use netsparse_externs::time::serialization_time;
 use netsparse_externs::wire::DeviceAddr;
@@ -205,9 +206,70 @@ pub fn mode_programs(mode: Mode) -> Vec<(Bundled, Vec<&'static str>)> {
 
 pub use super::user_commands::{check_commands, check_commands_on_control_plane};
 
+/// Switch `d` of `t` as a run builds it: with `tor` (the ToR program and
+/// the property length) a ToR is the NetSparse switch running it, every
+/// other switch a v1model switch running `spine_art`; then its share of
+/// the simulator's control plane and the user's commands for its program.
+/// `cache`: the ToR's Property Cache as `cfg` sizes it (else off, for a
+/// check that runs nothing).
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn build_switch(
+    t: &Topology,
+    d: Device,
+    cfg: &SimConfig,
+    tor: Option<(&Artifact, u32)>,
+    spine_art: &Artifact,
+    programs: &ProgramCache,
+    templates: &TableTemplates,
+    cache: bool,
+) -> Result<ClusterDevice, SimError> {
+    let entries = t.control_plane(d, templates);
+    let file = format!("{d}-commands.txt");
+    let users = |which: Bundled| programs.commands(which);
+    let user_err = |which: Bundled, e: String| {
+        SimError::Commands(format!(
+            "{d}: the {} commands after the simulator's own entries \
+             (`--topology-out DIR` writes them): {e}",
+            which.role()
+        ))
+    };
+    match (d, tor) {
+        (Device::Tor(r), Some((art, prop_len))) => {
+            let mut ns = tor_config(t, cfg, r, prop_len)?;
+            if !cache {
+                ns.cache.capacity = CacheCapacity::Disabled;
+            }
+            let mut sw = NsSwitch::new(art, ns).map_err(|e| cp_err(format!("{d}: {e}")))?;
+            commands::apply(&mut sw, &entries, &file).map_err(|e| control_plane_err(d, e))?;
+            if let Some(c) = users(Bundled::Tor) {
+                commands::apply(&mut sw, &c.text, &c.name())
+                    .map_err(|e| user_err(Bundled::Tor, e.to_string()))?;
+            }
+            sw.cache_invalidate();
+            Ok(ClusterDevice::NetSparse(Box::new(sw)))
+        }
+        _ => {
+            let mut sw = Switch::new(
+                spine_art,
+                SwitchConfig {
+                    seed: cfg.seed,
+                    ..SwitchConfig::default()
+                },
+            )
+            .map_err(|e| cp_err(format!("{d}: {e}")))?;
+            commands::apply(&mut sw, &entries, &file).map_err(|e| control_plane_err(d, e))?;
+            if let Some(c) = users(Bundled::Spine) {
+                commands::apply(&mut sw, &c.text, &c.name())
+                    .map_err(|e| user_err(Bundled::Spine, e.to_string()))?;
+            }
+            Ok(ClusterDevice::V1(Box::new(sw)))
+        }
+    }
+}
+
 /// A control-plane command the simulator sends `d` that its program
 /// refuses (a user's program without the bundled one's tables, say).
-pub(crate) fn control_plane_err(d: Device, e: impl std::fmt::Display) -> SimError {
+fn control_plane_err(d: Device, e: impl std::fmt::Display) -> SimError {
     cp_err(format!(
         "{d}: the control plane the simulator installs (the bundled programs' tables; \
          `--topology-out DIR` writes it) does not fit its program: {e}"
@@ -345,38 +407,10 @@ pub fn run_mode(
     }
     let templates = TableTemplates::default();
     for d in t.devices().filter(|d| !matches!(d, Device::Node(_))) {
-        let entries = t.control_plane(d, &templates);
-        let file = format!("{d}-commands.txt");
-        let dev = match (d, &tor_art) {
-            (Device::Tor(r), Some(art)) => {
-                let ns = tor_config(&t, cfg, r, prop_len)?;
-                let mut sw = NsSwitch::new(art, ns).map_err(|e| cp_err(format!("{d}: {e}")))?;
-                commands::apply(&mut sw, &entries, &file).map_err(|e| control_plane_err(d, e))?;
-                if let Some(c) = programs.commands(Bundled::Tor) {
-                    commands::apply(&mut sw, &c.text, &c.name())
-                        .map_err(|e| cp_err(format!("{d}: {e}")))?;
-                }
-                sw.cache_invalidate();
-                ClusterDevice::NetSparse(Box::new(sw))
-            }
-            _ => {
-                let mut sw = Switch::new(
-                    &spine_art,
-                    SwitchConfig {
-                        seed: cfg.seed,
-                        ..SwitchConfig::default()
-                    },
-                )
-                .map_err(|e| cp_err(format!("{d}: {e}")))?;
-                commands::apply(&mut sw, &entries, &file).map_err(|e| control_plane_err(d, e))?;
-                if let Some(c) = programs.commands(Bundled::Spine) {
-                    commands::apply(&mut sw, &c.text, &c.name())
-                        .map_err(|e| cp_err(format!("{d}: {e}")))?;
-                }
-                ClusterDevice::V1(Box::new(sw))
-            }
-        };
-        devices.push(dev);
+        let tor = tor_art.as_deref().map(|art| (art, prop_len));
+        devices.push(build_switch(
+            &t, d, cfg, tor, &spine_art, programs, &templates, true,
+        )?);
     }
     let mut engine: ClusterEngine = Engine::with_tap(cfg.engine_config(opts.stop.clone()), tap);
     for (d, dev) in t.devices().zip(devices) {
@@ -827,12 +861,7 @@ pub fn description(mode: Mode) -> &'static str {
 }
 
 /// The NetSparse ToR shape of rack `r`.
-pub(crate) fn tor_config(
-    t: &Topology,
-    cfg: &SimConfig,
-    r: u32,
-    prop_len: u32,
-) -> Result<NsConfig, SimError> {
+fn tor_config(t: &Topology, cfg: &SimConfig, r: u32, prop_len: u32) -> Result<NsConfig, SimError> {
     let mode = cache_mode(prop_len).ok_or_else(|| {
         SimError::Config(ConfigError::OutOfRange {
             name: "k",

@@ -3,16 +3,16 @@
 //! matrix generation: [`check_commands`] on a device of the program alone
 //! (syntax, tables, actions, keys), [`check_commands_on_control_plane`] on
 //! every switch of the topology after the simulator's own entries (a key
-//! the control plane already installs). The run applies the same files
-//! to each device as it is built ([`super::cluster`]).
+//! the control plane already installs), on switches built by the run's
+//! own builder in [`super::cluster`], which applies the same files again
+//! to each device of a run.
 
 use netsparse_bmv2::{NsConfig, NsSwitch, Switch, SwitchConfig};
 use netsparse_engine::control::commands;
 use netsparse_externs::artifact::Arch;
-use netsparse_externs::cache::CacheCapacity;
 use netsparse_nic::{DenseMemory, Nic, NicConfig};
 
-use super::cluster::{control_plane_err, cp_err, tor_config};
+use super::cluster::{build_switch, cp_err};
 use super::config::SimConfig;
 use super::topology::{Device, TableTemplates};
 use super::SimError;
@@ -54,74 +54,36 @@ pub fn check_commands(programs: &mut ProgramCache, which: Bundled) -> Result<(),
     })
 }
 
-/// Check the user's switch commands for `which` after the simulator's own
-/// entries on every switch of `cfg`'s topology that runs that program in a
-/// mode whose ToRs are v1model switches (`v1_tors`: the modes before
-/// `netsparse`) or NetSparse switches: the spine program on every spine
-/// and, with `v1_tors`, on every ToR; the ToR program on every ToR
-/// without. Each
-/// switch is built as the run builds it, its Property Cache off, gets its
-/// control plane and then the commands; the error names the switch and
-/// the file's line, as the run would. The SmartNICs' commands meet no
-/// simulator entries ([`check_commands`] covers them). Under `owner-load`
-/// routing the spines' entries depend on the matrix; this checks the
-/// routing's entries without it, and the run checks each switch again.
+/// Check the user's switch commands after the simulator's own entries on
+/// every switch of `cfg`'s topology, built as a run builds them
+/// (the run's own switch builder, the Property Cache off): with `v1_tors` (the modes
+/// before `netsparse`) every switch runs the spine program, else the ToRs
+/// run the ToR program. The error names the switch and the file's line,
+/// as the run would. The SmartNICs' commands meet no simulator entries
+/// ([`check_commands`] covers them). Under `owner-load` routing the
+/// spines' entries depend on the matrix; this checks the routing's
+/// entries without it, and the run checks each switch again.
 pub fn check_commands_on_control_plane(
     programs: &mut ProgramCache,
-    which: Bundled,
     cfg: &SimConfig,
     v1_tors: bool,
 ) -> Result<(), SimError> {
-    if which == Bundled::Nic {
+    let users = |w: Bundled| programs.commands(w).is_some();
+    let tor_used = !v1_tors && users(Bundled::Tor);
+    if !tor_used && !users(Bundled::Spine) {
         return Ok(());
     }
-    let Some(c) = programs.commands(which).cloned() else {
-        return Ok(());
-    };
     let t = cfg.topology().map_err(|e| cp_err(e.to_string()))?;
-    let art = programs.get(which, &[])?;
-    let templates = TableTemplates::default();
-    let user_err = |d: Device, e: String| {
-        SimError::Commands(format!(
-            "{d}: the {} commands after the simulator's own entries \
-             (`--topology-out DIR` writes them): {e}",
-            which.role()
-        ))
+    let spine = programs.get(Bundled::Spine, &[])?;
+    let tor = if v1_tors {
+        None
+    } else {
+        Some(programs.get(Bundled::Tor, &[])?)
     };
-    for d in t.devices() {
-        let runs = match d {
-            Device::Node(_) => false,
-            Device::Tor(_) => (which == Bundled::Tor) != v1_tors,
-            _ => which == Bundled::Spine,
-        };
-        if !runs {
-            continue;
-        }
-        let entries = t.control_plane(d, &templates);
-        let file = format!("{d}-commands.txt");
-        match d {
-            Device::Tor(r) if which == Bundled::Tor => {
-                let mut ns = tor_config(&t, cfg, r, cfg.prop_bytes())?;
-                ns.cache.capacity = CacheCapacity::Disabled;
-                let mut sw = NsSwitch::new(&art, ns).map_err(|e| cp_err(format!("{d}: {e}")))?;
-                commands::apply(&mut sw, &entries, &file).map_err(|e| control_plane_err(d, e))?;
-                commands::apply(&mut sw, &c.text, &c.name())
-                    .map_err(|e| user_err(d, e.to_string()))?;
-            }
-            _ => {
-                let mut sw = Switch::new(
-                    &art,
-                    SwitchConfig {
-                        seed: cfg.seed,
-                        ..SwitchConfig::default()
-                    },
-                )
-                .map_err(|e| cp_err(format!("{d}: {e}")))?;
-                commands::apply(&mut sw, &entries, &file).map_err(|e| control_plane_err(d, e))?;
-                commands::apply(&mut sw, &c.text, &c.name())
-                    .map_err(|e| user_err(d, e.to_string()))?;
-            }
-        }
+    let templates = TableTemplates::default();
+    for d in t.devices().filter(|d| !matches!(d, Device::Node(_))) {
+        let tor = tor.as_deref().map(|art| (art, cfg.prop_bytes()));
+        build_switch(&t, d, cfg, tor, &spine, programs, &templates, false)?;
     }
     Ok(())
 }
