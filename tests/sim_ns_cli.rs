@@ -536,4 +536,27 @@ fn link_flows_count_what_crosses_a_link_and_change_nothing() {
         assert_eq!(o.status.code(), Some(2), "{bad}: {out}\n{err}");
         assert!(err.contains(why), "{bad}: {err}");
     }
+    // A link of the base topology that one point of a sweep does not have
+    // is named with that point.
+    let o = run(&[
+        "sim",
+        "--gen",
+        GEN,
+        "--nodes",
+        "16",
+        "--racks",
+        "2",
+        "--mode",
+        "netsparse",
+        "--link-flows",
+        "h12->tor1",
+        "--sweep",
+        "nodes=16,8",
+    ]);
+    let (out, err) = text(&o);
+    assert_eq!(o.status.code(), Some(2), "{out}\n{err}");
+    assert!(
+        err.contains("--sweep nodes=8: --link-flows: no device named \"h12\""),
+        "{err}"
+    );
 }

@@ -420,6 +420,48 @@ fn switch_commands_that_collide_with_the_simulators_entries_are_refused_before_t
     }
 }
 
+#[test]
+fn switch_commands_are_checked_on_every_point_of_a_sweep_before_the_matrix() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    // Node 20 is not in the base topology's 16 nodes, so the entry is new
+    // there; the sweep's 32-node point routes node 20 itself.
+    let late = write(
+        d,
+        "late.txt",
+        "# node 20 elsewhere\ntable_add node_port set_port 20 => 1\n",
+    );
+    refused(
+        &[
+            "--mode",
+            "netsparse",
+            "--spine-commands",
+            &late,
+            "--sweep",
+            "nodes=16,32",
+        ],
+        &[
+            "--sweep nodes=32",
+            "spine0: ",
+            "late.txt:2",
+            "already has an entry",
+        ],
+    );
+}
+
+#[test]
+fn a_bad_sweep_value_is_refused_before_the_matrix() {
+    for (sweep, needle) in [
+        (
+            "nodes=16,abc",
+            "--sweep nodes=abc: nodes = abc is out of range",
+        ),
+        ("nodes=16,24", "--sweep nodes=24"),
+    ] {
+        refused(&["--mode", "netsparse", "--sweep", sweep], &[needle]);
+    }
+}
+
 /// The NIC program with a table of nodes whose Idx Filter is off, empty
 /// unless `--nic-commands` fills it.
 fn filter_policy_nic() -> String {

@@ -593,20 +593,11 @@ pub fn workload(
 }
 
 /// Refuse a run whose estimated peak memory exceeds `--mem-limit` (default:
-/// physical memory) before anything large is allocated; every value of a
+/// physical memory) before anything large is allocated; every point of a
 /// `--sweep` is estimated, and the largest counts.
-fn check_memory(args: &Args, cfg: &SimConfig) -> anyhow::Result<()> {
-    let mut cfgs = vec![cfg.clone()];
-    if let Some((key, values)) = args.sweep.as_deref().and_then(|s| s.split_once('=')) {
-        for v in values.split(',') {
-            let mut c = cfg.clone();
-            if c.set(key.trim(), v.trim()).is_ok() && c.validate().is_ok() {
-                cfgs.push(c);
-            }
-        }
-    }
+fn check_memory(args: &Args, cfgs: &[SimConfig]) -> anyhow::Result<()> {
     let mut worst: Option<(memory::MemoryEstimate, String)> = None;
-    for c in &cfgs {
+    for c in cfgs {
         let Some((w, name)) = workload(args.matrix.as_deref(), args.gen.as_deref(), c.nodes) else {
             return Ok(());
         };
@@ -628,6 +619,50 @@ fn check_memory(args: &Args, cfg: &SimConfig) -> anyhow::Result<()> {
         memory::check(&e, args.mem_limit, &what)?;
     }
     Ok(())
+}
+
+/// `--sweep KEY=V1,V2,...` split into its key and values.
+fn parse_sweep(s: &str) -> anyhow::Result<(String, Vec<String>)> {
+    let (key, values) = s
+        .split_once('=')
+        .with_context(|| format!("--sweep {s:?}: expected KEY=V1,V2,..."))?;
+    let values: Vec<String> = values
+        .split(',')
+        .map(|v| v.trim().to_string())
+        .filter(|v| !v.is_empty())
+        .collect();
+    if values.is_empty() {
+        bail!("--sweep {s:?}: no values");
+    }
+    Ok((key.trim().to_string(), values))
+}
+
+/// Every point's configuration (the base alone without a sweep):
+/// range-checked first, then against the selected modes, so the error names
+/// the value that is out of range for any mode before one that only some
+/// modes reject. Done before the matrix, so a bad value costs no generation.
+fn point_configs(
+    cfg: &SimConfig,
+    sweep: Option<&(String, Vec<String>)>,
+    modes: &[Mode],
+) -> anyhow::Result<Vec<SimConfig>> {
+    let Some((key, values)) = sweep else {
+        return Ok(vec![cfg.clone()]);
+    };
+    let mut cfgs = Vec::new();
+    for v in values {
+        let mut c = cfg.clone();
+        c.set(key, v)
+            .with_context(|| format!("--sweep {key}={v}"))?;
+        c.validate().with_context(|| format!("--sweep {key}={v}"))?;
+        cfgs.push(c);
+    }
+    for (c, v) in cfgs.iter().zip(values) {
+        for &mode in modes {
+            check_mode(c, mode).with_context(|| format!("--sweep {key}={v}"))?;
+        }
+    }
+    Ok(cfgs)
 }
 
 /// Run `netsparse sim`.
@@ -674,7 +709,9 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         // simply kills the process, as without this.
         let _ = ctrlc::set_handler(move || s.store(true, Ordering::Relaxed));
     }
-    check_memory(&args, &cfg)?;
+    let sweep = args.sweep.as_deref().map(parse_sweep).transpose()?;
+    let cfgs = point_configs(&cfg, sweep.as_ref(), &args.mode)?;
+    check_memory(&args, &cfgs)?;
     // Users' programs are read and compiled, every variant the modes need,
     // before the matrix: an error in one costs no generation time.
     let mut programs =
@@ -682,14 +719,24 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     // The users' switch commands after the simulator's own entries on
     // every switch (a key it already installs), still before the matrix.
     // (Once for the modes whose ToRs are v1model switches, once for
-    // `netsparse`'s, as the selected modes have them.)
-    for v1_tors in [true, false] {
-        let used = args
-            .mode
-            .iter()
-            .any(|m| m.ablation().is_some_and(|a| a.switch != v1_tors));
-        if used {
-            check_commands_on_control_plane(&mut programs, &cfg, v1_tors)?;
+    // `netsparse`'s, as the selected modes have them; on every point of a
+    // sweep, whose nodes, racks or spines may change the entries.)
+    for (i, c) in cfgs.iter().enumerate() {
+        for v1_tors in [true, false] {
+            let used = args
+                .mode
+                .iter()
+                .any(|m| m.ablation().is_some_and(|a| a.switch != v1_tors));
+            if !used {
+                continue;
+            }
+            let checked = check_commands_on_control_plane(&mut programs, c, v1_tors);
+            match &sweep {
+                Some((key, values)) => {
+                    checked.with_context(|| format!("--sweep {key}={}", values[i]))?
+                }
+                None => checked?,
+            }
         }
     }
     let link_flows = match &args.link_flows {
@@ -699,9 +746,17 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         None => Vec::new(),
     };
     if !link_flows.is_empty() {
-        // Name errors before the matrix is read or generated.
-        let t = cfg.topology()?;
-        netsparse::sim::linkflows::resolve(&t, &link_flows).map_err(anyhow::Error::msg)?;
+        // Name errors before the matrix is read or generated, on every
+        // point of a sweep (a link of 32 nodes is not one of 16).
+        for (i, c) in cfgs.iter().enumerate() {
+            let t = c.topology()?;
+            let resolved = netsparse::sim::linkflows::resolve(&t, &link_flows);
+            match (&sweep, resolved) {
+                (_, Ok(_)) => {}
+                (Some((key, values)), Err(e)) => bail!("--sweep {key}={}: {e}", values[i]),
+                (None, Err(e)) => bail!("{e}"),
+            }
+        }
     }
     let mut bar = DelayedBar::new(!args.quiet);
     let (m, summary) = load_matrix(
@@ -714,43 +769,6 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         write_topology(dir, &cfg)?;
     }
 
-    let sweep = match &args.sweep {
-        Some(s) => {
-            let (key, values) = s
-                .split_once('=')
-                .with_context(|| format!("--sweep {s:?}: expected KEY=V1,V2,..."))?;
-            let values: Vec<String> = values
-                .split(',')
-                .map(|v| v.trim().to_string())
-                .filter(|v| !v.is_empty())
-                .collect();
-            if values.is_empty() {
-                bail!("--sweep {s:?}: no values");
-            }
-            Some((key.trim().to_string(), values))
-        }
-        None => None,
-    };
-    // Every point's configuration: range-checked first, then against the
-    // selected modes, so the error names the value that is out of range
-    // for any mode before one that only some modes reject.
-    let mut cfgs = Vec::new();
-    match &sweep {
-        None => cfgs.push(cfg.clone()),
-        Some((key, values)) => {
-            for v in values {
-                let mut c = cfg.clone();
-                c.set(key, v)?;
-                c.validate().with_context(|| format!("--sweep {key}={v}"))?;
-                cfgs.push(c);
-            }
-            for (c, v) in cfgs.iter().zip(values) {
-                for &mode in &args.mode {
-                    check_mode(c, mode).with_context(|| format!("--sweep {key}={v}"))?;
-                }
-            }
-        }
-    }
     let mut parts = Vec::new();
     for c in &cfgs {
         parts.push(match &args.partition {
