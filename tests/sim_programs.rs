@@ -241,19 +241,151 @@ fn programs_that_cannot_run_are_refused_naming_the_file() {
         ],
         &["--spine-program", "missing.p4: cannot read it"],
     );
-    let o = run(&[
-        "sim",
-        "--collective",
-        "allreduce",
-        "--spine-program",
-        &spine,
-    ]);
-    let (_, err) = text(&o);
-    assert_eq!(o.status.code(), Some(2), "{err}");
+    // A role the run has no device for is refused, naming what it runs.
+    for (args, needle) in [
+        (
+            vec!["sim", "--workload", "w.toml", "--spine-program", &spine],
+            "a --workload runs its sPIN handlers' own programs",
+        ),
+        (
+            vec!["sim", "--collective", "allreduce", "--tor-program", &spine],
+            "--tor-program: --collective runs no ToR program",
+        ),
+        (
+            vec![
+                "sim",
+                "--kernel",
+                "spmm2d",
+                "--gen",
+                "rmat:scale=22",
+                "--nic-program",
+                &spine,
+            ],
+            "--nic-program: --kernel spmm2d runs no NIC program",
+        ),
+    ] {
+        let o = run(&args);
+        let (_, err) = text(&o);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains(needle), "{args:?}: {err}");
+    }
+}
+
+/// The spine program with every packet dropped on its way out.
+fn dropping_spine() -> String {
+    let text = bundled("netsparse_spine.p4");
+    let anchor = "    apply {\n        port_mac.apply();\n    }";
     assert!(
-        err.contains("--spine-program is for the programs of the gather modes"),
-        "{err}"
+        text.contains(anchor),
+        "the spine program changed: update the anchor"
     );
+    text.replacen(
+        anchor,
+        "    apply {\n        port_mac.apply();\n        mark_to_drop(standard_metadata);\n    }",
+        1,
+    )
+}
+
+/// `netsparse sim ARGS --json`: exit code, the JSON, stdout and stderr.
+fn kernel_run(dir: &Path, name: &str, args: &[&str]) -> (Option<i32>, Value, String) {
+    let json = dir.join(name);
+    let mut all = vec!["sim", "--json", json.to_str().unwrap()];
+    all.extend(args);
+    let o = run(&all);
+    let (out, err) = text(&o);
+    assert!(!err.contains("panicked"), "{err}");
+    let v = std::fs::read_to_string(&json)
+        .ok()
+        .and_then(|t| serde_json::from_str(&t).ok())
+        .unwrap_or(Value::Null);
+    (o.status.code(), v, out + &err)
+}
+
+#[test]
+fn the_rdma_spmm_and_the_allreduce_run_the_users_switch_programs() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let tor = write(d, "tor.p4", &bundled("netsparse_tor.p4"));
+    let spine = write(d, "spine.p4", &bundled("netsparse_spine.p4"));
+    let drop = write(d, "drop.p4", &dropping_spine());
+    let spmm: &[&str] = &[
+        "--kernel",
+        "spmm2d",
+        "--gen",
+        "rmat:scale=10,ef=4",
+        "--nodes",
+        "16",
+        "--racks",
+        "2",
+        "--alg",
+        "s-c",
+    ];
+    let coll: &[&str] = &["--collective", "allreduce"];
+    for (kernel, base, files, results) in [
+        (
+            "spmm2d",
+            spmm,
+            vec![
+                "--tor-program",
+                tor.as_str(),
+                "--spine-program",
+                spine.as_str(),
+            ],
+            "/spmm2d/results",
+        ),
+        (
+            "allreduce",
+            coll,
+            vec!["--spine-program", spine.as_str()],
+            "/results",
+        ),
+    ] {
+        // The bundled text as files: the same results, the files named.
+        let (c0, bundled_run, _) = kernel_run(d, "a.json", base);
+        let with = [base, files.as_slice()].concat();
+        let (c1, users, out) = kernel_run(d, "b.json", &with);
+        assert_eq!((c0, c1), (Some(0), Some(0)), "{kernel}: {out}");
+        assert_eq!(
+            bundled_run.pointer(results),
+            users.pointer(results),
+            "{kernel}"
+        );
+        assert!(bundled_run.pointer(results).is_some(), "{kernel}");
+        let uses = users
+            .pointer(results.rsplit_once('/').unwrap().0.to_owned().as_str())
+            .and_then(|v| v.get("programs"))
+            .and_then(Value::as_array)
+            .map_or(0, Vec::len);
+        assert_eq!(uses, files.len() / 2, "{kernel}: {users}");
+        assert!(out.contains("spine program: "), "{kernel}: {out}");
+        // A spine program that drops everything: nothing crosses the
+        // fabric, and the run says so.
+        let dropping = [base, &["--spine-program", drop.as_str()]].concat();
+        let (code, v, out) = kernel_run(d, "c.json", &dropping);
+        assert_eq!(code, Some(1), "{kernel}: {out}");
+        let verified: Vec<bool> = v
+            .pointer(results)
+            .and_then(Value::as_array)
+            .map(|rs| rs.iter().filter_map(|r| r["verified"].as_bool()).collect())
+            .unwrap_or_default();
+        assert!(
+            !verified.is_empty() && verified.iter().all(|v| !v),
+            "{kernel}: {v}"
+        );
+    }
+    // A command on a key the simulator's control plane installs names the
+    // switch and the line.
+    let dup = write(d, "dup.txt", "table_add node_port set_port 0 => 1\n");
+    let with = [spmm, &["--spine-commands", dup.as_str()]].concat();
+    let (code, _, out) = kernel_run(d, "d.json", &with);
+    assert_eq!(code, Some(2), "{out}");
+    for n in [
+        "spine0: the spine commands after the simulator's own entries",
+        "dup.txt:1",
+        "already has an entry",
+    ] {
+        assert!(out.contains(n), "no {n:?} in {out}");
+    }
 }
 
 #[test]

@@ -106,14 +106,19 @@ pub fn params(a: &CollectiveArgs, s: &Shared) -> CollectiveParams {
 }
 
 /// Run `--collective NAME`; exit 1 if a result is wrong.
-pub fn run_cli(a: &CollectiveArgs, s: &Shared) -> anyhow::Result<ExitCode> {
+/// `programs` holds the user's `--spine-program` and `--spine-commands`, if
+/// any.
+pub fn run_cli(
+    a: &CollectiveArgs,
+    s: &Shared,
+    mut programs: ProgramCache,
+) -> anyhow::Result<ExitCode> {
     let name = a.collective.as_deref().unwrap_or("");
     if name != "allreduce" {
         bail!("--collective {name}: the only collective is allreduce");
     }
     let p = params(a, s);
     p.validate()?;
-    let mut programs = ProgramCache::new();
     let start = Instant::now();
     let rep = run(&p, &mut programs)?;
     let wall = start.elapsed().as_secs_f64();
@@ -140,6 +145,12 @@ pub fn run_cli(a: &CollectiveArgs, s: &Shared) -> anyhow::Result<ExitCode> {
             },
             p.seed
         );
+        for u in &rep.programs {
+            println!("{u}");
+        }
+        for u in &rep.commands {
+            println!("{u}");
+        }
         println!(
             "bounds: dense ring 2(n-1)/n*N/B = {:.1} us; sparse per worker max(|S_w|, |U_-w|)*b/B = {:.1} us; one aggregator max(sum|S_w|, n|U|)*b/B = {:.1} us",
             rep.bounds.dense_ring_ns / 1e3,

@@ -11,6 +11,7 @@ use std::time::{Duration, Instant};
 use anyhow::{bail, Context as _};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
+use netsparse::programs::Bundled;
 use netsparse::sim::cluster::{check_commands_on_control_plane, check_mode, RunOptions};
 use netsparse::sim::compute::ComputeModel;
 use netsparse::sim::config::SimConfig;
@@ -678,9 +679,8 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         }
     }
     if let Some(flag) = super::user_programs::first_flag(&args.programs, &args.commands) {
-        if args.workload.is_some() || args.spmm2d.kernel.is_some() || args.coll.collective.is_some()
-        {
-            bail!("{flag} is for the programs of the gather modes; it does not apply to --workload, --kernel or --collective");
+        if args.workload.is_some() {
+            bail!("{flag} is for the programs of the gather modes, --kernel spmm2d and --collective; a --workload runs its sPIN handlers' own programs");
         }
     }
     if let Some(w) = &args.workload {
@@ -699,7 +699,17 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             json: args.json.clone(),
             quiet: args.quiet,
         };
-        return super::collective::run_cli(&args.coll, &shared);
+        let programs = super::user_programs::programs_for(
+            &args.programs,
+            &args.commands,
+            &[(Bundled::Spine, Vec::new())],
+            &|role| {
+                format!(
+                    "--collective runs no {role} program: its v1model switches run the spine program, the aggregator programs/omniccl_agg.p4 or omniccl_switch.p4"
+                )
+            },
+        )?;
+        return super::collective::run_cli(&args.coll, &shared, programs);
     }
     let cfg = config(&args)?;
     let stop = Arc::new(AtomicBool::new(false));

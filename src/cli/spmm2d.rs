@@ -8,12 +8,14 @@ use std::time::Instant;
 
 use anyhow::{bail, Context as _};
 
-use netsparse::programs::ProgramCache;
+use netsparse::programs::Bundled;
+use netsparse::sim::cluster::mode_programs;
 use netsparse::sim::compute::{ComputeModel, Rates};
 use netsparse::sim::partition::Partition;
 use netsparse::sim::spmm2d::{run, Alg, Spmm2dParams};
 
 use super::sim::{load_matrix, Args, DelayedBar};
+use super::user_programs::programs_for;
 
 /// The 2D SpMM flags of `netsparse sim`.
 #[derive(clap::Args, Debug, Default)]
@@ -65,6 +67,17 @@ pub fn run_cli(s: &Args) -> anyhow::Result<ExitCode> {
         bail!("--kernel {name}: the only kernel is spmm2d");
     }
     let p = params(a, s)?;
+    // The user's ToR and spine programs and commands, read, compiled and
+    // checked before the matrix; with --compare the gather modes' too.
+    let mut needed = vec![(Bundled::Tor, Vec::new()), (Bundled::Spine, Vec::new())];
+    if a.compare {
+        needed.extend(s.mode.iter().flat_map(|&m| mode_programs(m)));
+    }
+    let mut programs = programs_for(&s.programs, &s.commands, &needed, &|role| {
+        format!(
+            "--kernel spmm2d runs no {role} program: its switches run the ToR and spine programs, its nodes are RDMA endpoints without a P4 program (the NIC program runs in --compare's gather modes)"
+        )
+    })?;
     let mut bar = DelayedBar::new(!s.quiet);
     let (m, mut summary) = load_matrix(s.matrix.as_deref(), s.gen.as_deref(), p.seed, &mut bar)?;
     bar.finish();
@@ -76,9 +89,8 @@ pub fn run_cli(s: &Args) -> anyhow::Result<ExitCode> {
         None => m,
     };
     p.validate(&m)?;
-    let mut programs = ProgramCache::new();
     let start = Instant::now();
-    let rep = run(&m, &p, &mut programs)?;
+    let mut rep = run(&m, &p, &mut programs)?;
     let wall = start.elapsed().as_secs_f64();
     let gather = if a.compare {
         let mut cfg = super::sim::config(s)?;
@@ -88,7 +100,17 @@ pub fn run_cli(s: &Args) -> anyhow::Result<ExitCode> {
         cfg.k = p.k;
         cfg.validate().context("--compare")?;
         let part = Partition::equal(&m, p.nodes)?;
-        let r = netsparse::sim::simulate(&m, summary.clone(), &part, &cfg, &s.mode, &mut |_| true)?;
+        let opts = netsparse::sim::cluster::RunOptions::default();
+        let r = netsparse::sim::simulate_with(
+            &m,
+            summary.clone(),
+            &part,
+            &cfg,
+            &s.mode,
+            &opts,
+            &mut programs,
+            &mut |_| true,
+        )?;
         r.modes
             .iter()
             .map(|x| (x.mode.clone(), x.time().as_ps() as f64 / 1e3))
@@ -96,6 +118,9 @@ pub fn run_cli(s: &Args) -> anyhow::Result<ExitCode> {
     } else {
         Vec::new()
     };
+    // With --compare the gather modes may have run the user's NIC program too.
+    rep.programs = programs.uses();
+    rep.commands = programs.command_uses();
     if let Some(path) = &s.json {
         let doc =
             serde_json::json!({ "matrix": summary, "spmm2d": rep, "gather_modes_ns": gather });
@@ -118,6 +143,12 @@ pub fn run_cli(s: &Args) -> anyhow::Result<ExitCode> {
         p.rates.gbps,
         p.seed
     );
+    for u in &rep.programs {
+        println!("{u}");
+    }
+    for u in &rep.commands {
+        println!("{u}");
+    }
     println!(
         "{:<8} {:>11} {:>11} {:>11} {:>11} {:>11} {:>12} {:>12} {:>7} {:>10} {:>9}",
         "alg",

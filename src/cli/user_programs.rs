@@ -3,8 +3,8 @@
 //! and `paper`) and add a user's control-plane commands to their devices
 //! (`--nic-commands`, `--tor-commands`, `--spine-commands`, also shared by
 //! both): reading the files, and for `sim` compiling every variant the
-//! selected modes need and checking the commands, before any matrix is
-//! generated.
+//! selected modes (or `--kernel spmm2d`'s and `--collective`'s switches)
+//! need and checking the commands, before any matrix is generated.
 
 use std::path::{Path, PathBuf};
 
@@ -24,14 +24,16 @@ pub struct ProgramArgs {
     /// every step. `paper` keys each run that uses it by the file's digest.
     #[arg(long, value_name = "FILE.p4")]
     pub nic_program: Option<PathBuf>,
-    /// Run this program in every ToR of the netsparse mode in place of the
-    /// bundled programs/netsparse_tor.p4 (NetSparseSwitch architecture).
+    /// Run this program in every ToR of the netsparse mode (and of
+    /// `--kernel spmm2d`) in place of the bundled programs/netsparse_tor.p4
+    /// (NetSparseSwitch architecture).
     /// The simulator installs the bundled program's control plane (see
     /// `sim --topology-out`): keep its tables and actions.
     #[arg(long, value_name = "FILE.p4")]
     pub tor_program: Option<PathBuf>,
     /// Run this program in every spine, and in every ToR of the steps
-    /// before netsparse, in place of the bundled programs/netsparse_spine.p4
+    /// before netsparse (and every v1model switch of `--kernel spmm2d` and
+    /// `--collective`), in place of the bundled programs/netsparse_spine.p4
     /// (v1model). The control plane is the bundled program's, as for
     /// --tor-program.
     #[arg(long, value_name = "FILE.p4")]
@@ -131,18 +133,27 @@ pub fn program_cache(
     c: &CommandArgs,
     modes: &[Mode],
 ) -> anyhow::Result<ProgramCache> {
+    let needed: Vec<_> = modes.iter().flat_map(|&m| mode_programs(m)).collect();
+    programs_for(p, c, &needed, &|role| {
+        format!(
+            "no selected mode runs the {role} program (the NIC and spine programs run in rig ... netsparse, the ToR program in netsparse)"
+        )
+    })
+}
+
+/// The program cache of a run that needs the program variants `needed`,
+/// with the users' programs and commands in place (as [`program_cache`]);
+/// a flag for a role that is not needed is refused with `not_run(role)`.
+pub fn programs_for(
+    p: &ProgramArgs,
+    c: &CommandArgs,
+    needed: &[(Bundled, Vec<&'static str>)],
+    not_run: &dyn Fn(&str) -> String,
+) -> anyhow::Result<ProgramCache> {
     let mut programs = ProgramCache::new();
-    let runs = |which: Bundled| {
-        modes
-            .iter()
-            .any(|&m| mode_programs(m).iter().any(|(w, _)| *w == which))
-    };
     for (flag, which, path) in p.flags().into_iter().chain(c.flags()) {
-        if path.is_some() && !runs(which) {
-            bail!(
-                "{flag}: no selected mode runs the {} program (the NIC and spine programs run in rig ... netsparse, the ToR program in netsparse)",
-                which.role()
-            );
+        if path.is_some() && !needed.iter().any(|(w, _)| *w == which) {
+            bail!("{flag}: {}", not_run(which.role()));
         }
     }
     for (which, user) in p.read()? {
@@ -151,7 +162,7 @@ pub fn program_cache(
     for (which, commands) in c.read()? {
         programs.set_commands(which, commands);
     }
-    programs.compile_users(modes.iter().flat_map(|&m| mode_programs(m)))?;
+    programs.compile_users(needed.iter().cloned())?;
     for w in programs.take_warnings() {
         eprint!("{w}");
     }

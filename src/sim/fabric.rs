@@ -2,9 +2,10 @@
 //! SpMM (`--kernel spmm2d`) runs share: every switch a v1model switch
 //! running `netsparse_spine.p4` with the topology's control-plane entries
 //! unless the caller builds it (the collective's aggregating ToR, the RDMA
-//! SpMM's NetSparse ToRs running `netsparse_tor.p4`), each node a device
-//! its caller builds, every cable a link. One builder, so both runs cross
-//! the compiled switches the same way.
+//! SpMM's NetSparse ToRs running `netsparse_tor.p4`), then the user's
+//! `--spine-commands`, each node a device its caller builds, every cable a
+//! link. One builder, so both runs cross the compiled switches the same
+//! way.
 
 use netsparse_bmv2::{Switch, SwitchConfig};
 use netsparse_engine::control::commands;
@@ -13,6 +14,7 @@ use netsparse_externs::{Datapath, Time};
 use netsparse_netsim::{DeviceId, Engine, EngineError, LinkParams, LinkTap};
 
 use super::topology::{Device, TableTemplates, Topology};
+use crate::programs::UserCommands;
 
 /// Timing of the fabric.
 #[derive(Clone, Copy, Debug)]
@@ -37,13 +39,15 @@ pub enum FabricError {
 /// Add `topo`'s devices and links to `engine`: node `n` is `node(n)`, a
 /// switch is `custom(d, its control-plane entries)` when that gives one
 /// (e.g. the NetSparse switch that aggregates a collective), else `switch`
-/// of a v1model switch running `spine` with its entries, and the link
-/// between two devices runs at `gbps(a, b)`.
+/// of a v1model switch running `spine` with its entries and then
+/// `spine_commands` (the user's), and the link between two devices runs at
+/// `gbps(a, b)`.
 #[allow(clippy::too_many_arguments)]
 pub fn build<D: Datapath, T: LinkTap>(
     engine: &mut Engine<D, T>,
     topo: &Topology,
     spine: &Artifact,
+    spine_commands: Option<&UserCommands>,
     p: FabricParams,
     mut node: impl FnMut(u32) -> Result<D, String>,
     switch: impl Fn(Box<Switch>) -> D,
@@ -67,6 +71,13 @@ pub fn build<D: Datapath, T: LinkTap>(
                             .map_err(|e| FabricError::Build(format!("{d}: {e}")))?;
                         commands::apply(&mut sw, &entries, &format!("{d}-commands.txt"))
                             .map_err(|e| FabricError::Build(format!("{d}: {e}")))?;
+                        if let Some(c) = spine_commands {
+                            commands::apply(&mut sw, &c.text, &c.name()).map_err(|e| {
+                                FabricError::Build(format!(
+                                    "{d}: the spine commands after the simulator's own entries: {e}"
+                                ))
+                            })?;
+                        }
                         switch(Box::new(sw))
                     }
                 };

@@ -272,6 +272,7 @@ impl Net {
             &mut engine,
             &topo,
             spine,
+            None,
             fabric,
             node,
             SpinDev::Switch,

@@ -48,6 +48,7 @@ use serde::Serialize;
 use thiserror::Error;
 
 use super::fabric::{self, FabricError, FabricParams};
+use super::report::{CommandsUse, ProgramUse};
 use super::topology::{Device, Topology, PR_TYPE_RESPONSE};
 use crate::programs::{Bundled, ProgramCache};
 use tensor::{Bounds, Tensors};
@@ -420,6 +421,12 @@ pub struct CollectiveReport {
     pub bounds: Bounds,
     /// Per algorithm.
     pub results: Vec<AlgoResult>,
+    /// Users' programs that ran in place of bundled ones (`--spine-program`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub programs: Vec<ProgramUse>,
+    /// Users' commands applied after the simulator's (`--spine-commands`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub commands: Vec<CommandsUse>,
 }
 
 impl CollectiveReport {
@@ -506,6 +513,8 @@ pub fn run(
         union_blocks,
         bounds,
         results,
+        programs: programs.uses(),
+        commands: programs.command_uses(),
     })
 }
 
@@ -520,6 +529,7 @@ fn run_algo(
     let agg_node = n;
     let topo = Topology::new(n + 1, p.racks, None).map_err(|e| build_err(e.to_string()))?;
     let spine = programs.get(Bundled::Spine, &[])?;
+    let spine_commands = programs.commands(Bundled::Spine).cloned();
     let in_switch = algo != Algo::Ring && p.agg_at == AggAt::Switch;
     let agg_art = if in_switch {
         programs.get(Bundled::OmnicclSwitch, &[])?
@@ -606,6 +616,7 @@ fn run_algo(
         &mut engine,
         &topo,
         &spine,
+        spine_commands.as_ref(),
         fabric,
         node,
         Dev::Switch,

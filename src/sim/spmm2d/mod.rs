@@ -63,9 +63,10 @@ use thiserror::Error;
 use super::compute::Rates;
 use super::fabric::{self, FabricError, FabricParams};
 use super::matrix::CsrMatrix;
+use super::report::{CommandsUse, ProgramUse};
 use super::tiling::grid_side;
 use super::topology::{Device, Topology};
-use crate::programs::{Bundled, ProgramCache};
+use crate::programs::{Bundled, ProgramCache, UserCommands};
 use data::Operands;
 use proc::{Proc, ProcStats};
 
@@ -376,6 +377,14 @@ pub struct Spmm2dReport {
     pub grid: u32,
     /// Per algorithm.
     pub results: Vec<AlgResult>,
+    /// Users' programs that ran in place of bundled ones (`--tor-program`,
+    /// `--spine-program`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub programs: Vec<ProgramUse>,
+    /// Users' commands applied after the simulator's (`--tor-commands`,
+    /// `--spine-commands`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub commands: Vec<CommandsUse>,
 }
 
 impl Spmm2dReport {
@@ -450,6 +459,8 @@ pub fn run(
         params: p.clone(),
         grid: g,
         results,
+        programs: programs.uses(),
+        commands: programs.command_uses(),
     })
 }
 
@@ -507,6 +518,7 @@ fn tor_switch(
     p: &Spmm2dParams,
     r: u32,
     entries: &str,
+    user: Option<&UserCommands>,
 ) -> Result<NsSwitch, String> {
     let addr = DeviceAddr::Switch(r);
     let mut cfg = NsConfig {
@@ -523,6 +535,10 @@ fn tor_switch(
     let mut sw = NsSwitch::new(art, cfg).map_err(|e| e.to_string())?;
     commands::apply(&mut sw, entries, &format!("tor{r}-commands.txt"))
         .map_err(|e| e.to_string())?;
+    if let Some(c) = user {
+        commands::apply(&mut sw, &c.text, &c.name())
+            .map_err(|e| format!("the ToR commands after the simulator's own entries: {e}"))?;
+    }
     Ok(sw)
 }
 
@@ -538,6 +554,8 @@ fn run_alg(
     let topo = Topology::new(p.nodes, p.racks, None).map_err(|e| build_err(e.to_string()))?;
     let spine = programs.get(Bundled::Spine, &[])?;
     let tor = programs.get(Bundled::Tor, &[])?;
+    let spine_commands = programs.commands(Bundled::Spine).cloned();
+    let tor_commands = programs.commands(Bundled::Tor).cloned();
     let cfg = EngineConfig {
         max_time: Time::from_ms(p.max_sim_time_ms),
         ..EngineConfig::default()
@@ -564,12 +582,14 @@ fn run_alg(
         &mut engine,
         &topo,
         &spine,
+        spine_commands.as_ref(),
         fabric,
         node,
         Dev::Switch,
         |d, entries| match d {
             Device::Tor(r) => {
-                Some(tor_switch(&topo, &tor, p, r, entries).map(|s| Dev::Tor(Box::new(s))))
+                let user = tor_commands.as_ref();
+                Some(tor_switch(&topo, &tor, p, r, entries, user).map(|s| Dev::Tor(Box::new(s))))
             }
             _ => None,
         },
