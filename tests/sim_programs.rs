@@ -374,9 +374,20 @@ fn the_rdma_spmm_and_the_allreduce_run_the_users_switch_programs() {
         );
     }
     // A command on a key the simulator's control plane installs names the
-    // switch and the line.
+    // switch and the line, before the matrix (a scale-22 generation would
+    // take minutes).
     let dup = write(d, "dup.txt", "table_add node_port set_port 0 => 1\n");
-    let with = [spmm, &["--spine-commands", dup.as_str()]].concat();
+    let big: Vec<&str> = spmm
+        .iter()
+        .map(|a| {
+            if a.starts_with("rmat:") {
+                "rmat:scale=22,ef=4"
+            } else {
+                a
+            }
+        })
+        .collect();
+    let with = [&big, &["--spine-commands", dup.as_str()][..]].concat();
     let (code, _, out) = kernel_run(d, "d.json", &with);
     assert_eq!(code, Some(2), "{out}");
     for n in [

@@ -78,6 +78,7 @@ pub fn run_cli(s: &Args) -> anyhow::Result<ExitCode> {
             "--kernel spmm2d runs no {role} program: its switches run the ToR and spine programs, its nodes are RDMA endpoints without a P4 program (the NIC program runs in --compare's gather modes)"
         )
     })?;
+    netsparse::sim::spmm2d::check_switch_commands(&p, &mut programs)?;
     let mut bar = DelayedBar::new(!s.quiet);
     let (m, mut summary) = load_matrix(s.matrix.as_deref(), s.gen.as_deref(), p.seed, &mut bar)?;
     bar.finish();

@@ -36,6 +36,31 @@ pub enum FabricError {
     Engine(EngineError),
 }
 
+/// Switch `d` as [`build`] makes it when its caller does not: a v1model
+/// switch running `spine` with the control-plane `entries`, then the
+/// user's `spine_commands`; the error names the switch.
+pub fn v1_switch(
+    d: Device,
+    spine: &Artifact,
+    entries: &str,
+    seed: u64,
+    spine_commands: Option<&UserCommands>,
+) -> Result<Switch, String> {
+    let cfg = SwitchConfig {
+        seed,
+        ..SwitchConfig::default()
+    };
+    let mut sw = Switch::new(spine, cfg).map_err(|e| format!("{d}: {e}"))?;
+    commands::apply(&mut sw, entries, &format!("{d}-commands.txt"))
+        .map_err(|e| format!("{d}: {e}"))?;
+    if let Some(c) = spine_commands {
+        commands::apply(&mut sw, &c.text, &c.name()).map_err(|e| {
+            format!("{d}: the spine commands after the simulator's own entries: {e}")
+        })?;
+    }
+    Ok(sw)
+}
+
 /// Add `topo`'s devices and links to `engine`: node `n` is `node(n)`, a
 /// switch is `custom(d, its control-plane entries)` when that gives one
 /// (e.g. the NetSparse switch that aggregates a collective), else `switch`
@@ -63,21 +88,8 @@ pub fn build<D: Datapath, T: LinkTap>(
                 let dev = match custom(d, &entries) {
                     Some(dev) => dev.map_err(|e| FabricError::Build(format!("{d}: {e}")))?,
                     None => {
-                        let cfg = SwitchConfig {
-                            seed: p.seed,
-                            ..SwitchConfig::default()
-                        };
-                        let mut sw = Switch::new(spine, cfg)
-                            .map_err(|e| FabricError::Build(format!("{d}: {e}")))?;
-                        commands::apply(&mut sw, &entries, &format!("{d}-commands.txt"))
-                            .map_err(|e| FabricError::Build(format!("{d}: {e}")))?;
-                        if let Some(c) = spine_commands {
-                            commands::apply(&mut sw, &c.text, &c.name()).map_err(|e| {
-                                FabricError::Build(format!(
-                                    "{d}: the spine commands after the simulator's own entries: {e}"
-                                ))
-                            })?;
-                        }
+                        let sw = v1_switch(d, spine, &entries, p.seed, spine_commands)
+                            .map_err(FabricError::Build)?;
                         switch(Box::new(sw))
                     }
                 };

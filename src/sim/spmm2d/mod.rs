@@ -65,7 +65,7 @@ use super::fabric::{self, FabricError, FabricParams};
 use super::matrix::CsrMatrix;
 use super::report::{CommandsUse, ProgramUse};
 use super::tiling::grid_side;
-use super::topology::{Device, Topology};
+use super::topology::{Device, TableTemplates, Topology};
 use crate::programs::{Bundled, ProgramCache, UserCommands};
 use data::Operands;
 use proc::{Proc, ProcStats};
@@ -502,6 +502,41 @@ pub fn trace(
     let mut frames = Vec::new();
     let r = run_alg(p, &ops, &expected, geo, programs, Some(&mut frames))?;
     Ok((r, frames))
+}
+
+/// Build every switch of `p`'s topology as a run does, with the user's
+/// `--tor-commands` and `--spine-commands` after the simulator's entries,
+/// and drop them: a command on a key the control plane installs is found
+/// before the matrix is read, naming the switch and the line. Nothing to
+/// do without user commands.
+pub fn check_switch_commands(
+    p: &Spmm2dParams,
+    programs: &mut ProgramCache,
+) -> Result<(), Spmm2dError> {
+    let spine_commands = programs.commands(Bundled::Spine).cloned();
+    let tor_commands = programs.commands(Bundled::Tor).cloned();
+    if spine_commands.is_none() && tor_commands.is_none() {
+        return Ok(());
+    }
+    let topo = Topology::new(p.nodes, p.racks, None).map_err(|e| build_err(e.to_string()))?;
+    let spine = programs.get(Bundled::Spine, &[])?;
+    let tor = programs.get(Bundled::Tor, &[])?;
+    let templates = TableTemplates::default();
+    for d in topo.devices() {
+        let entries = topo.control_plane(d, &templates);
+        match d {
+            Device::Node(_) => continue,
+            Device::Tor(r) => {
+                tor_switch(&topo, &tor, p, r, &entries, tor_commands.as_ref())
+                    .map_err(|e| build_err(format!("{d}: {e}")))?;
+            }
+            _ => {
+                fabric::v1_switch(d, &spine, &entries, p.seed, spine_commands.as_ref())
+                    .map_err(build_err)?;
+            }
+        }
+    }
+    Ok(())
 }
 
 fn build_err(what: String) -> Spmm2dError {
