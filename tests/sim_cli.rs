@@ -2,7 +2,10 @@
 //! naming the bad value (never a panic).
 
 use std::path::PathBuf;
-use std::process::{Command, Output};
+use std::process::Command;
+
+mod sim_support;
+use sim_support::{run, text};
 
 fn bin() -> Command {
     Command::new(env!("CARGO_BIN_EXE_netsparse"))
@@ -12,17 +15,6 @@ fn data(name: &str) -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
         .join("tests/data")
         .join(name)
-}
-
-fn run(args: &[&str]) -> Output {
-    bin().args(args).output().unwrap()
-}
-
-fn text(o: &Output) -> (String, String) {
-    (
-        String::from_utf8_lossy(&o.stdout).into_owned(),
-        String::from_utf8_lossy(&o.stderr).into_owned(),
-    )
 }
 
 #[test]

@@ -21,6 +21,9 @@ use netsparse::sim::report::MatrixSummary;
 use netsparse::sim::{simulate_with, Mode};
 use netsparse_engine::native::{self, EngineMode};
 
+mod sim_support;
+use sim_support::first_difference;
+
 fn scratch(name: &str) -> PathBuf {
     let d = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(name);
     let _ = std::fs::remove_dir_all(&d);
@@ -65,19 +68,6 @@ fn report(cfg: &SimConfig, modes: &[Mode]) -> String {
         }
     }
     serde_json::to_string_pretty(&r).unwrap()
-}
-
-fn first_difference(a: &str, b: &str) -> String {
-    let line = a
-        .lines()
-        .zip(b.lines())
-        .position(|(x, y)| x != y)
-        .unwrap_or(0);
-    format!(
-        "line {line}: {:?} vs {:?}",
-        a.lines().nth(line),
-        b.lines().nth(line)
-    )
 }
 
 #[test]

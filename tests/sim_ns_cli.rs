@@ -1,21 +1,8 @@
 //! `netsparse sim` with the NetSparse modes and `netsparse demo`, end to
 //! end through the binary: outputs, plots, exit statuses, bad input.
 
-use std::process::{Command, Output};
-
-fn run(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_netsparse"))
-        .args(args)
-        .output()
-        .expect("run netsparse")
-}
-
-fn text(o: &Output) -> (String, String) {
-    (
-        String::from_utf8_lossy(&o.stdout).into_owned(),
-        String::from_utf8_lossy(&o.stderr).into_owned(),
-    )
-}
+mod sim_support;
+use sim_support::{run, text};
 
 const GEN: &str = "rmat:scale=8,ef=8";
 

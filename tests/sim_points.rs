@@ -15,6 +15,9 @@ use netsparse::sim::points::{simulate_points, Point, PHASE_CONCURRENT};
 use netsparse::sim::report::{MatrixSummary, Report};
 use netsparse::sim::{Mode, Progress};
 
+mod sim_support;
+use sim_support::first_difference;
+
 fn matrix() -> (CsrMatrix, MatrixSummary) {
     let spec: GenSpec = "rmat:scale=10,ef=6".parse().unwrap();
     let (m, _) = spec.generate(5).unwrap();
@@ -114,16 +117,7 @@ fn runs_at_once_give_the_reports_of_runs_one_after_another() {
         );
         let at_once = json(at_once);
         if at_once != one {
-            let line = one
-                .lines()
-                .zip(at_once.lines())
-                .position(|(a, b)| a != b)
-                .unwrap_or(0);
-            panic!(
-                "jobs = {jobs}: line {line} differs: {:?} vs {:?}",
-                one.lines().nth(line),
-                at_once.lines().nth(line)
-            );
+            panic!("jobs = {jobs}: {}", first_difference(&one, &at_once));
         }
     }
 }

@@ -6,23 +6,11 @@
 //! (a failing `assert` in the program) reach stderr, their repeats capped.
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
 
 use serde_json::Value;
 
-fn run(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_netsparse"))
-        .args(args)
-        .output()
-        .expect("run netsparse")
-}
-
-fn text(o: &Output) -> (String, String) {
-    (
-        String::from_utf8_lossy(&o.stdout).into_owned(),
-        String::from_utf8_lossy(&o.stderr).into_owned(),
-    )
-}
+mod sim_support;
+use sim_support::{run, text};
 
 /// A bundled program's text, from the repository.
 fn bundled(file: &str) -> String {
