@@ -14,6 +14,9 @@ use netsparse::sim::partition::Partition;
 use netsparse::sim::report::{MatrixSummary, Report};
 use netsparse::sim::{simulate_with, Mode};
 
+mod sim_support;
+use sim_support::first_difference;
+
 fn matrix() -> CsrMatrix {
     let spec: GenSpec = "rmat:scale=11,ef=4".parse().unwrap();
     spec.generate(7).unwrap().0
@@ -136,15 +139,9 @@ fn parallel_runs_match_the_serial_one_under_flow_control() {
     for threads in [1, 2] {
         let parallel = json(&run(&m, &cfg(24_000), &modes, threads));
         if parallel != serial {
-            let line = serial
-                .lines()
-                .zip(parallel.lines())
-                .position(|(a, b)| a != b)
-                .unwrap_or(0);
             panic!(
-                "{threads} thread(s): reports differ at line {line}: {:?} vs {:?}",
-                serial.lines().nth(line),
-                parallel.lines().nth(line)
+                "{threads} thread(s): reports differ at {}",
+                first_difference(&serial, &parallel)
             );
         }
     }

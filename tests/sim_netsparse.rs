@@ -14,6 +14,9 @@ use netsparse::sim::partition::Partition;
 use netsparse::sim::report::{MatrixSummary, Report};
 use netsparse::sim::{simulate_with, Mode};
 
+mod sim_support;
+use sim_support::first_difference;
+
 /// Equal contiguous shares of `0..total` over `n` nodes, the first
 /// `total % n` one larger (the documented rule), computed here.
 fn shares(total: u64, n: u64) -> Vec<u64> {
@@ -572,15 +575,9 @@ fn serial_equals_parallel(cfg: &SimConfig, modes: &[Mode]) -> String {
             );
         }
         if parallel != serial {
-            let line = serial
-                .lines()
-                .zip(parallel.lines())
-                .position(|(a, b)| a != b)
-                .unwrap_or(0);
             panic!(
-                "{threads} threads: reports differ at line {line}: {:?} vs {:?}",
-                serial.lines().nth(line),
-                parallel.lines().nth(line)
+                "{threads} threads: reports differ at {}",
+                first_difference(&serial, &parallel)
             );
         }
     }
