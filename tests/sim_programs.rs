@@ -588,6 +588,7 @@ fn a_bad_sweep_value_is_refused_before_the_matrix() {
             "--sweep nodes=abc: nodes = abc is out of range",
         ),
         ("nodes=16,24", "--sweep nodes=24"),
+        ("=16,24", "--sweep \"=16,24\": no parameter before '='"),
     ] {
         refused(&["--mode", "netsparse", "--sweep", sweep], &[needle]);
     }

@@ -632,6 +632,9 @@ fn parse_sweep(s: &str) -> anyhow::Result<(String, Vec<String>)> {
         .map(|v| v.trim().to_string())
         .filter(|v| !v.is_empty())
         .collect();
+    if key.trim().is_empty() {
+        bail!("--sweep {s:?}: no parameter before '=' (expected KEY=V1,V2,...)");
+    }
     if values.is_empty() {
         bail!("--sweep {s:?}: no values");
     }
