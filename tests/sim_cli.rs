@@ -18,6 +18,61 @@ fn data(name: &str) -> PathBuf {
 }
 
 #[test]
+fn matrix_gen_takes_a_generator_spec_as_sim_does() {
+    let dir = tempfile::tempdir().unwrap();
+    let a = dir.path().join("a.mtx");
+    let b = dir.path().join("b.mtx");
+    let (a_s, b_s) = (a.to_str().unwrap(), b.to_str().unwrap());
+    let o = run(&[
+        "matrix",
+        "gen",
+        "rmat:scale=9,ef=4",
+        "-o",
+        a_s,
+        "--seed",
+        "3",
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{:?}", text(&o));
+    let o = run(&[
+        "matrix",
+        "gen",
+        "rmat",
+        "--scale",
+        "9",
+        "--edge-factor",
+        "4",
+        "-o",
+        b_s,
+        "--seed",
+        "3",
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{:?}", text(&o));
+    let (fa, fb) = (
+        std::fs::read_to_string(&a).unwrap(),
+        std::fs::read_to_string(&b).unwrap(),
+    );
+    assert!(fa.lines().count() > 100, "{fa}");
+    assert_eq!(fa, fb, "the spec and the subcommand give the same file");
+    for (args, needle) in [
+        (
+            vec!["matrix", "gen", "paper:arabic/0", "-o", a_s],
+            "matrix gen paper:arabic/0: paper: scale=0 is out of range",
+        ),
+        (
+            vec!["matrix", "gen", "torus:n=3", "-o", a_s],
+            "unknown generator \"torus\"",
+        ),
+        (vec!["matrix", "gen", "rmat:scale=9"], "--output <FILE.mtx>"),
+    ] {
+        let o = run(&args);
+        let (_, err) = text(&o);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains(needle), "{args:?}: {err}");
+        assert!(!err.contains("error: error"), "{err}");
+    }
+}
+
+#[test]
 fn matrix_gen_then_info() {
     let dir = tempfile::tempdir().unwrap();
     let f = dir.path().join("g.mtx");

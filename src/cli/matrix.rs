@@ -5,6 +5,7 @@ use std::process::ExitCode;
 use std::time::Instant;
 
 use anyhow::Context as _;
+use clap::Parser as _;
 
 use netsparse::sim::matrix::gen::RmatParams;
 use netsparse::sim::matrix::{self, GenSpec, ReadOptions};
@@ -24,6 +25,9 @@ pub struct Args {
 #[derive(clap::Subcommand, Debug)]
 enum Cmd {
     /// Generate a matrix (seeded, deterministic) and write it as .mtx.
+    #[command(
+        after_help = "Or any generator spec, as `sim --gen` takes it:\n  netsparse matrix gen paper:arabic/8 -o arabic8.mtx\n  netsparse matrix gen rmat:scale=16,ef=8 -o r16.mtx --seed 2"
+    )]
     Gen {
         #[command(subcommand)]
         kind: GenKind,
@@ -33,6 +37,16 @@ enum Cmd {
         after_help = "Examples: netsparse matrix info queen.mtx --nodes 128\n          netsparse matrix info --gen rmat:scale=17,ef=8 --tiles 256"
     )]
     Info(InfoArgs),
+}
+
+/// The options after a generator spec (`matrix gen SPEC -o FILE`).
+#[derive(clap::Parser, Debug)]
+#[command(
+    about = "Generate the matrix of a generator spec (as `sim --gen` takes it) and write it as .mtx"
+)]
+struct SpecOut {
+    #[command(flatten)]
+    out: GenOut,
 }
 
 /// Output options shared by every generator.
@@ -117,6 +131,10 @@ enum GenKind {
         #[command(flatten)]
         out: GenOut,
     },
+    /// Any generator spec, as `sim --gen` takes it: `netsparse matrix gen
+    /// paper:arabic/8 -o arabic8.mtx`, `rmat:scale=16,ef=8`, ...
+    #[command(external_subcommand)]
+    Spec(Vec<String>),
     /// Exactly nnz distinct uniformly random positions.
     Uniform {
         /// Rows.
@@ -218,6 +236,23 @@ fn gen(kind: GenKind) -> anyhow::Result<ExitCode> {
             nnz,
             out,
         } => (GenSpec::Uniform { rows, cols, nnz }, out),
+        GenKind::Spec(words) => {
+            let (spec, rest) = words
+                .split_first()
+                .ok_or_else(|| anyhow::anyhow!("matrix gen: no generator given"))?;
+            // Usage errors and --help as clap gives them for the other
+            // generators (exit 2, or 0 for help).
+            let parsed = SpecOut::try_parse_from(
+                std::iter::once(format!("netsparse matrix gen {spec}")).chain(rest.iter().cloned()),
+            )
+            .unwrap_or_else(|e| e.exit());
+            let g = spec
+                .parse::<GenSpec>()
+                .map_err(|e| anyhow::anyhow!("matrix gen {spec}: {e}"))?;
+            g.validate()
+                .map_err(|e| anyhow::anyhow!("matrix gen {spec}: {e}"))?;
+            (g, parsed.out)
+        }
         GenKind::Paper { name, scale, out } => (
             format!("paper:{name}/{scale}")
                 .parse::<GenSpec>()
