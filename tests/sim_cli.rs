@@ -73,6 +73,48 @@ fn matrix_gen_takes_a_generator_spec_as_sim_does() {
 }
 
 #[test]
+fn matrix_info_puts_the_papers_values_beside_a_stand_ins_own() {
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("arabic.mtx");
+    let fs = f.to_str().unwrap();
+    let o = run(&["matrix", "gen", "paper:arabic/4096", "-o", fs]);
+    assert_eq!(o.status.code(), Some(0), "{:?}", text(&o));
+    // From the file's header comment, and from a --gen spec.
+    let from_file = ["matrix", "info", fs, "--nodes", "128", "--racks", "8", "-q"];
+    let from_gen = [
+        "matrix",
+        "info",
+        "--gen",
+        "paper:arabic/4096",
+        "--nodes",
+        "128",
+        "--racks",
+        "8",
+        "-q",
+    ];
+    for args in [&from_file[..], &from_gen[..]] {
+        let o = run(args);
+        let (out, err) = text(&o);
+        assert_eq!(o.status.code(), Some(0), "{args:?}: {err}");
+        for n in ["stand-in for arabic", "(paper: 1:1947)", "(paper: 2.51)"] {
+            assert!(out.contains(n), "{args:?}: no {n:?} in\n{out}");
+        }
+    }
+    // Another matrix has no paper values beside its own.
+    let r = dir.path().join("r.mtx");
+    let rs = r.to_str().unwrap();
+    let o = run(&["matrix", "gen", "rmat:scale=9", "-o", rs]);
+    assert_eq!(o.status.code(), Some(0), "{:?}", text(&o));
+    let o = run(&["matrix", "info", rs, "--nodes", "16", "--racks", "2", "-q"]);
+    let (out, _) = text(&o);
+    assert!(out.contains("paper statistics"), "{out}");
+    assert!(
+        !out.contains("stand-in for") && !out.contains("(paper:"),
+        "{out}"
+    );
+}
+
+#[test]
 fn matrix_gen_then_info() {
     let dir = tempfile::tempdir().unwrap();
     let f = dir.path().join("g.mtx");
