@@ -63,10 +63,7 @@ fn json(r: &Report) -> String {
     let mut r = r.clone();
     for mr in &mut r.modes {
         if let Some(s) = mr.run.as_mut() {
-            s.wall_secs = 0.0;
-            s.setup_secs = 0.0;
-            s.idxs_per_sec = 0.0;
-            s.prs_per_sec = 0.0;
+            s.clear_wall_clock();
             s.windows = (0, 0);
         }
     }

@@ -61,10 +61,7 @@ fn report(cfg: &SimConfig, modes: &[Mode]) -> String {
     r.check().unwrap();
     for mr in &mut r.modes {
         if let Some(s) = mr.run.as_mut() {
-            s.wall_secs = 0.0;
-            s.setup_secs = 0.0;
-            s.idxs_per_sec = 0.0;
-            s.prs_per_sec = 0.0;
+            s.clear_wall_clock();
         }
     }
     serde_json::to_string_pretty(&r).unwrap()

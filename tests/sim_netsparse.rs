@@ -553,10 +553,7 @@ fn serial_equals_parallel(cfg: &SimConfig, modes: &[Mode]) -> String {
             if let Some(s) = mr.run.as_mut() {
                 windows.0 += s.windows.0;
                 windows.1 += s.windows.1;
-                s.wall_secs = 0.0;
-                s.setup_secs = 0.0;
-                s.idxs_per_sec = 0.0;
-                s.prs_per_sec = 0.0;
+                s.clear_wall_clock();
             }
         }
         (serde_json::to_string_pretty(&r).unwrap(), windows)
@@ -939,10 +936,7 @@ fn owner_load_needs_are_the_partitions_and_shared_only_with_it() {
         // A comparison with SAOpt, present when it ran beside.
         mr.pr_reduction_vs_sa = None;
         if let Some(s) = mr.run.as_mut() {
-            s.wall_secs = 0.0;
-            s.setup_secs = 0.0;
-            s.idxs_per_sec = 0.0;
-            s.prs_per_sec = 0.0;
+            s.clear_wall_clock();
         }
         serde_json::to_string(&mr).unwrap()
     };

@@ -101,22 +101,41 @@ pub fn simulate_points(
         }
     }
     let simulated = points.len() * unique.iter().filter(|m| m.ablation().is_some()).count();
+    let work = Work {
+        m,
+        summary,
+        points,
+        modes: &unique,
+    };
     if opts.jobs <= 1 || simulated <= 1 {
-        return one_after_another(m, summary, points, &unique, opts, programs, progress);
+        return one_after_another(work, opts, programs, progress);
     }
-    at_once(m, summary, points, &unique, opts, programs, progress)
+    at_once(work, opts, programs, progress)
+}
+
+/// What every way of running the points reads: the matrix, its summary,
+/// the points and the modes (each once).
+#[derive(Clone, Copy)]
+struct Work<'a, 'p> {
+    m: &'a CsrMatrix,
+    summary: &'a MatrixSummary,
+    points: &'a [Point<'p>],
+    modes: &'a [Mode],
 }
 
 /// The runs in order on this thread.
 fn one_after_another(
-    m: &CsrMatrix,
-    summary: &MatrixSummary,
-    points: &[Point<'_>],
-    modes: &[Mode],
+    w: Work<'_, '_>,
     opts: &RunOptions,
     programs: &mut ProgramCache,
     progress: &mut dyn FnMut(Progress) -> bool,
 ) -> Result<Vec<Report>, SimError> {
+    let Work {
+        m,
+        summary,
+        points,
+        modes,
+    } = w;
     let mut reports = Vec::new();
     let mut opts = Cow::Borrowed(opts);
     for p in points {
@@ -213,14 +232,17 @@ fn finish(mut report: Report, m: &CsrMatrix, p: &Point<'_>) -> Report {
 
 /// The simulated runs on `opts.jobs` worker threads.
 fn at_once(
-    m: &CsrMatrix,
-    summary: &MatrixSummary,
-    points: &[Point<'_>],
-    modes: &[Mode],
+    w: Work<'_, '_>,
     opts: &RunOptions,
     programs: &mut ProgramCache,
     progress: &mut dyn FnMut(Progress) -> bool,
 ) -> Result<Vec<Report>, SimError> {
+    let Work {
+        m,
+        summary,
+        points,
+        modes,
+    } = w;
     // The analytic modes, and each point's options (its owner needs).
     let mut jobs: Vec<(usize, Mode)> = Vec::new();
     let mut slots: Vec<Vec<Slot>> = Vec::new();

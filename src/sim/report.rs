@@ -958,6 +958,18 @@ pub struct RunStats {
     pub memory: MemoryAccount,
 }
 
+impl RunStats {
+    /// Zero the figures of the JSON report that depend on the wall clock
+    /// (wall and set-up time, the rates per second), so that two runs of
+    /// the same simulation compare equal.
+    pub fn clear_wall_clock(&mut self) {
+        self.wall_secs = 0.0;
+        self.setup_secs = 0.0;
+        self.idxs_per_sec = 0.0;
+        self.prs_per_sec = 0.0;
+    }
+}
+
 /// The memory of one NetSparse mode beyond the matrix, by structure, and
 /// the process's resident memory around its event loop.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
