@@ -248,6 +248,23 @@ fn bench_sim_reports_throughput_and_memory() {
     // And how their wall time divided, with Amdahl's bound.
     assert!(out.contains("serial gather and merge"), "{out}");
     assert!(out.contains("the serial part alone allows"), "{out}");
+    // CPU per event, and what it allows on the machine's cores.
+    assert!(out.contains("cpu per event: "), "{out}");
+    // Repeated runs: each one's figures, their agreement, the median's.
+    let o = run(&[&base[..], &["--mode", "rig", "--runs", "2"]].concat());
+    let (out, err) = text(&o);
+    assert_eq!(o.status.code(), Some(0), "{out}\n{err}");
+    assert!(
+        out.contains("run 1/2: wall ") && out.contains("run 2/2: wall "),
+        "{out}"
+    );
+    assert!(
+        out.contains("2 runs, every one verified and simulating the same: wall min "),
+        "{out}"
+    );
+    let o = run(&[&base[..], &["--runs", "0"]].concat());
+    assert_eq!(o.status.code(), Some(2), "--runs 0 is refused");
+    assert!(text(&o).1.contains("--runs"), "{}", text(&o).1);
     let o = run(&[&base[..], &["--threads", "0"]].concat());
     assert_eq!(o.status.code(), Some(2), "--threads 0 is refused");
     let o = run(&[&base[..], &["--mode", "bogus"]].concat());

@@ -45,6 +45,11 @@ process's CPU time (all threads), and its peak resident memory (VmHWM): after\n\
 generating the matrix and over the whole run, in bytes per nonzero too, beside\n\
 the estimate checked before generating (--mem-limit).\n\
 \n\
+With --runs N the same simulation runs N times on the one matrix: each run's\n\
+wall time and rate are printed, the runs must agree on every simulated figure,\n\
+and the details are those of the median run. Wall times on a shared VM vary by\n\
+up to 2x between runs; compare binaries with the medians of alternated runs.\n\
+\n\
 Example: cargo run --release -- bench sim --gen paper:uk/16 --mode rig")]
 pub struct SimBenchArgs {
     /// Matrix generator spec (as `netsparse sim --gen`).
@@ -77,6 +82,11 @@ pub struct SimBenchArgs {
         value_parser = netsparse::sim::memory::parse_size
     )]
     pub mem_limit: Option<u64>,
+    /// Run the simulation this many times on the one matrix and report the
+    /// median (the runs must give the same simulated figures).
+    #[arg(long, value_name = "N", default_value_t = 1,
+          value_parser = clap::value_parser!(u16).range(1..=100))]
+    pub runs: u16,
 }
 
 /// Arguments of `netsparse bench pcap`.
@@ -211,7 +221,7 @@ fn sim(a: SimBenchArgs) -> anyhow::Result<ExitCode> {
     use netsparse::sim::matrix::GenSpec;
     use netsparse::sim::memory;
     use netsparse::sim::partition::Partition;
-    use netsparse::sim::report::MatrixSummary;
+    use netsparse::sim::report::{MatrixSummary, RunStats};
     use netsparse::sim::{simulate_with, Mode};
 
     let spec: GenSpec = a.gen.parse().with_context(|| format!("--gen {}", a.gen))?;
@@ -251,28 +261,83 @@ fn sim(a: SimBenchArgs) -> anyhow::Result<ExitCode> {
         threads,
         ..RunOptions::default()
     };
-    let cpu0 = netsparse_externs::time::process_cpu_time();
-    let t0 = Instant::now();
-    let report = simulate_with(
-        &m,
-        summary,
-        &part,
-        &cfg,
-        &[mode],
-        &opts,
-        &mut ProgramCache::new(),
-        &mut |_| true,
-    )?;
-    let (wall, cpu) = (
-        t0.elapsed().as_secs_f64(),
-        netsparse_externs::time::process_cpu_time() - cpu0,
-    );
-    report.check()?;
-    let run = report
-        .mode(mode.name())
-        .and_then(|r| r.run.as_ref())
-        .context("the run reported no statistics")?;
+    let runs = usize::from(a.runs.max(1));
+    // (wall, CPU, the run's statistics) of each run.
+    let mut done: Vec<(f64, f64, RunStats)> = Vec::with_capacity(runs);
+    for i in 0..runs {
+        let cpu0 = netsparse_externs::time::process_cpu_time();
+        let t0 = Instant::now();
+        let report = simulate_with(
+            &m,
+            summary.clone(),
+            &part,
+            &cfg,
+            &[mode],
+            &opts,
+            &mut ProgramCache::new(),
+            &mut |_| true,
+        )?;
+        let (wall, cpu) = (
+            t0.elapsed().as_secs_f64(),
+            netsparse_externs::time::process_cpu_time() - cpu0,
+        );
+        report.check()?;
+        let run = report
+            .mode(mode.name())
+            .and_then(|r| r.run.clone())
+            .context("the run reported no statistics")?;
+        if let Some((_, _, first)) = done.first() {
+            let figures = |r: &RunStats| {
+                (
+                    r.events,
+                    r.sim_time,
+                    r.idxs,
+                    r.prs_issued,
+                    r.responses,
+                    r.frames,
+                )
+            };
+            anyhow::ensure!(
+                figures(first) == figures(&run),
+                "run {} of the same simulation differs from run 1 (events, simulated time, idxs, \
+                 PRs, responses, frames): {:?} against {:?}",
+                i + 1,
+                figures(&run),
+                figures(first)
+            );
+        }
+        if runs > 1 {
+            let w = run.window_times;
+            let serial = w.serial.as_secs_f64();
+            let all = (serial + w.devices.as_secs_f64()).max(1e-9);
+            println!(
+                "run {}/{runs}: wall {wall:.2} s, {:.3} M idxs+PRs/s, cpu {cpu:.2} s, serial part \
+                 {serial:.2} s ({:.0} %)",
+                i + 1,
+                (run.idxs + run.prs_issued) as f64 / wall.max(1e-9) / 1e6,
+                100.0 * serial / all
+            );
+        }
+        done.push((wall, cpu, run));
+    }
+    // The median run by wall time (the lower middle one of an even count).
+    let mut order: Vec<usize> = (0..runs).collect();
+    order.sort_by(|&x, &y| done[x].0.total_cmp(&done[y].0));
+    let (wall, cpu, run) = &done[order[(runs - 1) / 2]];
+    let (wall, cpu) = (*wall, *cpu);
     let work = (run.idxs + run.prs_issued) as f64;
+    if runs > 1 {
+        let rate = |w: f64| work / w.max(1e-9) / 1e6;
+        let (fast, slow) = (done[order[0]].0, done[order[runs - 1]].0);
+        println!(
+            "{runs} runs, every one verified and simulating the same: wall min {fast:.2} s, median \
+             {wall:.2} s, max {slow:.2} s ({:.3} / {:.3} / {:.3} M idxs+PRs/s); the rest is the \
+             median run's",
+            rate(fast),
+            rate(wall),
+            rate(slow)
+        );
+    }
     println!(
         "{spec}: {} nonzeros on {} nodes in {} racks, K = {}, mode {}, {threads} thread(s)",
         m.nnz(),
@@ -316,6 +381,19 @@ fn sim(a: SimBenchArgs) -> anyhow::Result<ExitCode> {
         "cpu:  {cpu:.2} s (all threads), {:.3} M idxs+PRs/s per CPU second",
         work / cpu.max(1e-9) / 1e6
     );
+    if run.events > 0 {
+        // What the CPU time of the events allows on this machine's cores,
+        // however the work were divided among them (the waiting of the
+        // threads counts as CPU time too, so a one-thread run's figure is
+        // the one to read).
+        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+        println!(
+            "cpu per event: {:.0} ns; at that cost {cores} core(s) allow at most {:.3} M \
+             idxs+PRs/s, however the events are divided among them",
+            cpu / run.events as f64 * 1e9,
+            work * cores as f64 / cpu.max(1e-9) / 1e6
+        );
+    }
     let per_nnz = |b: u64| b as f64 / m.nnz().max(1) as f64;
     if let Some(b) = gen_peak {
         println!(
