@@ -389,9 +389,14 @@ fn sim(a: SimBenchArgs) -> anyhow::Result<ExitCode> {
         let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
         println!(
             "cpu per event: {:.0} ns; at that cost {cores} core(s) allow at most {:.3} M \
-             idxs+PRs/s, however the events are divided among them",
+             idxs+PRs/s, however the events are divided among them{}",
             cpu / run.events as f64 * 1e9,
-            work * cores as f64 / cpu.max(1e-9) / 1e6
+            work * cores as f64 / cpu.max(1e-9) / 1e6,
+            if threads > 1 {
+                " (this CPU time includes the threads' waiting: --threads 1 measures the cost itself)"
+            } else {
+                ""
+            }
         );
     }
     let per_nnz = |b: u64| b as f64 / m.nnz().max(1) as f64;
