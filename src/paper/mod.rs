@@ -700,12 +700,14 @@ impl PlannedRun {
 }
 
 /// Work units ([`runs::work_units`]) one job executes per second of wall
-/// time at the reference: the two evaluations committed under `docs/`,
-/// run with `--jobs 2 --threads 1` on the README's 2-core VM
-/// (2026-11-26/27): the full size 18,696 M units in 20,438 s of the runs'
-/// own wall time (0.91 M/s), `--quick --model-ablation` 2,268 M in 2,791 s
-/// (0.81 M/s). Single runs spread far more (0.04–3.7 M/s at 1/8 scale).
-pub const REFERENCE_UNITS_PER_SEC: f64 = 0.85e6;
+/// time at the reference: `netsparse paper --quick` on the README's 2-core
+/// VM on 2026-12-03 (two jobs of one thread each), 1,789.5 M units in 847
+/// s of the runs' own wall time (2.11 M/s). The evaluations committed
+/// under `docs/` ran at 0.91 (full size) and 0.81 M/s (`--quick
+/// --model-ablation`) with the binaries of 2026-11-26/27, before native
+/// code and the faster gather; the full size has not been timed since.
+/// Single runs spread far more (0.04–3.7 M/s at 1/8 scale then).
+pub const REFERENCE_UNITS_PER_SEC: f64 = 2.1e6;
 
 /// A stand-in's cached runs' wall time below which their rate is not
 /// trusted for an ETA, seconds.
