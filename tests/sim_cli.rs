@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use std::process::Command;
 
 mod sim_support;
-use sim_support::{run, text};
+use sim_support::{refused, run, text};
 
 fn bin() -> Command {
     Command::new(env!("CARGO_BIN_EXE_netsparse"))
@@ -64,11 +64,7 @@ fn matrix_gen_takes_a_generator_spec_as_sim_does() {
         ),
         (vec!["matrix", "gen", "rmat:scale=9"], "--output <FILE.mtx>"),
     ] {
-        let o = run(&args);
-        let (_, err) = text(&o);
-        assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
-        assert!(err.contains(needle), "{args:?}: {err}");
-        assert!(!err.contains("error: error"), "{err}");
+        refused(&args, needle);
     }
 }
 
@@ -380,11 +376,7 @@ fn bad_input_names_the_value() {
         ),
     ];
     for (args, needle) in cases {
-        let o = run(&args);
-        let (_, err) = text(&o);
-        assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
-        assert!(err.contains(needle), "{args:?}: {err}");
-        assert!(!err.contains("panicked"), "{args:?}: {err}");
+        refused(&args, needle);
     }
     let part = dir.path().join("p.txt");
     std::fs::write(&part, "0 3\n4 6\n").unwrap();
@@ -533,9 +525,6 @@ fn sim_spin_workloads() {
         ),
         (&["sim", "--sizes", "64"][..], "--workload"),
     ] {
-        let o = run(args);
-        let (_, err) = text(&o);
-        assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
-        assert!(err.contains(want), "{args:?}: {err}");
+        refused(args, want);
     }
 }

@@ -2,7 +2,7 @@
 //! end through the binary: outputs, plots, exit statuses, bad input.
 
 mod sim_support;
-use sim_support::{run, text};
+use sim_support::{refused, run, text};
 
 const GEN: &str = "rmat:scale=8,ef=8";
 
@@ -181,11 +181,7 @@ fn bad_parameters_name_the_value() {
     for (extra, needle) in cases {
         let mut args = vec!["sim", "--gen", GEN, "--nodes", "8", "--racks", "2"];
         args.extend(extra.iter());
-        let o = run(&args);
-        let (_, err) = text(&o);
-        assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
-        assert!(err.contains(needle), "{args:?}: {err}");
-        assert!(!err.contains("panicked"), "{args:?}: {err}");
+        refused(&args, needle);
     }
 }
 
@@ -262,17 +258,11 @@ fn bench_sim_reports_throughput_and_memory() {
         out.contains("2 runs, every one verified and simulating the same: wall min "),
         "{out}"
     );
-    let o = run(&[&base[..], &["--runs", "0"]].concat());
-    assert_eq!(o.status.code(), Some(2), "--runs 0 is refused");
-    assert!(text(&o).1.contains("--runs"), "{}", text(&o).1);
-    let o = run(&[&base[..], &["--threads", "0"]].concat());
-    assert_eq!(o.status.code(), Some(2), "--threads 0 is refused");
-    let o = run(&[&base[..], &["--mode", "bogus"]].concat());
-    assert_eq!(o.status.code(), Some(2));
-    assert!(
-        text(&o).1.contains("unknown mode \"bogus\""),
-        "{}",
-        text(&o).1
+    refused(&[&base[..], &["--runs", "0"]].concat(), "--runs");
+    refused(&[&base[..], &["--threads", "0"]].concat(), "--threads");
+    refused(
+        &[&base[..], &["--mode", "bogus"]].concat(),
+        "unknown mode \"bogus\"",
     );
 }
 

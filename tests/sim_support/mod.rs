@@ -22,6 +22,19 @@ pub fn text(o: &Output) -> (String, String) {
     )
 }
 
+/// Run the binary with `args` and check it refuses them as a usage error:
+/// exit status 2, `needle` in its stderr, no panic and no doubled
+/// "error:" prefix. Returns the stderr.
+pub fn refused(args: &[&str], needle: &str) -> String {
+    let o = run(args);
+    let (_, err) = text(&o);
+    assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
+    assert!(err.contains(needle), "{args:?}: {err}");
+    assert!(!err.contains("panicked"), "{args:?}: {err}");
+    assert!(!err.contains("error: error"), "{args:?}: {err}");
+    err
+}
+
 /// The first line where `a` and `b` differ, both versions of it (line 0
 /// when one is a prefix of the other).
 pub fn first_difference(a: &str, b: &str) -> String {
