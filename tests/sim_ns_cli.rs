@@ -246,12 +246,37 @@ fn bench_sim_reports_throughput_and_memory() {
     assert!(out.contains("the serial part alone allows"), "{out}");
     // CPU per event, and what it allows on the machine's cores.
     assert!(out.contains("cpu per event: "), "{out}");
+    // The wall time's two parts: building the cluster and the event loop,
+    // which together cannot exceed it.
+    let wall = out
+        .lines()
+        .find(|l| l.starts_with("wall: "))
+        .unwrap_or_else(|| panic!("no wall line in {out}"));
+    let secs_after = |tag: &str| -> f64 {
+        let rest = &wall[wall
+            .find(tag)
+            .unwrap_or_else(|| panic!("{tag:?} in {wall}"))
+            + tag.len()..];
+        rest.split_whitespace()
+            .next()
+            .and_then(|v| v.parse().ok())
+            .unwrap_or_else(|| panic!("a number after {tag:?} in {wall}"))
+    };
+    let (total, setup, looped) = (
+        secs_after("wall: "),
+        secs_after("set-up "),
+        secs_after("event loop "),
+    );
+    assert!(setup >= 0.0 && looped > 0.0, "{wall}");
+    assert!(setup + looped <= total + 0.011, "{wall}");
     // Repeated runs: each one's figures, their agreement, the median's.
     let o = run(&[&base[..], &["--mode", "rig", "--runs", "2"]].concat());
     let (out, err) = text(&o);
     assert_eq!(o.status.code(), Some(0), "{out}\n{err}");
     assert!(
-        out.contains("run 1/2: wall ") && out.contains("run 2/2: wall "),
+        out.contains("run 1/2: wall ")
+            && out.contains("run 2/2: wall ")
+            && out.contains("(set-up "),
         "{out}"
     );
     assert!(

@@ -311,9 +311,10 @@ fn sim(a: SimBenchArgs) -> anyhow::Result<ExitCode> {
             let serial = w.serial.as_secs_f64();
             let all = (serial + w.devices.as_secs_f64()).max(1e-9);
             println!(
-                "run {}/{runs}: wall {wall:.2} s, {:.3} M idxs+PRs/s, cpu {cpu:.2} s, serial part \
-                 {serial:.2} s ({:.0} %)",
+                "run {}/{runs}: wall {wall:.2} s (set-up {:.2} s), {:.3} M idxs+PRs/s, cpu {cpu:.2} \
+                 s, serial part {serial:.2} s ({:.0} %)",
                 i + 1,
+                run.setup_secs,
                 (run.idxs + run.prs_issued) as f64 / wall.max(1e-9) / 1e6,
                 100.0 * serial / all
             );
@@ -374,8 +375,11 @@ fn sim(a: SimBenchArgs) -> anyhow::Result<ExitCode> {
     }
     println!("{}", super::engine::summary());
     println!(
-        "wall: {wall:.2} s, {:.3} M idxs+PRs/s",
-        work / wall.max(1e-9) / 1e6
+        "wall: {wall:.2} s, {:.3} M idxs+PRs/s (of it: set-up {:.2} s building the cluster, event \
+         loop {:.2} s)",
+        work / wall.max(1e-9) / 1e6,
+        run.setup_secs,
+        run.wall_secs
     );
     println!(
         "cpu:  {cpu:.2} s (all threads), {:.3} M idxs+PRs/s per CPU second",
