@@ -53,6 +53,20 @@ fn matrix_gen_takes_a_generator_spec_as_sim_does() {
     );
     assert!(fa.lines().count() > 100, "{fa}");
     assert_eq!(fa, fb, "the spec and the subcommand give the same file");
+    // The global --engine is taken after a spec as after any other command.
+    let o = run(&[
+        "matrix",
+        "gen",
+        "rmat:scale=9,ef=4",
+        "-o",
+        b_s,
+        "--seed",
+        "3",
+        "--engine",
+        "interp",
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{:?}", text(&o));
+    assert_eq!(std::fs::read_to_string(&b).unwrap(), fa);
     for (args, needle) in [
         (
             vec!["matrix", "gen", "paper:arabic/0", "-o", a_s],
@@ -63,6 +77,18 @@ fn matrix_gen_takes_a_generator_spec_as_sim_does() {
             "unknown generator \"torus\"",
         ),
         (vec!["matrix", "gen", "rmat:scale=9"], "--output <FILE.mtx>"),
+        (
+            vec![
+                "matrix",
+                "gen",
+                "rmat:scale=9",
+                "-o",
+                a_s,
+                "--engine",
+                "fast",
+            ],
+            "invalid value 'fast' for '--engine <MODE>'",
+        ),
     ] {
         refused(&args, needle);
     }

@@ -47,6 +47,11 @@ enum Cmd {
 struct SpecOut {
     #[command(flatten)]
     out: GenOut,
+    /// The global `--engine`, taken here too because the words after a
+    /// spec reach this parser, not the global one. Checked as everywhere;
+    /// it changes nothing, since `matrix gen` runs no P4 program.
+    #[arg(long, value_name = "MODE", value_parser = ["auto", "native", "interp"])]
+    engine: Option<String>,
 }
 
 /// Output options shared by every generator.
