@@ -730,9 +730,11 @@ pub struct PlanReport {
     /// Roughly how long the runs not cached would take with `jobs` at
     /// once, seconds: each run's work at its stand-in's cached runs' rate
     /// (work over wall time) when they took at least
-    /// [`MIN_MEASURED_SECS`], else at [`REFERENCE_UNITS_PER_SEC`]; divided
-    /// among the jobs. Runs that wait for memory or a stand-in's
-    /// generation make it longer.
+    /// [`MIN_MEASURED_SECS`], else at [`REFERENCE_UNITS_PER_SEC`]; handed
+    /// to the jobs in the order [`run`] hands them out (stand-in after
+    /// stand-in, with more than one job each one's longest first), each to
+    /// the job that is free first, so one long run bounds it from below.
+    /// Runs that wait for memory or a stand-in's generation make it longer.
     pub eta_secs: f64,
     /// Runs not cached that the ETA times at their stand-in's measured rate
     /// (the others at the reference rate).
@@ -755,8 +757,9 @@ impl PlanReport {
                 *e = (e.0 + r.work, e.1 + w);
             }
         }
-        let mut secs = 0.0;
         let mut measured = 0;
+        // (stand-in, work, estimated seconds) of each run to do, in plan order.
+        let mut todo: Vec<(&str, u64, f64)> = Vec::new();
         for r in self.to_run() {
             let rate = match cached.get(r.matrix.as_str()) {
                 Some(&(units, s)) if s >= MIN_MEASURED_SECS && units > 0 => {
@@ -765,12 +768,47 @@ impl PlanReport {
                 }
                 _ => REFERENCE_UNITS_PER_SEC,
             };
-            secs += r.work as f64 / rate;
+            todo.push((r.matrix.as_str(), r.work, r.work as f64 / rate));
         }
-        let jobs = jobs.clamp(1, self.to_run().count().max(1));
-        self.eta_secs = secs / jobs as f64;
+        let jobs = jobs.max(1);
+        if jobs > 1 {
+            // As `run` orders them: each stand-in's runs (consecutive in the
+            // plan) longest first.
+            let mut start = 0;
+            while start < todo.len() {
+                let m = todo[start].0;
+                let end = start + todo[start..].iter().take_while(|r| r.0 == m).count();
+                todo[start..end].sort_by_key(|r| std::cmp::Reverse(r.1));
+                start = end;
+            }
+        }
+        self.eta_secs = makespan(todo.iter().map(|r| r.2), jobs);
         self.eta_measured = measured;
     }
+}
+
+/// When the last of `secs` (run durations, in the order they are handed
+/// out) ends, each handed to whichever of `jobs` workers is free first.
+fn makespan(secs: impl IntoIterator<Item = f64>, jobs: usize) -> f64 {
+    let mut free = vec![0.0f64; jobs.max(1)];
+    for s in secs {
+        // The first worker to be free (the lowest index among equals).
+        let (i, _) = free
+            .iter()
+            .enumerate()
+            .fold(
+                (0, f64::INFINITY),
+                |best, (i, &t)| {
+                    if t < best.1 {
+                        (i, t)
+                    } else {
+                        best
+                    }
+                },
+            );
+        free[i] += s;
+    }
+    free.into_iter().fold(0.0, f64::max)
 }
 
 /// What [`run`] with `opts` would do, without doing it: the planned runs
@@ -1019,11 +1057,12 @@ mod tests {
         p.eta(1);
         assert_eq!(p.eta_measured, 2);
         assert!((p.eta_secs - 7.0).abs() < 1e-6, "{}", p.eta_secs);
-        // Divided among the jobs, three at most (three runs to do).
+        // Two jobs: a's 3 s and 2 s runs at once, then b's 2 s after the
+        // 2 s one. Eight: no run waits, so the longest decides.
         p.eta(2);
-        assert!((p.eta_secs - 3.5).abs() < 1e-6, "{}", p.eta_secs);
+        assert!((p.eta_secs - 4.0).abs() < 1e-6, "{}", p.eta_secs);
         p.eta(8);
-        assert!((p.eta_secs - 7.0 / 3.0).abs() < 1e-6, "{}", p.eta_secs);
+        assert!((p.eta_secs - 3.0).abs() < 1e-6, "{}", p.eta_secs);
         // b's cached runs long enough: its own rate, 0.1 M/s.
         p.runs[2].wall_secs = Some(10.0);
         p.eta(1);
@@ -1033,5 +1072,36 @@ mod tests {
         p.runs.truncate(3);
         p.eta(2);
         assert_eq!((p.eta_secs, p.eta_measured), (0.0, 0));
+    }
+
+    #[test]
+    fn one_long_run_bounds_the_eta_and_each_stand_ins_longest_go_first() {
+        // At the reference rate: a 1 s, a 1 s, a 10 s, then b 1 s and b 1 s.
+        let units = |s: f64| (REFERENCE_UNITS_PER_SEC * s) as u64;
+        let mut p = PlanReport {
+            runs: vec![
+                run("a", units(1.0), None),
+                run("a", units(1.0), None),
+                run("a", units(10.0), None),
+                run("b", units(1.0), None),
+                run("b", units(1.0), None),
+            ],
+            ..PlanReport::default()
+        };
+        let close = |got: f64, want: f64| assert!((got - want).abs() < 1e-3, "{got} != {want}");
+        p.eta(1);
+        close(p.eta_secs, 14.0);
+        // a's 10 s run first (in plan order it would start after 1 s, and
+        // end at 11 s) on one job; the other four, 4 s, on the other while
+        // it runs. Dividing the 14 s by two would say 7 s.
+        p.eta(2);
+        close(p.eta_secs, 10.0);
+        p.eta(4);
+        close(p.eta_secs, 10.0);
+        // Handed out last, a long run starts only when a job is free.
+        close(makespan([1.0, 1.0, 10.0], 2), 11.0);
+        close(makespan([10.0, 1.0, 1.0], 2), 10.0);
+        close(makespan([2.0, 2.0, 2.0, 2.0], 2), 4.0);
+        close(makespan(std::iter::empty(), 3), 0.0);
     }
 }
