@@ -701,12 +701,16 @@ impl PlannedRun {
 
 /// Work units ([`runs::work_units`]) one job executes per second of wall
 /// time at the reference: `netsparse paper --quick` on the README's 2-core
-/// VM on 2026-12-03 (two jobs of one thread each), 1,789.5 M units in 847
-/// s of the runs' own wall time (2.11 M/s). The evaluations committed
-/// under `docs/` ran at 0.91 (full size) and 0.81 M/s (`--quick
-/// --model-ablation`) with the binaries of 2026-11-26/27, before native
-/// code and the faster gather; the full size has not been timed since.
-/// Single runs spread far more (0.04–3.7 M/s at 1/8 scale then).
+/// VM on the afternoon of 2026-12-03 (two jobs of one thread each, 10 min
+/// 9 s in all), 2,530.0 M units in 1,197.8 s of the runs' own wall time
+/// (2.11 M/s). The same command took 7 min 28 s that morning (847 s of
+/// runs, 2.99 M/s in these units): the VM's own spread. Each group of
+/// runs of one stand-in and mode went at 1.45–4.1 M/s (SA aside); before
+/// the stand-ins' weights (`runs::matrix_weight`) the spread was
+/// 0.32–16. The evaluations committed under `docs/` ran at 0.91 (full
+/// size) and 0.81 M/s (`--quick --model-ablation`) in the units before
+/// those weights, with the binaries of 2026-11-26/27; the full size has
+/// not been timed since.
 pub const REFERENCE_UNITS_PER_SEC: f64 = 2.1e6;
 
 /// A stand-in's cached runs' wall time below which their rate is not

@@ -355,20 +355,44 @@ fn mode_weight(mode: Mode) -> u64 {
     }
 }
 
+/// Relative cost of one remote idx of each stand-in in the modes from
+/// `+filter` on, in hundredths of arabic's. Measured with `paper --quick`
+/// on the 2-core EPYC VM (2026-12-03): Figure 12's NetSparse runs went at
+/// 2.1 (arabic), 0.32 (europe), 4.1 (queen), 1.1 (stokes) and 0.68 (uk) M
+/// units per second at K = 16 without it, at 1.6–2.2 with it; europe's
+/// `+filter`, `+coalesce` and `+nic-concat` runs then match arabic's
+/// within 20 %. `rig` sends every idx alone whatever the matrix, and its
+/// runs on europe and arabic went at 2.4 and 2.8 M/s without it, so it
+/// does not apply there (docs/benchmarks.md, "2026-12-03 (late)").
+fn matrix_weight(m: PaperMatrix) -> u64 {
+    match m {
+        PaperMatrix::Arabic => 100,
+        PaperMatrix::Europe => 660,
+        PaperMatrix::Queen => 52,
+        PaperMatrix::Stokes => 190,
+        PaperMatrix::Uk => 310,
+    }
+}
+
 /// The estimated work of a run in abstract units (about one remote idx of
-/// the NetSparse mode at K = 1 each), for the ETA and for handing out the
-/// longest runs first under `--jobs`. SU and SA count one unit per 64
-/// nonzeros (one pass over the matrix). Wider properties make more bytes
-/// and packets per idx: the full-size runs of Figure 12 (2026-11-26) took
-/// 2.1–3.2x as long at K = 128 as at K = 16 and 0.5–1.1x at K = 1, which
-/// `1 + K/64` (3.0 / 1.25 / 1.02) follows.
+/// arabic in the NetSparse mode at K = 1 each), for the ETA and for
+/// handing out the longest runs first under `--jobs`. SU and SA count one
+/// unit per 64 nonzeros (one pass over the matrix). Wider properties make
+/// more bytes and packets per idx: the full-size runs of Figure 12
+/// (2026-11-26) took 2.1–3.2x as long at K = 128 as at K = 16 and
+/// 0.5–1.1x at K = 1, which `1 + K/64` (3.0 / 1.25 / 1.02) follows. From
+/// `+filter` on, each stand-in's idxs cost [`matrix_weight`] of arabic's.
 pub fn work_units(m: PaperMatrix, scale: u32, k: u32, mode: Mode) -> u64 {
     let s = paper::shape(m, scale);
     let remote = s.remote_nnz_per_node * paper::NODES;
+    let per_matrix = match mode {
+        Mode::Rig => 100,
+        _ => matrix_weight(m),
+    };
     match mode {
         Mode::Su => 1,
         Mode::Sa => (s.nnz / 64).max(1),
-        _ => (remote * mode_weight(mode) * (64 + u64::from(k)) / 64).max(1),
+        _ => (remote * mode_weight(mode) * per_matrix * (64 + u64::from(k)) / 6400).max(1),
     }
 }
 
@@ -387,6 +411,40 @@ pub fn estimate(m: PaperMatrix, scale: u32, cfg: &SimConfig, mode: Mode) -> Memo
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_stand_ins_weight_applies_from_filter_on_and_not_to_rig() {
+        // Units per remote idx, relative to arabic's in the same mode.
+        let per_idx = |m: PaperMatrix, mode: Mode| {
+            let s = paper::shape(m, 8);
+            work_units(m, 8, 16, mode) as f64 / (s.remote_nnz_per_node * paper::NODES) as f64
+        };
+        let relative = |m, mode| per_idx(m, mode) / per_idx(PaperMatrix::Arabic, mode);
+        for mode in [
+            Mode::Filter,
+            Mode::Coalesce,
+            Mode::NicConcat,
+            Mode::NetSparse,
+        ] {
+            for (m, w) in [
+                (PaperMatrix::Europe, 6.6),
+                (PaperMatrix::Queen, 0.52),
+                (PaperMatrix::Stokes, 1.9),
+                (PaperMatrix::Uk, 3.1),
+            ] {
+                let r = relative(m, mode);
+                assert!((r - w).abs() < 0.01, "{m:?} {mode}: {r}");
+            }
+        }
+        for m in [PaperMatrix::Europe, PaperMatrix::Queen, PaperMatrix::Uk] {
+            let r = relative(m, Mode::Rig);
+            assert!((r - 1.0).abs() < 0.01, "{m:?} rig: {r}");
+        }
+        // And the mode's weight, and 1 + K/64, on top: arabic's rig idx at
+        // K = 16 is 15 x 1.25 units.
+        assert!((per_idx(PaperMatrix::Arabic, Mode::Rig) - 18.75).abs() < 0.01);
+        assert_eq!(work_units(PaperMatrix::Europe, 8, 16, Mode::Su), 1);
+    }
 
     #[test]
     fn rates_survive_the_cache_exactly() {
