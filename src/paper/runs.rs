@@ -381,7 +381,7 @@ fn matrix_weight(m: PaperMatrix) -> u64 {
 /// more bytes and packets per idx: the full-size runs of Figure 12
 /// (2026-11-26) took 2.1–3.2x as long at K = 128 as at K = 16 and
 /// 0.5–1.1x at K = 1, which `1 + K/64` (3.0 / 1.25 / 1.02) follows. From
-/// `+filter` on, each stand-in's idxs cost [`matrix_weight`] of arabic's.
+/// `+filter` on, each stand-in's idxs cost its `matrix_weight` of arabic's.
 pub fn work_units(m: PaperMatrix, scale: u32, k: u32, mode: Mode) -> u64 {
     let s = paper::shape(m, scale);
     let remote = s.remote_nnz_per_node * paper::NODES;
