@@ -21,7 +21,7 @@ struct Cli {
     /// `interp` (the interpreter), or `auto` (native where rustc can build
     /// it). Default: `auto` for sim, paper, demo and bench, `interp` for
     /// the rest; the environment variable NETSPARSE_ENGINE sets it too.
-    #[arg(long, global = true, value_name = "MODE", value_parser = ["auto", "native", "interp"])]
+    #[arg(long, global = true, value_name = "MODE", value_parser = cli::engine::MODES)]
     engine: Option<String>,
 }
 

@@ -5,6 +5,10 @@
 use anyhow::{bail, Result};
 use netsparse_engine::native::{self, EngineMode};
 
+/// The values `--engine` takes (after any command, and after a `matrix gen`
+/// spec).
+pub const MODES: [&str; 3] = ["auto", "native", "interp"];
+
 /// The mode from `--engine`, else `NETSPARSE_ENGINE`, else the command's
 /// default (`auto` for the long-running simulator commands, `interp`
 /// for the rest). A bad `NETSPARSE_NATIVE_CACHE_MAX` is refused here too,

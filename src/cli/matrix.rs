@@ -50,7 +50,7 @@ struct SpecOut {
     /// The global `--engine`, taken here too because the words after a
     /// spec reach this parser, not the global one. Checked as everywhere;
     /// it changes nothing, since `matrix gen` runs no P4 program.
-    #[arg(long, value_name = "MODE", value_parser = ["auto", "native", "interp"])]
+    #[arg(long, value_name = "MODE", value_parser = super::engine::MODES)]
     engine: Option<String>,
 }
 

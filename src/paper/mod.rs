@@ -774,20 +774,27 @@ impl PlanReport {
             };
             todo.push((r.matrix.as_str(), r.work, r.work as f64 / rate));
         }
-        let jobs = jobs.max(1);
-        if jobs > 1 {
-            // As `run` orders them: each stand-in's runs (consecutive in the
-            // plan) longest first.
-            let mut start = 0;
-            while start < todo.len() {
-                let m = todo[start].0;
-                let end = start + todo[start..].iter().take_while(|r| r.0 == m).count();
-                todo[start..end].sort_by_key(|r| std::cmp::Reverse(r.1));
-                start = end;
-            }
-        }
+        hand_out_order(&mut todo, jobs, |r| r.0, |r| r.1);
         self.eta_secs = makespan(todo.iter().map(|r| r.2), jobs);
         self.eta_measured = measured;
+    }
+}
+
+/// Put the runs to do (stand-in after stand-in, each one's consecutive in
+/// the plan) in the order [`run`] hands them out: with more than one job,
+/// each stand-in's longest first, so its last runs (beside which the next
+/// stand-in is generated and started) are short ones. The ETA orders its
+/// estimates the same way.
+fn hand_out_order<T, M: PartialEq>(
+    runs: &mut [T],
+    jobs: usize,
+    stand_in: impl Fn(&T) -> M,
+    work: impl Fn(&T) -> u64,
+) {
+    if jobs > 1 {
+        for same in runs.chunk_by_mut(|a, b| stand_in(a) == stand_in(b)) {
+            same.sort_by_key(|r| std::cmp::Reverse(work(r)));
+        }
     }
 }
 
@@ -796,21 +803,10 @@ impl PlanReport {
 fn makespan(secs: impl IntoIterator<Item = f64>, jobs: usize) -> f64 {
     let mut free = vec![0.0f64; jobs.max(1)];
     for s in secs {
-        // The first worker to be free (the lowest index among equals).
-        let (i, _) = free
-            .iter()
-            .enumerate()
-            .fold(
-                (0, f64::INFINITY),
-                |best, (i, &t)| {
-                    if t < best.1 {
-                        (i, t)
-                    } else {
-                        best
-                    }
-                },
-            );
-        free[i] += s;
+        // The first worker to be free (`min_by` keeps the first of equals).
+        if let Some(t) = free.iter_mut().min_by(|a, b| a.total_cmp(b)) {
+            *t += s;
+        }
     }
     free.into_iter().fold(0.0, f64::max)
 }
@@ -966,6 +962,7 @@ pub fn run(opts: &PaperOptions, obs: &mut dyn Observer) -> Result<Summary, Paper
     let mut programs: Vec<ProgramCache> = (0..opts.jobs.max(1))
         .map(|_| opts.program_cache())
         .collect();
+    hand_out_order(&mut todo, opts.jobs, |p| p.matrix, |p| p.work);
     let mut groups: Vec<jobs::Group> = Vec::new();
     for p in todo {
         match groups.last_mut() {
@@ -974,14 +971,6 @@ pub fn run(opts: &PaperOptions, obs: &mut dyn Observer) -> Result<Summary, Paper
                 matrix: p.matrix,
                 runs: vec![p],
             }),
-        }
-    }
-    // With more than one job, each stand-in's longest runs go first, so
-    // its last runs (beside which the next stand-in is generated and
-    // started) are short ones.
-    if opts.jobs > 1 {
-        for g in &mut groups {
-            g.runs.sort_by_key(|p| std::cmp::Reverse(p.work));
         }
     }
     let (overlap, need) = overlaps(&setup, &groups, limit, obs);
