@@ -67,6 +67,7 @@ use netsparse_nic::{
     TriggeredOp,
 };
 
+use super::build::map_on_threads;
 use super::config::{ConfigError, FilterBit, SimConfig};
 use super::engine::{DeviceId, Engine, Outcome};
 use super::hostmem::{SimMemory, DEST_BASE, IDX_BASE, PROP_BASE};
@@ -331,14 +332,14 @@ pub fn run_mode(
     let nodes = t.nodes();
     let cols = u64::from(m.cols());
     let bounds: Vec<u64> = part.cols.bounds().iter().map(|&b| u64::from(b)).collect();
-    let mut devices: Vec<ClusterDevice> = Vec::with_capacity(t.device_count());
-    let mut remote_nnz = vec![0u64; nodes as usize];
-    // The hosts stream their idx arrays from the matrix's column array;
-    // `scratch` finds each node's distinct remote idxs in turn.
+    // Each node's host memory and NIC, and then each switch, depend only
+    // on their own inputs: they are built on the event loop's threads, in
+    // device order ([`map_on_threads`]).
     let all_cols = m.shared_col_idx();
-    let mut scratch: Vec<u32> = Vec::new();
-    let mut host_bytes = 0u64;
-    for n in 0..nodes {
+    let node_list: Vec<u32> = (0..nodes).collect();
+    let nics = map_on_threads(&node_list, opts.threads, |_, &n| {
+        // `scratch` finds the node's distinct remote idxs.
+        let mut scratch: Vec<u32> = Vec::new();
         let rows = part.rows.range(n);
         let owned = part.cols.range(n);
         let mut mem = SimMemory::from_columns(
@@ -352,8 +353,8 @@ pub fn run_mode(
             opts.spmm,
             &mut scratch,
         );
-        remote_nnz[n as usize] = mem.idx_count();
-        host_bytes += mem.heap_bytes();
+        let idxs = mem.idx_count();
+        let heap = mem.heap_bytes();
         if let Some(i) = opts.corrupt_idx {
             if u64::from(owned.start) <= i && i < u64::from(owned.end) {
                 mem.corrupt(Some(i));
@@ -391,7 +392,6 @@ pub fn run_mode(
             Nic::new(&nic_art, nic_cfg, mem).map_err(|e| cp_err(format!("node {n}'s NIC: {e}")))?;
         nic.install_partition(&bounds)
             .map_err(|e| cp_err(format!("node {n}'s destination solver: {e}")))?;
-        let owned = part.cols.range(n);
         nic.serve_properties(PropertySlice {
             base_addr: PROP_BASE,
             first_idx: u64::from(owned.start),
@@ -403,14 +403,28 @@ pub fn run_mode(
             commands::apply(nic.program_mut(), &c.text, &c.name())
                 .map_err(|e| cp_err(format!("node {n}'s NIC: {e}")))?;
         }
-        devices.push(ClusterDevice::Nic(Box::new(nic)));
+        Ok::<_, SimError>((Box::new(nic), idxs, heap))
+    });
+    let mut devices: Vec<ClusterDevice> = Vec::with_capacity(t.device_count());
+    let mut remote_nnz = vec![0u64; nodes as usize];
+    let mut host_bytes = 0u64;
+    for (n, built) in nics.into_iter().enumerate() {
+        let (nic, idxs, heap) = built?;
+        remote_nnz[n] = idxs;
+        host_bytes += heap;
+        devices.push(ClusterDevice::Nic(nic));
     }
     let templates = TableTemplates::default();
-    for d in t.devices().filter(|d| !matches!(d, Device::Node(_))) {
-        let tor = tor_art.as_deref().map(|art| (art, prop_len));
-        devices.push(build_switch(
-            &t, d, cfg, tor, &spine_art, programs, &templates, true,
-        )?);
+    let tor = tor_art.as_deref().map(|art| (art, prop_len));
+    let switches: Vec<Device> = t
+        .devices()
+        .filter(|d| !matches!(d, Device::Node(_)))
+        .collect();
+    let built = map_on_threads(&switches, opts.threads, |_, &d| {
+        build_switch(&t, d, cfg, tor, &spine_art, programs, &templates, true)
+    });
+    for sw in built {
+        devices.push(sw?);
     }
     let mut engine: ClusterEngine = Engine::with_tap(cfg.engine_config(opts.stop.clone()), tap);
     for (d, dev) in t.devices().zip(devices) {
@@ -465,7 +479,6 @@ pub fn run_mode(
         }
     }
     let setup_secs = setup_start.elapsed().as_secs_f64();
-    drop(scratch);
     let mut account = MemoryAccount {
         host_bytes,
         filter_bytes: u64::from(nodes) * cols.div_ceil(64) * 8,

@@ -25,6 +25,8 @@
 //!   work stealing) with one-sided READ/WRITE/FETCH_ADD PRs on the cluster.
 //! * [`tiling`]: the √P×√P 2D tiling of Brock et al.'s RDMA SpMM and its
 //!   load-imbalance statistics (`matrix info --tiles`).
+//! * `build`: the devices of a run built on several threads, in device
+//!   order.
 //! * [`memory`]: the peak-memory estimate checked before a run allocates
 //!   anything large, and the process's resident-memory figures.
 //!
@@ -52,6 +54,7 @@
 //! counters.
 
 pub mod analytic;
+mod build;
 pub mod cluster;
 pub mod collective;
 pub mod compute;
