@@ -18,7 +18,7 @@ use netsparse::sim::config::SimConfig;
 use netsparse::sim::devices::Reflector;
 use netsparse::sim::engine::{Engine, EngineConfig, LinkParams};
 use netsparse::sim::matrix::gen::{GenSpec, RmatParams};
-use netsparse::sim::matrix::{read_mtx_file, write_mtx_file, CooBuilder, ReadOptions};
+use netsparse::sim::matrix::{read_mtx_file, write_mtx_file, CooBuilder, CsrMatrix, ReadOptions};
 use netsparse::sim::partition::{analyze, Partition};
 use netsparse::sim::report::MatrixSummary;
 use netsparse::sim::{simulate_with, Mode};
@@ -26,7 +26,8 @@ use netsparse_externs::Time;
 
 const NNZ: u64 = 10_000_000;
 
-fn write_files(dir: &Path) -> (std::path::PathBuf, std::path::PathBuf) {
+/// The readers' matrix: 10 M uniformly random entries.
+fn uniform_10m() -> CsrMatrix {
     let (m, _) = GenSpec::Uniform {
         rows: 1 << 20,
         cols: 1 << 20,
@@ -34,6 +35,11 @@ fn write_files(dir: &Path) -> (std::path::PathBuf, std::path::PathBuf) {
     }
     .generate(1)
     .expect("generator");
+    m
+}
+
+fn write_files(dir: &Path) -> (std::path::PathBuf, std::path::PathBuf) {
+    let m = uniform_10m();
     let pattern = dir.join("u10m_pattern.mtx");
     write_mtx_file(&m, &pattern, " benchmark").expect("write");
     // The same structure with real values, as most published files have.
@@ -53,6 +59,22 @@ fn write_files(dir: &Path) -> (std::path::PathBuf, std::path::PathBuf) {
     (pattern, real)
 }
 
+/// The pattern's transpose, its entries in column order as SuiteSparse
+/// writes its files: the reader must group them by row.
+fn write_column_ordered(dir: &Path) -> std::path::PathBuf {
+    use std::io::Write as _;
+    let m = uniform_10m();
+    let path = dir.join("u10m_by_column.mtx");
+    let mut w = std::io::BufWriter::new(std::fs::File::create(&path).expect("create"));
+    writeln!(w, "%%MatrixMarket matrix coordinate pattern general").expect("write");
+    writeln!(w, "{} {} {}", m.cols(), m.rows(), m.nnz()).expect("write");
+    for (r, c, _) in m.iter() {
+        writeln!(w, "{} {}", c + 1, r + 1).expect("write");
+    }
+    w.flush().expect("write");
+    path
+}
+
 fn mtx_read(c: &mut Criterion) {
     let dir = tempfile::tempdir().expect("tempdir");
     let (pattern, real) = write_files(dir.path());
@@ -63,6 +85,13 @@ fn mtx_read(c: &mut Criterion) {
     g.bench_function("pattern", |b| {
         b.iter(|| {
             let (m, _) = read_mtx_file(&pattern, ReadOptions::default()).expect("read");
+            black_box(m.nnz())
+        })
+    });
+    let by_column = write_column_ordered(dir.path());
+    g.bench_function("pattern_column_order", |b| {
+        b.iter(|| {
+            let (m, _) = read_mtx_file(&by_column, ReadOptions::default()).expect("read");
             black_box(m.nnz())
         })
     });
