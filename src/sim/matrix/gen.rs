@@ -445,15 +445,10 @@ fn rmat(p: &RmatParams, rng: &mut Xoshiro256) -> Result<(CsrMatrix, BuildInfo), 
             let bit = 1u64 << level;
             let u = rng.next_f64();
             let quadrant = if p.noise == 0.0 {
-                if u < p.a {
-                    0
-                } else if u < ab {
-                    1
-                } else if u < abc {
-                    2
-                } else {
-                    3
-                }
+                // The thresholds rise (a, b, c are >= 0), so the quadrant
+                // is how many of them `u` has reached: no branch to
+                // mispredict at every level.
+                u64::from(u >= p.a) + u64::from(u >= ab) + u64::from(u >= abc)
             } else {
                 let mut w = [p.a, p.b, p.c, p.d];
                 let mut sum = 0.0;
@@ -472,12 +467,8 @@ fn rmat(p: &RmatParams, rng: &mut Xoshiro256) -> Result<(CsrMatrix, BuildInfo), 
                     3
                 }
             };
-            if quadrant & 1 != 0 {
-                c |= bit;
-            }
-            if quadrant & 2 != 0 {
-                r |= bit;
-            }
+            c |= bit * (quadrant & 1);
+            r |= bit * (quadrant >> 1);
         }
         b.push(r, c, 1.0)?;
     }
