@@ -7,7 +7,7 @@
 //! host's distinct remote idxs) and its switches (the ToRs' Property
 //! Caches) with the event loop's thread count.
 
-/// `f(i, &items[i])` for every item, on up to `threads` threads (the
+/// `f(&item)` for every item, on up to `threads` threads (the
 /// calling one included; 0 or 1: on the calling thread, in order). Thread
 /// `k` maps items `k`, `k + threads`, `k + 2 * threads`, ...: a fixed
 /// share, so which thread built which device (and so which malloc arena
@@ -18,21 +18,13 @@ pub(crate) fn map_on_threads<T, R, F>(items: &[T], threads: usize, f: F) -> Vec<
 where
     T: Sync,
     R: Send,
-    F: Fn(usize, &T) -> R + Sync,
+    F: Fn(&T) -> R + Sync,
 {
     let threads = threads.min(items.len());
     if threads <= 1 {
-        return items.iter().enumerate().map(|(i, x)| f(i, x)).collect();
+        return items.iter().map(f).collect();
     }
-    let share = |k: usize| -> Vec<R> {
-        items
-            .iter()
-            .enumerate()
-            .skip(k)
-            .step_by(threads)
-            .map(|(i, x)| f(i, x))
-            .collect()
-    };
+    let share = |k: usize| -> Vec<R> { items.iter().skip(k).step_by(threads).map(&f).collect() };
     let shares: Vec<Vec<R>> = std::thread::scope(|s| {
         let helpers: Vec<_> = (1..threads).map(|k| s.spawn(move || share(k))).collect();
         let mut shares = vec![share(0)];
@@ -64,9 +56,9 @@ mod tests {
     #[test]
     fn results_come_back_in_order_whatever_the_thread_count() {
         let items: Vec<u64> = (0..97).collect();
-        let serial = map_on_threads(&items, 1, |i, &x| (i as u64) * 1000 + x * x);
+        let serial = map_on_threads(&items, 1, |&x| x * 1000 + x * x);
         for threads in [0, 2, 3, 8, 200] {
-            let got = map_on_threads(&items, threads, |i, &x| (i as u64) * 1000 + x * x);
+            let got = map_on_threads(&items, threads, |&x| x * 1000 + x * x);
             assert_eq!(got, serial, "{threads} threads");
         }
         assert_eq!(serial[5], 5025);
@@ -77,7 +69,7 @@ mod tests {
         let calls = AtomicUsize::new(0);
         let seen = std::sync::Mutex::new(std::collections::HashSet::new());
         let items: Vec<u32> = (0..64).collect();
-        let out = map_on_threads(&items, 2, |_, &x| {
+        let out = map_on_threads(&items, 2, |&x| {
             calls.fetch_add(1, Ordering::Relaxed);
             seen.lock().unwrap().insert(std::thread::current().id());
             // Each item waits (up to 10 s) until both threads have taken
@@ -99,12 +91,12 @@ mod tests {
         // threads, and the later one may well finish first.
         let items: Vec<u32> = (0..10).collect();
         for threads in [1, 2, 3] {
-            let built = map_on_threads(&items, threads, |i, &x| {
+            let built = map_on_threads(&items, threads, |&x| {
                 if x == 5 {
                     std::thread::sleep(std::time::Duration::from_millis(20));
                 }
                 if x == 5 || x == 6 {
-                    Err(format!("item {i} failed"))
+                    Err(format!("item {x} failed"))
                 } else {
                     Ok(x)
                 }
@@ -117,14 +109,14 @@ mod tests {
     #[test]
     fn an_empty_list_maps_to_nothing() {
         let none: Vec<u8> = Vec::new();
-        assert!(map_on_threads(&none, 4, |_, &x| x).is_empty());
+        assert!(map_on_threads(&none, 4, |&x| x).is_empty());
     }
 
     #[test]
     #[should_panic(expected = "item 3")]
     fn a_panic_on_a_helper_thread_reaches_the_caller() {
         let items: Vec<u32> = (0..8).collect();
-        map_on_threads(&items, 2, |_, &x| {
+        map_on_threads(&items, 2, |&x| {
             if x == 3 {
                 panic!("item 3");
             }

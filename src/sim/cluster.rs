@@ -337,7 +337,7 @@ pub fn run_mode(
     // device order ([`map_on_threads`]).
     let all_cols = m.shared_col_idx();
     let node_list: Vec<u32> = (0..nodes).collect();
-    let nics = map_on_threads(&node_list, opts.threads, |_, &n| {
+    let nics = map_on_threads(&node_list, opts.threads, |&n| {
         // `scratch` finds the node's distinct remote idxs.
         let mut scratch: Vec<u32> = Vec::new();
         let rows = part.rows.range(n);
@@ -420,7 +420,7 @@ pub fn run_mode(
         .devices()
         .filter(|d| !matches!(d, Device::Node(_)))
         .collect();
-    let built = map_on_threads(&switches, opts.threads, |_, &d| {
+    let built = map_on_threads(&switches, opts.threads, |&d| {
         build_switch(&t, d, cfg, tor, &spine_art, programs, &templates, true)
     });
     for sw in built {

@@ -412,66 +412,65 @@ fn bucket_in_place(row_ptr: &[u64], mut row: Vec<u32>, col: &mut [u32]) {
     let rows = row_ptr.len() - 1;
     let rows_log2 = usize::BITS - rows.max(1).leading_zeros();
     let shift = BLOCK_ROWS_LOG2.max(rows_log2.saturating_sub(MAX_BLOCKS_LOG2));
+    let mut heads = Vec::new();
     if rows >> shift == 0 {
-        bucket_rows(row_ptr, 0, &mut row, col);
+        cycle_buckets(row_ptr, &mut heads, |r| r as usize, &mut row, col);
         return;
     }
     let blocks = rows.div_ceil(1 << shift);
-    let block_start = |b: usize| row_ptr[(b << shift).min(rows)];
-    let mut heads: Vec<u64> = (0..blocks).map(block_start).collect();
-    for b in 0..blocks {
-        let end = block_start(b + 1) as usize;
-        let mut i = heads[b] as usize;
-        while i < end {
-            let bb = (row[i] >> shift) as usize;
-            if bb == b {
-                i += 1;
-                continue;
-            }
-            let j = heads[bb] as usize;
-            heads[bb] += 1;
-            row.swap(i, j);
-            col.swap(i, j);
-        }
-    }
-    drop(heads);
+    let block_bounds: Vec<u64> = (0..=blocks)
+        .map(|b| row_ptr[(b << shift).min(rows)])
+        .collect();
+    cycle_buckets(
+        &block_bounds,
+        &mut heads,
+        |r| (r >> shift) as usize,
+        &mut row,
+        col,
+    );
     for b in 0..blocks {
         let first = b << shift;
         let last = ((b + 1) << shift).min(rows);
         let (s, e) = (row_ptr[first] as usize, row_ptr[last] as usize);
-        bucket_rows(
+        cycle_buckets(
             &row_ptr[first..=last],
-            first,
+            &mut heads,
+            |r| r as usize - first,
             &mut row[s..e],
             &mut col[s..e],
         );
     }
 }
 
-/// One bucket pass by row over the run of consecutive rows from
-/// `first_row`: `row_ptr` holds their starts (and the end) as offsets into
-/// the whole matrix; `row` (absolute row numbers, every one in the run)
-/// and `col` are the run's entries.
-fn bucket_rows(row_ptr: &[u64], first_row: usize, row: &mut [u32], col: &mut [u32]) {
-    let Some(&base) = row_ptr.first() else {
+/// One in-place bucket pass by cycles over `row` and `col` (an entry's
+/// bucket is `key` of its row): bucket `k` is to occupy
+/// `bounds[k]..bounds[k + 1]`, offsets into the whole matrix of which
+/// `row` and `col` start at `bounds[0]`. Each misplaced entry is swapped
+/// to the next free place of its bucket; `heads` is scratch for those
+/// places.
+fn cycle_buckets(
+    bounds: &[u64],
+    heads: &mut Vec<usize>,
+    key: impl Fn(u32) -> usize,
+    row: &mut [u32],
+    col: &mut [u32],
+) {
+    let (Some(&base), Some((_, starts))) = (bounds.first(), bounds.split_last()) else {
         return;
     };
-    let rows = row_ptr.len() - 1;
-    let mut next: Vec<usize> = row_ptr[..rows]
-        .iter()
-        .map(|&p| (p - base) as usize)
-        .collect();
-    for r in 0..rows {
-        let end = (row_ptr[r + 1] - base) as usize;
-        let mut i = next[r];
+    heads.clear();
+    heads.extend(starts.iter().map(|&p| (p - base) as usize));
+    for k in 0..starts.len() {
+        let end = (bounds[k + 1] - base) as usize;
+        let mut i = heads[k];
         while i < end {
-            let rr = row[i] as usize - first_row;
-            if rr == r {
+            let kk = key(row[i]);
+            if kk == k {
                 i += 1;
                 continue;
             }
-            let j = next[rr];
-            next[rr] += 1;
+            let j = heads[kk];
+            heads[kk] += 1;
             row.swap(i, j);
             col.swap(i, j);
         }
